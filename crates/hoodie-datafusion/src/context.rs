@@ -1,0 +1,356 @@
+//! [`HoodieContext`]: the session users run SQL through.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, StringArray, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::SchemaProvider;
+use datafusion::datasource::TableProvider;
+use datafusion::execution::memory_pool::FairSpillPool;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::common::{Column, ScalarValue};
+use datafusion::logical_expr::{lit, Expr, LogicalPlan};
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::ExecutionPlanProperties;
+use datafusion::physical_plan::collect;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::Statement as DFStatement;
+use hoodie_format::transaction::WriteOperation;
+
+use crate::catalog::WarehouseSchema;
+use crate::create::TableSpec;
+use crate::error::{HoodieError, Result};
+use crate::factory::{open_or_create, HudiTableFactory};
+use crate::frontend::{self, CreateTableUsing, FrontStatement};
+use crate::insert::rewrite_insert;
+use crate::options::SessionOptions;
+use crate::provider::{as_hudi, HudiTableProvider};
+
+/// How a [`HoodieContext`] is set up.
+#[derive(Debug, Clone)]
+pub struct HoodieConfig {
+    /// Directory under which tables created without LOCATION live; it is also the catalog:
+    /// every Hudi table under it is visible in a new session.
+    pub warehouse: PathBuf,
+    /// Upper bound of the DataFusion memory pool in bytes (None: unbounded).
+    pub memory_limit: Option<usize>,
+}
+
+impl HoodieConfig {
+    /// A config with the given warehouse and no memory limit.
+    pub fn new(warehouse: impl Into<PathBuf>) -> Self {
+        Self { warehouse: warehouse.into(), memory_limit: None }
+    }
+}
+
+/// What running one statement produced.
+#[derive(Debug)]
+pub enum StatementOutput {
+    /// A query result.
+    Rows {
+        /// Schema of the result.
+        schema: SchemaRef,
+        /// The result batches.
+        batches: Vec<RecordBatch>,
+    },
+    /// A DML statement: the number of rows it wrote.
+    Count(u64),
+    /// A statement with no result (DDL, SET, ...).
+    Done,
+}
+
+/// A DataFusion session with Hudi support.
+pub struct HoodieContext {
+    ctx: SessionContext,
+    config: HoodieConfig,
+    options: SessionOptions,
+    warehouse: Arc<WarehouseSchema>,
+}
+
+impl HoodieContext {
+    /// Creates a session over `config.warehouse` (created if missing).
+    pub async fn new(config: HoodieConfig) -> Result<Self> {
+        std::fs::create_dir_all(&config.warehouse).map_err(|source| HoodieError::Io { path: config.warehouse.display().to_string(), source })?;
+        let warehouse_dir = std::fs::canonicalize(&config.warehouse).map_err(|source| HoodieError::Io { path: config.warehouse.display().to_string(), source })?;
+        let options = SessionOptions::default();
+        let mut runtime = RuntimeEnvBuilder::new();
+        if let Some(limit) = config.memory_limit {
+            runtime = runtime.with_memory_pool(Arc::new(FairSpillPool::new(limit)));
+        }
+        let session_config = SessionConfig::new().with_information_schema(true);
+        let state = SessionStateBuilder::new()
+            .with_config(session_config)
+            .with_runtime_env(runtime.build_arc()?)
+            .with_default_features()
+            .with_table_factory("HUDI".to_string(), Arc::new(HudiTableFactory::new(options.clone())))
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        let warehouse = Arc::new(WarehouseSchema::new(warehouse_dir, options.clone()));
+        let catalog = ctx.catalog("datafusion").ok_or_else(|| HoodieError::Invalid { message: "default catalog missing".into() })?;
+        catalog.register_schema("public", warehouse.clone() as Arc<dyn SchemaProvider>)?;
+        Ok(Self { ctx, config: HoodieConfig { warehouse: warehouse.dir().to_path_buf(), ..config }, options, warehouse })
+    }
+
+    /// The underlying DataFusion session.
+    pub fn session(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// The configuration this session was made with.
+    pub fn config(&self) -> &HoodieConfig {
+        &self.config
+    }
+
+    /// The `hoodie.*` options set in this session.
+    pub fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    /// Runs one statement to completion.
+    pub async fn run(&self, sql: &str) -> Result<StatementOutput> {
+        match frontend::classify(sql)? {
+            FrontStatement::PassThrough => self.run_datafusion(sql).await,
+            FrontStatement::CreateUsing(c) => self.create_using(c).await,
+            FrontStatement::DropTable { name, if_exists, purge } => self.drop_table(&name, if_exists, purge).await,
+            FrontStatement::Set { key, value } => {
+                self.options.set(&key, &value);
+                Ok(StatementOutput::Done)
+            }
+            FrontStatement::Reset { key } => {
+                self.options.reset(key.as_deref());
+                Ok(StatementOutput::Done)
+            }
+            FrontStatement::ShowPartitions { name } => {
+                let t = self.hudi_table(&name).await?;
+                let parts = as_hudi(&t).map(|h| h.partitions()).ok_or_else(|| HoodieError::TableNotFound { name: name.clone() })?.await?;
+                let schema = Arc::new(Schema::new(vec![Field::new("partition", DataType::Utf8, false)]));
+                let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>()))])?;
+                Ok(StatementOutput::Rows { schema, batches: vec![batch] })
+            }
+            FrontStatement::AlterSetProperties { name, properties } => self.alter_properties(&name, properties).await,
+            FrontStatement::Insert(stmt) => {
+                let stmt = rewrite_insert(*stmt, &self.ctx).await?;
+                let plan = self.ctx.state().statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;
+                self.run_plan(plan).await
+            }
+        }
+    }
+
+    async fn run_datafusion(&self, sql: &str) -> Result<StatementOutput> {
+        let plan = self.ctx.state().create_logical_plan(sql).await?;
+        self.run_plan(plan).await
+    }
+
+    async fn run_plan(&self, plan: LogicalPlan) -> Result<StatementOutput> {
+        let is_dml = matches!(plan, LogicalPlan::Dml(_));
+        let is_ddl = matches!(plan, LogicalPlan::Ddl(_) | LogicalPlan::Statement(_));
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        let schema: SchemaRef = df.schema().inner().clone();
+        let batches = df.collect().await?;
+        if is_dml {
+            return Ok(StatementOutput::Count(count_of(&batches)));
+        }
+        if is_ddl {
+            return Ok(StatementOutput::Done);
+        }
+        Ok(StatementOutput::Rows { schema, batches })
+    }
+
+    async fn table_provider(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        Ok(self.ctx.table_provider(name).await.ok())
+    }
+
+    async fn hudi_table(&self, name: &str) -> Result<Arc<dyn TableProvider>> {
+        let t = self.table_provider(name).await?.ok_or_else(|| HoodieError::TableNotFound { name: name.to_string() })?;
+        if as_hudi(&t).is_none() {
+            return Err(HoodieError::Invalid { message: format!("{name} is not a Hudi table") });
+        }
+        Ok(t)
+    }
+
+    async fn create_using(&self, c: CreateTableUsing) -> Result<StatementOutput> {
+        let exists = self.ctx.table_exist(c.name.as_str())?;
+        if exists {
+            if c.if_not_exists {
+                return Ok(StatementOutput::Done);
+            }
+            if !c.or_replace {
+                return Err(HoodieError::TableExists { name: c.name });
+            }
+            return Err(HoodieError::Unsupported { feature: "CREATE OR REPLACE TABLE on an existing table".into() });
+        }
+        match c.format.as_str() {
+            "hudi" => self.create_hudi(c).await,
+            "parquet" | "csv" | "json" => self.create_plain(c).await,
+            other => Err(HoodieError::Unsupported { feature: format!("CREATE TABLE ... USING {other} (use hudi, parquet, csv or json)") }),
+        }
+    }
+
+    async fn create_hudi(&self, c: CreateTableUsing) -> Result<StatementOutput> {
+        let managed = c.location.is_none();
+        let location = match &c.location {
+            Some(l) => l.clone(),
+            None => self.warehouse.table_dir(&c.name).display().to_string(),
+        };
+        let Some(query) = c.query else {
+            let spec = TableSpec { name: c.name.clone(), columns: Arc::new(frontend::schema_of(&c.columns)), partition_by: c.partitioned_by, options: c.options };
+            let (provider, _created) = open_or_create(&location, Some(spec), &self.options).await?;
+            self.register(&c.name, provider, managed)?;
+            return Ok(StatementOutput::Done);
+        };
+        if !c.columns.is_empty() {
+            return Err(HoodieError::Invalid { message: "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list".into() });
+        }
+        // CTAS: plan the query, create the table with its schema, bulk insert; staged.
+        let df = self.ctx.execute_logical_plan(self.ctx.state().statement_to_plan(DFStatement::Statement(Box::new(sqlparser::ast::Statement::Query(query)))).await?).await?;
+        let columns: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        let spec = TableSpec { name: c.name.clone(), columns, partition_by: c.partitioned_by, options: c.options };
+        let ordered = spec.ordered_columns()?;
+        let storage_dir = std::path::PathBuf::from(location.strip_prefix("file://").unwrap_or(&location));
+        let (provider, created) = open_or_create(&location, Some(spec), &self.options).await?;
+        if !created {
+            return Err(HoodieError::Invalid { message: format!("CREATE TABLE ... AS SELECT: a Hudi table already exists at {location}") });
+        }
+        // meta columns (filled by the writer) first, then the data columns in table order
+        let mut exprs: Vec<Expr> = hoodie_format::meta::META_COLUMNS.iter().map(|m| lit(ScalarValue::Utf8(None)).alias(*m)).collect();
+        exprs.extend(ordered.fields().iter().map(|f| Expr::Column(Column::from_name(f.name()))));
+        let df = df.select(exprs)?;
+        let result = async {
+            let mut plan = df.create_physical_plan().await?;
+            if plan.output_partitioning().partition_count() > 1 {
+                plan = Arc::new(CoalescePartitionsExec::new(plan));
+            }
+            let write = provider.write_plan(plan, WriteOperation::BulkInsert, false)?;
+            let batches = collect(write, self.ctx.task_ctx()).await?;
+            Ok::<u64, HoodieError>(count_of(&batches))
+        }
+        .await;
+        match result {
+            Ok(_) => {
+                self.register(&c.name, provider, managed)?;
+                Ok(StatementOutput::Done)
+            }
+            Err(e) => {
+                // staged create: leave nothing behind
+                let _ = std::fs::remove_dir_all(&storage_dir);
+                Err(e)
+            }
+        }
+    }
+
+    fn register(&self, name: &str, provider: HudiTableProvider, managed: bool) -> Result<()> {
+        if managed {
+            // managed tables are found through the warehouse; drop any cached copy
+            self.warehouse.forget(name);
+        } else {
+            self.warehouse.register_table(name.to_string(), Arc::new(provider))?;
+        }
+        Ok(())
+    }
+
+    async fn create_plain(&self, c: CreateTableUsing) -> Result<StatementOutput> {
+        let location = match &c.location {
+            Some(l) => l.clone(),
+            None => format!("{}/", self.warehouse.table_dir(&c.name).display()),
+        };
+        if let Some(p) = location.strip_prefix("file://").or(Some(location.as_str())) {
+            std::fs::create_dir_all(p).map_err(|source| HoodieError::Io { path: p.to_string(), source })?;
+        }
+        let location = if location.ends_with('/') { location } else { format!("{location}/") };
+        let format = c.format.to_ascii_uppercase();
+        let options = if c.options.is_empty() {
+            String::new()
+        } else {
+            let kv: Vec<String> = c.options.iter().map(|(k, v)| format!("'{}' '{}'", k.replace('\'', "''"), v.replace('\'', "''"))).collect();
+            format!(" OPTIONS ({})", kv.join(", "))
+        };
+        let (columns, query) = match (&c.query, c.columns.is_empty()) {
+            (Some(q), true) => {
+                let df = self.ctx.sql(&q.to_string()).await?;
+                (df.schema().as_arrow().fields().iter().map(|f| f.as_ref().clone()).collect::<Vec<_>>(), Some(q.to_string()))
+            }
+            (Some(_), false) => return Err(HoodieError::Invalid { message: "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list".into() }),
+            (None, _) => (c.columns.clone(), None),
+        };
+        let cols: Vec<String> = columns.iter().map(|f| format!("\"{}\" {}", f.name(), sql_type(f.data_type()))).collect();
+        let partition = if c.partitioned_by.is_empty() { String::new() } else { format!(" PARTITIONED BY ({})", c.partitioned_by.join(", ")) };
+        let ddl = format!("CREATE EXTERNAL TABLE \"{}\" ({}) STORED AS {format}{partition} LOCATION '{}'{options}", c.name, cols.join(", "), location.replace('\'', "''"));
+        self.run_datafusion(&ddl).await?;
+        if let Some(q) = query {
+            self.run_datafusion(&format!("INSERT INTO \"{}\" {q}", c.name)).await?;
+        }
+        Ok(StatementOutput::Done)
+    }
+
+    async fn drop_table(&self, name: &str, if_exists: bool, purge: bool) -> Result<StatementOutput> {
+        let Some(t) = self.table_provider(name).await? else {
+            return if if_exists { Ok(StatementOutput::Done) } else { Err(HoodieError::TableNotFound { name: name.to_string() }) };
+        };
+        if let Some(h) = as_hudi(&t) {
+            let location = std::path::PathBuf::from(h.table().storage().location());
+            let managed = location.parent() == Some(self.warehouse.dir());
+            self.warehouse.deregister_table(name)?;
+            self.warehouse.forget(name);
+            if managed || purge {
+                std::fs::remove_dir_all(&location).map_err(|source| HoodieError::Io { path: location.display().to_string(), source })?;
+            }
+            return Ok(StatementOutput::Done);
+        }
+        self.run_datafusion(&format!("DROP TABLE {}\"{name}\"", if if_exists { "IF EXISTS " } else { "" })).await
+    }
+
+    async fn alter_properties(&self, name: &str, properties: Vec<(String, String)>) -> Result<StatementOutput> {
+        let t = self.hudi_table(name).await?;
+        let h = as_hudi(&t).ok_or_else(|| HoodieError::Invalid { message: format!("{name} is not a Hudi table") })?;
+        let mut table = h.table().clone();
+        let mut config = table.config().clone();
+        let structural = [
+            hoodie_format::config::RECORD_KEY_FIELDS, hoodie_format::config::PARTITION_FIELDS, hoodie_format::config::TABLE_TYPE,
+            hoodie_format::config::TABLE_NAME, hoodie_format::config::TABLE_VERSION, hoodie_format::config::KEYGEN_CLASS,
+            hoodie_format::config::TIMELINE_LAYOUT_VERSION, hoodie_format::config::ORDERING_FIELDS,
+        ];
+        for (k, v) in properties {
+            let key = hoodie_format::config::lookup(&k);
+            if key.is_some_and(|c| structural.contains(&c)) {
+                return Err(HoodieError::Invalid { message: format!("{k} cannot be changed after the table is created") });
+            }
+            let key = key.map(|c| c.key.to_string()).unwrap_or(k);
+            config.set(&key, v);
+        }
+        table.update_config(config).await?;
+        self.warehouse.forget(name);
+        if self.warehouse.deregister_table(name)?.is_some() {
+            let provider = HudiTableProvider::try_new(name, table, self.options.clone()).await?;
+            self.warehouse.register_table(name.to_string(), Arc::new(provider))?;
+        }
+        Ok(StatementOutput::Done)
+    }
+}
+
+fn count_of(batches: &[RecordBatch]) -> u64 {
+    batches
+        .iter()
+        .filter_map(|b| b.column(0).as_any().downcast_ref::<UInt64Array>().map(|c| c.iter().flatten().sum::<u64>()))
+        .sum()
+}
+
+fn sql_type(dt: &DataType) -> String {
+    match dt {
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => "VARCHAR".into(),
+        DataType::Int8 => "TINYINT".into(),
+        DataType::Int16 => "SMALLINT".into(),
+        DataType::Int32 => "INT".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float32 => "FLOAT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Date32 => "DATE".into(),
+        DataType::Timestamp(_, _) => "TIMESTAMP".into(),
+        DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
+        DataType::Binary | DataType::BinaryView | DataType::LargeBinary => "BYTEA".into(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,163 @@
+//! Creating Hudi tables from SQL: table properties from `TBLPROPERTIES`/`OPTIONS`, validation,
+//! and the `hoodie.properties` of a new table.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use hoodie_format::config;
+use hoodie_format::properties::Properties;
+use hoodie_format::schema::{avro_schema, is_meta_column, table_schema};
+use hoodie_format::table_config::{KeyGenKind, MergeMode, TableType};
+use hoodie_format::TableConfig;
+
+use crate::error::{HoodieError, Result};
+
+/// What a CREATE statement asks for.
+#[derive(Debug, Clone)]
+pub struct TableSpec {
+    /// Table name.
+    pub name: String,
+    /// Data columns (no meta columns), in declaration order.
+    pub columns: SchemaRef,
+    /// Partition columns.
+    pub partition_by: Vec<String>,
+    /// Options as written (`primaryKey`, `type`, any `hoodie.*` key, ...).
+    pub options: Vec<(String, String)>,
+}
+
+fn find_column(schema: &Schema, name: &str) -> Option<String> {
+    schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name)).map(|f| f.name().clone())
+}
+
+impl TableSpec {
+    fn option(&self, key: &config::ConfigKey) -> Option<String> {
+        self.options.iter().rev().find_map(|(k, v)| {
+            let matches = config::lookup(k).is_some_and(|c| c == *key);
+            matches.then(|| v.clone())
+        })
+    }
+
+    fn column_list(&self) -> String {
+        self.columns.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+    }
+
+    fn resolve(&self, role: &'static str, names: &[String]) -> Result<Vec<String>> {
+        names
+            .iter()
+            .map(|n| {
+                let top = n.split('.').next().unwrap_or(n);
+                find_column(&self.columns, top)
+                    .map(|c| if n.contains('.') { format!("{c}{}", &n[top.len()..]) } else { c })
+                    .ok_or_else(|| HoodieError::UnknownColumn {
+                        role,
+                        column: n.clone(),
+                        table: self.name.clone(),
+                        columns: self.column_list(),
+                    })
+            })
+            .collect()
+    }
+
+    /// The data schema with partition columns moved last (Hudi's column order).
+    pub fn ordered_columns(&self) -> Result<SchemaRef> {
+        let parts = self.resolve("partition", &self.partition_by)?;
+        let mut fields: Vec<_> = self.columns.fields().iter().filter(|f| !parts.contains(f.name())).cloned().collect();
+        for p in &parts {
+            fields.push(self.columns.field_with_name(p).map_err(|e| HoodieError::Invalid { message: e.to_string() })?.clone().into());
+        }
+        Ok(Arc::new(Schema::new(fields)))
+    }
+
+    /// The `hoodie.properties` of the new table (table version 6).
+    pub fn table_config(&self) -> Result<TableConfig> {
+        if let Some(f) = self.columns.fields().iter().find(|f| is_meta_column(f.name())) {
+            return Err(HoodieError::Invalid { message: format!("column {} is a Hudi meta column and cannot be declared", f.name()) });
+        }
+        let split = |s: Option<String>| -> Vec<String> {
+            s.map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()).unwrap_or_default()
+        };
+        let keys = self.resolve("primaryKey", &split(self.option(&config::RECORD_KEY_FIELDS)))?;
+        let ordering = self.resolve("preCombineField", &split(self.option(&config::ORDERING_FIELDS)))?;
+        if ordering.len() > 1 {
+            return Err(HoodieError::Unsupported { feature: "more than one ordering field".into() });
+        }
+        let mut partitions = self.resolve("partition", &self.partition_by)?;
+        if partitions.is_empty() {
+            partitions = self.resolve("partition", &split(self.option(&config::PARTITION_FIELDS)))?;
+        }
+        let table_type = TableType::parse(&self.option(&config::TABLE_TYPE).unwrap_or_else(|| "cow".into()))?;
+        let merge_mode = match self.option(&config::RECORD_MERGE_MODE) {
+            Some(m) => MergeMode::parse(&m)?,
+            None if !ordering.is_empty() => MergeMode::EventTimeOrdering,
+            None => MergeMode::CommitTimeOrdering,
+        };
+        let keygen = match self.option(&config::KEYGEN_CLASS).or(self.option(&config::KEYGEN_TYPE)) {
+            Some(k) => k,
+            None => KeyGenKind::infer(&keys, &partitions).class_name().to_string(),
+        };
+        let ordered = self.ordered_columns()?;
+        let schema = table_schema(&ordered)?;
+        let avro = avro_schema(&self.name, &schema)?;
+
+        let mut p = Properties::new();
+        p.set(config::TABLE_NAME.key, &self.name);
+        p.set(config::TABLE_TYPE.key, table_type.as_str());
+        p.set(config::TABLE_VERSION.key, "6");
+        p.set(config::TIMELINE_LAYOUT_VERSION.key, "1");
+        if !keys.is_empty() {
+            p.set(config::RECORD_KEY_FIELDS.key, keys.join(","));
+        }
+        if let Some(o) = ordering.first() {
+            p.set("hoodie.table.precombine.field", o);
+        }
+        if !partitions.is_empty() {
+            p.set(config::PARTITION_FIELDS.key, partitions.join(","));
+        }
+        p.set(config::KEYGEN_CLASS.key, keygen);
+        p.set(config::HIVE_STYLE_PARTITIONING.key, "true");
+        p.set(config::PARTITION_PATH_URLENCODE.key, "false");
+        p.set(config::DROP_PARTITION_COLUMNS.key, "false");
+        p.set(config::POPULATE_META_FIELDS.key, "true");
+        p.set(config::BASE_FILE_FORMAT.key, "PARQUET");
+        p.set(config::ARCHIVELOG_FOLDER.key, "archived");
+        p.set(config::TIMELINE_TIMEZONE.key, "UTC");
+        p.set(
+            config::PAYLOAD_CLASS.key,
+            match merge_mode {
+                MergeMode::EventTimeOrdering => config::DEFAULT_PAYLOAD_CLASS,
+                MergeMode::CommitTimeOrdering => config::OVERWRITE_PAYLOAD_CLASS,
+            },
+        );
+        p.set(config::CDC_ENABLED.key, "false");
+        p.set(config::CREATE_SCHEMA.key, avro.to_string());
+        p.set(config::DATABASE_NAME.key, "default");
+        // every other hoodie.* option is kept as a table property (writes read it from there)
+        let handled = [
+            config::RECORD_KEY_FIELDS, config::ORDERING_FIELDS, config::PARTITION_FIELDS, config::TABLE_TYPE,
+            config::RECORD_MERGE_MODE, config::KEYGEN_CLASS, config::KEYGEN_TYPE, config::TABLE_NAME,
+            config::TABLE_VERSION, config::TIMELINE_LAYOUT_VERSION,
+        ];
+        for (k, v) in &self.options {
+            let known = config::lookup(k);
+            if known.is_some_and(|c| handled.contains(&c)) {
+                continue;
+            }
+            if let Some(c) = known {
+                if c == config::DROP_PARTITION_COLUMNS && v.eq_ignore_ascii_case("true") {
+                    return Err(HoodieError::Unsupported { feature: "hoodie.datasource.write.drop.partition.columns = true".into() });
+                }
+                if c == config::CDC_ENABLED && v.eq_ignore_ascii_case("true") {
+                    return Err(HoodieError::Unsupported { feature: "CDC logging (hoodie.table.cdc.enabled = true)".into() });
+                }
+                p.set(c.key, v);
+            } else if k.to_ascii_lowercase().starts_with("hoodie.") {
+                p.set(k.clone(), v);
+            } else {
+                return Err(HoodieError::Invalid {
+                    message: format!("unknown table option {k:?}: use primaryKey, preCombineField, orderingFields, type, recordMergeMode or a hoodie.* key"),
+                });
+            }
+        }
+        Ok(TableConfig::from_properties(p)?)
+    }
+}

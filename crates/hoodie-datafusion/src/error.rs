@@ -1,0 +1,95 @@
+//! Errors of the DataFusion integration.
+
+use datafusion::error::DataFusionError;
+use hoodie_format::FormatError;
+
+/// Everything that can go wrong while running a statement through hoodie.
+#[derive(Debug, thiserror::Error)]
+pub enum HoodieError {
+    /// An error raised by DataFusion while planning or executing.
+    #[error("{0}")]
+    DataFusion(#[from] DataFusionError),
+    /// An Arrow error.
+    #[error("{0}")]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+    /// An error of the Hudi format layer.
+    #[error("{0}")]
+    Format(#[from] FormatError),
+    /// A statement could not be parsed.
+    #[error("SQL parse error: {message}")]
+    Parse {
+        /// What the parser said.
+        message: String,
+    },
+    /// The statement names a table that does not exist.
+    #[error("table {name} not found; create it with CREATE TABLE ... USING hudi, or open an existing table with CREATE EXTERNAL TABLE {name} STORED AS HUDI LOCATION '...'")]
+    TableNotFound {
+        /// The table name.
+        name: String,
+    },
+    /// A table of that name exists already.
+    #[error("table {name} already exists (use IF NOT EXISTS to skip creating it)")]
+    TableExists {
+        /// The table name.
+        name: String,
+    },
+    /// A column named in the statement does not exist.
+    #[error("{role} column `{column}` is not a column of table {table} (columns: {columns})")]
+    UnknownColumn {
+        /// Which role the column plays (primaryKey, preCombineField, partition, ...).
+        role: &'static str,
+        /// The column.
+        column: String,
+        /// The table.
+        table: String,
+        /// The table's columns.
+        columns: String,
+    },
+    /// A statement is valid SQL but not allowed on this table.
+    #[error("{message}")]
+    Invalid {
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A feature hoodie does not support (yet).
+    #[error("not supported yet: {feature}")]
+    Unsupported {
+        /// What is not supported, and what to do instead.
+        feature: String,
+    },
+    /// An INSERT that Hudi would run as an upsert, before the upsert path exists.
+    #[error("INSERT INTO {table} would run as an upsert ({reason}), which hoodie does not support yet; set hoodie.spark.sql.insert.into.operation = 'insert' (keeps duplicates) or 'bulk_insert' to insert instead")]
+    UpsertNotSupported {
+        /// The table.
+        table: String,
+        /// Why Hudi picks upsert.
+        reason: String,
+    },
+    /// An I/O error on the local file system (warehouse).
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = HoodieError> = std::result::Result<T, E>;
+
+impl HoodieError {
+    /// Converts into a DataFusion error (for trait methods that must return one).
+    pub fn into_datafusion(self) -> DataFusionError {
+        match self {
+            HoodieError::DataFusion(e) => e,
+            other => DataFusionError::External(Box::new(other)),
+        }
+    }
+}
+
+/// Converts a format error into a DataFusion error.
+pub fn df_err(e: FormatError) -> DataFusionError {
+    DataFusionError::External(Box::new(HoodieError::Format(e)))
+}

@@ -1,0 +1,354 @@
+//! The SQL front-end: the statements of Hudi's Spark SQL dialect that sqlparser 0.62 cannot
+//! parse or DataFusion cannot plan. Everything else goes to DataFusion unchanged.
+
+pub mod types;
+
+use datafusion::arrow::datatypes::{Field, Schema};
+use sqlparser::ast::{ObjectName, Query, Statement};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+use crate::error::{HoodieError, Result};
+
+/// `CREATE TABLE ... USING <format>` in any clause order (Spark's grammar).
+#[derive(Debug, Clone)]
+pub struct CreateTableUsing {
+    /// `CREATE OR REPLACE`.
+    pub or_replace: bool,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+    /// Table name.
+    pub name: String,
+    /// Declared columns (empty when not declared).
+    pub columns: Vec<Field>,
+    /// `USING` format, lower case.
+    pub format: String,
+    /// `PARTITIONED BY` columns.
+    pub partitioned_by: Vec<String>,
+    /// `TBLPROPERTIES` / `OPTIONS` entries in order.
+    pub options: Vec<(String, String)>,
+    /// `LOCATION`.
+    pub location: Option<String>,
+    /// `AS <query>`.
+    pub query: Option<Box<Query>>,
+}
+
+/// A statement the front-end handles itself.
+#[derive(Debug, Clone)]
+pub enum FrontStatement {
+    /// CREATE TABLE ... USING.
+    CreateUsing(CreateTableUsing),
+    /// DROP TABLE [IF EXISTS] t [PURGE].
+    DropTable {
+        /// Table name.
+        name: String,
+        /// IF EXISTS.
+        if_exists: bool,
+        /// PURGE.
+        purge: bool,
+    },
+    /// SET hoodie.k = v.
+    Set {
+        /// Key.
+        key: String,
+        /// Value.
+        value: String,
+    },
+    /// RESET [hoodie.k].
+    Reset {
+        /// Key (None: every hoodie option).
+        key: Option<String>,
+    },
+    /// SHOW PARTITIONS t.
+    ShowPartitions {
+        /// Table name.
+        name: String,
+    },
+    /// ALTER TABLE t SET TBLPROPERTIES (...).
+    AlterSetProperties {
+        /// Table name.
+        name: String,
+        /// Properties.
+        properties: Vec<(String, String)>,
+    },
+    /// An INSERT (parsed, so a Hudi target can be rewritten).
+    Insert(Box<Statement>),
+    /// Anything else: run by DataFusion as written.
+    PassThrough,
+}
+
+fn perr(e: ParserError) -> HoodieError {
+    HoodieError::Parse { message: e.to_string() }
+}
+
+fn words(sql: &str) -> Result<Vec<Token>> {
+    let toks = Tokenizer::new(&GenericDialect {}, sql).tokenize().map_err(|e| HoodieError::Parse { message: e.to_string() })?;
+    Ok(toks.into_iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect())
+}
+
+fn is_word(t: Option<&Token>, w: &str) -> bool {
+    matches!(t, Some(Token::Word(x)) if x.value.eq_ignore_ascii_case(w) && x.quote_style.is_none())
+}
+
+fn name_of(o: &ObjectName) -> String {
+    o.0.iter()
+        .map(|p| p.as_ident().map(|i| if i.quote_style.is_some() { i.value.clone() } else { i.value.to_ascii_lowercase() }).unwrap_or_else(|| p.to_string()))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Classifies one statement.
+pub fn classify(sql: &str) -> Result<FrontStatement> {
+    let toks = words(sql)?;
+    let w = |i: usize, s: &str| is_word(toks.get(i), s);
+    if w(0, "CREATE") {
+        let external = toks.iter().take_while(|t| !matches!(t, Token::LParen)).any(|t| is_word(Some(t), "EXTERNAL"));
+        if external || !w(1, "TABLE") && !(w(1, "OR") && w(2, "REPLACE") && w(3, "TABLE")) {
+            return Ok(FrontStatement::PassThrough);
+        }
+        // USING at paren depth 0 before AS
+        let mut depth = 0i32;
+        for t in &toks {
+            match t {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ if depth == 0 && is_word(Some(t), "AS") => break,
+                _ if depth == 0 && is_word(Some(t), "USING") => return parse_create_using(sql).map(FrontStatement::CreateUsing),
+                _ => {}
+            }
+        }
+        return Ok(FrontStatement::PassThrough);
+    }
+    if w(0, "DROP") && w(1, "TABLE") {
+        let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+        p.expect_keyword(Keyword::DROP).map_err(perr)?;
+        p.expect_keyword(Keyword::TABLE).map_err(perr)?;
+        let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+        let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+        let purge = p.parse_keyword(Keyword::PURGE);
+        expect_end(&mut p)?;
+        return Ok(FrontStatement::DropTable { name, if_exists, purge });
+    }
+    if w(0, "SET") || w(0, "RESET") {
+        let mut key = String::new();
+        let mut i = 1;
+        while let Some(t) = toks.get(i) {
+            match t {
+                Token::Eq | Token::EOF | Token::SemiColon => break,
+                Token::Word(x) => key.push_str(&x.value),
+                Token::Period => key.push('.'),
+                Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => key.push_str(s),
+                other => key.push_str(&other.to_string()),
+            }
+            i += 1;
+        }
+        let is_hoodie = key.to_ascii_lowercase().starts_with("hoodie.");
+        if w(0, "RESET") {
+            return Ok(if key.is_empty() || is_hoodie {
+                FrontStatement::Reset { key: (!key.is_empty()).then_some(key) }
+            } else {
+                FrontStatement::PassThrough
+            });
+        }
+        if !is_hoodie {
+            return Ok(FrontStatement::PassThrough);
+        }
+        if !matches!(toks.get(i), Some(Token::Eq)) {
+            return Err(HoodieError::Parse { message: format!("expected SET {key} = <value>") });
+        }
+        let value: String = toks[i + 1..]
+            .iter()
+            .filter(|t| !matches!(t, Token::EOF | Token::SemiColon))
+            .map(|t| match t {
+                Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s.clone(),
+                Token::Word(x) => x.value.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        return Ok(FrontStatement::Set { key, value });
+    }
+    if w(0, "SHOW") && w(1, "PARTITIONS") {
+        let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+        p.next_token();
+        p.next_token();
+        let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+        expect_end(&mut p)?;
+        return Ok(FrontStatement::ShowPartitions { name });
+    }
+    if w(0, "ALTER") && w(1, "TABLE") {
+        let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+        p.next_token();
+        p.next_token();
+        let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+        if p.parse_keyword(Keyword::SET) && p.parse_keyword(Keyword::TBLPROPERTIES) {
+            let properties = parse_properties(&mut p)?;
+            expect_end(&mut p)?;
+            return Ok(FrontStatement::AlterSetProperties { name, properties });
+        }
+        return Ok(FrontStatement::PassThrough);
+    }
+    if w(0, "INSERT") {
+        let stmt = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?.parse_statement().map_err(perr)?;
+        return Ok(FrontStatement::Insert(Box::new(stmt)));
+    }
+    Ok(FrontStatement::PassThrough)
+}
+
+fn expect_end(p: &mut Parser) -> Result<()> {
+    let _ = p.consume_token(&Token::SemiColon);
+    let t = p.peek_token();
+    if t.token != Token::EOF {
+        return Err(HoodieError::Parse { message: format!("unexpected {} at the end of the statement", t.token) });
+    }
+    Ok(())
+}
+
+/// `( key = value, ... )` with keys quoted or dotted identifiers and `=` optional.
+fn parse_properties(p: &mut Parser) -> Result<Vec<(String, String)>> {
+    p.expect_token(&Token::LParen).map_err(perr)?;
+    let mut out = Vec::new();
+    if p.consume_token(&Token::RParen) {
+        return Ok(out);
+    }
+    loop {
+        let key = match p.next_token().token {
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
+            Token::Word(w) => {
+                let mut k = w.value;
+                while p.consume_token(&Token::Period) {
+                    match p.next_token().token {
+                        Token::Word(w) => {
+                            k.push('.');
+                            k.push_str(&w.value);
+                        }
+                        other => return Err(HoodieError::Parse { message: format!("expected a property name after '.', found {other}") }),
+                    }
+                }
+                k
+            }
+            other => return Err(HoodieError::Parse { message: format!("expected a property name, found {other}") }),
+        };
+        let _ = p.consume_token(&Token::Eq);
+        let value = match p.next_token().token {
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
+            Token::Number(n, _) => n,
+            Token::Word(w) => w.value,
+            Token::Minus => match p.next_token().token {
+                Token::Number(n, _) => format!("-{n}"),
+                other => return Err(HoodieError::Parse { message: format!("expected a number, found {other}") }),
+            },
+            other => return Err(HoodieError::Parse { message: format!("expected a value for property {key}, found {other}") }),
+        };
+        out.push((key, value));
+        if p.consume_token(&Token::Comma) {
+            continue;
+        }
+        p.expect_token(&Token::RParen).map_err(perr)?;
+        return Ok(out);
+    }
+}
+
+/// Parses `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t [(cols)] USING fmt` followed by
+/// `PARTITIONED BY`, `TBLPROPERTIES`, `OPTIONS`, `LOCATION`, `COMMENT` in any order, then
+/// optionally `AS <query>`.
+pub fn parse_create_using(sql: &str) -> Result<CreateTableUsing> {
+    let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+    p.expect_keyword(Keyword::CREATE).map_err(perr)?;
+    let or_replace = p.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
+    p.expect_keyword(Keyword::TABLE).map_err(perr)?;
+    let if_not_exists = p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+    let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+    let mut columns = Vec::new();
+    if p.peek_token().token == Token::LParen {
+        let (cols, constraints) = p.parse_columns().map_err(perr)?;
+        if !constraints.is_empty() {
+            return Err(HoodieError::Unsupported { feature: "table constraints in CREATE TABLE ... USING (declare the key with TBLPROPERTIES (primaryKey = '...'))".into() });
+        }
+        for c in cols {
+            let dt = types::arrow_type(&c.data_type.to_string())?;
+            let not_null = c.options.iter().any(|o| matches!(o.option, sqlparser::ast::ColumnOption::NotNull));
+            columns.push(Field::new(c.name.value.clone(), dt, !not_null));
+        }
+    }
+    p.expect_keyword(Keyword::USING).map_err(perr)?;
+    let format = p.parse_identifier().map_err(perr)?.value.to_ascii_lowercase();
+    let mut stmt = CreateTableUsing { or_replace, if_not_exists, name, columns, format, partitioned_by: vec![], options: vec![], location: None, query: None };
+    loop {
+        if p.parse_keywords(&[Keyword::PARTITIONED, Keyword::BY]) {
+            p.expect_token(&Token::LParen).map_err(perr)?;
+            loop {
+                let col = p.parse_identifier().map_err(perr)?.value;
+                // Hive style `PARTITIONED BY (dt string)` also declares the column
+                if !matches!(p.peek_token().token, Token::Comma | Token::RParen) {
+                    let dt = types::arrow_type(&p.parse_data_type().map_err(perr)?.to_string())?;
+                    if !stmt.columns.iter().any(|f| f.name().eq_ignore_ascii_case(&col)) {
+                        stmt.columns.push(Field::new(col.clone(), dt, true));
+                    }
+                }
+                stmt.partitioned_by.push(col);
+                if !p.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            p.expect_token(&Token::RParen).map_err(perr)?;
+        } else if p.parse_keyword(Keyword::TBLPROPERTIES) || p.parse_keyword(Keyword::OPTIONS) {
+            stmt.options.extend(parse_properties(&mut p)?);
+        } else if p.parse_keyword(Keyword::LOCATION) {
+            stmt.location = Some(p.parse_literal_string().map_err(perr)?);
+        } else if p.parse_keyword(Keyword::COMMENT) {
+            p.parse_literal_string().map_err(perr)?;
+        } else if p.parse_keyword(Keyword::AS) {
+            stmt.query = Some(p.parse_query().map_err(perr)?);
+            expect_end(&mut p)?;
+            break;
+        } else {
+            expect_end(&mut p)?;
+            break;
+        }
+    }
+    Ok(stmt)
+}
+
+/// The data columns of a CREATE statement as a schema.
+pub fn schema_of(fields: &[Field]) -> Schema {
+    Schema::new(fields.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_hudi_ddl_in_any_clause_order() {
+        let s = parse_create_using(
+            "create table if not exists h0 (id int, name string, price double, ts long, dt string) using hudi \
+             tblproperties (primaryKey = 'id', preCombineField = 'ts', hoodie.index.type = 'BLOOM') \
+             partitioned by (dt) location '/tmp/h0'",
+        )
+        .unwrap();
+        assert!(s.if_not_exists);
+        assert_eq!(s.name, "h0");
+        assert_eq!(s.columns.len(), 5);
+        assert_eq!(s.format, "hudi");
+        assert_eq!(s.partitioned_by, vec!["dt"]);
+        assert_eq!(s.options[2], ("hoodie.index.type".to_string(), "BLOOM".to_string()));
+        assert_eq!(s.location.as_deref(), Some("/tmp/h0"));
+        let c = parse_create_using("CREATE TABLE c USING hudi LOCATION '/x' OPTIONS ('primaryKey' 'id') AS SELECT 1 AS id").unwrap();
+        assert!(c.query.is_some());
+        assert_eq!(c.options, vec![("primaryKey".to_string(), "id".to_string())]);
+        assert!(parse_create_using("create table t (id int) using hudi bogus").is_err());
+    }
+
+    #[test]
+    fn classifies_statements() {
+        assert!(matches!(classify("SET hoodie.datasource.write.operation = 'upsert'").unwrap(), FrontStatement::Set { ref key, ref value } if key == "hoodie.datasource.write.operation" && value == "upsert"));
+        assert!(matches!(classify("SET datafusion.execution.batch_size = 10").unwrap(), FrontStatement::PassThrough));
+        assert!(matches!(classify("drop table if exists t purge").unwrap(), FrontStatement::DropTable { if_exists: true, purge: true, .. }));
+        assert!(matches!(classify("CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '/x'").unwrap(), FrontStatement::PassThrough));
+        assert!(matches!(classify("create table m as select 1").unwrap(), FrontStatement::PassThrough));
+        assert!(matches!(classify("show partitions t").unwrap(), FrontStatement::ShowPartitions { .. }));
+        assert!(matches!(classify("alter table t set tblproperties ('a' = 'b')").unwrap(), FrontStatement::AlterSetProperties { .. }));
+    }
+}

@@ -1,0 +1,126 @@
+//! Session options (`SET hoodie.x = v` / `RESET hoodie.x`) and how a write operation is chosen
+//! from them and the table's properties.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use hoodie_format::config::{self, ConfigKey};
+use hoodie_format::table_config::MergeMode;
+use hoodie_format::transaction::WriteOperation;
+use hoodie_format::TableConfig;
+
+use crate::error::{HoodieError, Result};
+
+/// `hoodie.*` options set in a session, shared by every table of the session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    inner: Arc<RwLock<BTreeMap<String, String>>>,
+}
+
+impl SessionOptions {
+    /// Sets an option.
+    pub fn set(&self, key: &str, value: &str) {
+        self.inner.write().unwrap_or_else(|e| e.into_inner()).insert(key.to_string(), value.to_string());
+    }
+
+    /// Removes an option (`RESET k`); `None` removes every option (`RESET`).
+    pub fn reset(&self, key: Option<&str>) {
+        let mut m = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        match key {
+            Some(k) => {
+                m.remove(k);
+            }
+            None => m.clear(),
+        }
+    }
+
+    /// The value of an option.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    /// All options.
+    pub fn all(&self) -> BTreeMap<String, String> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Options as a write sees them: session options over table properties over defaults.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    session: BTreeMap<String, String>,
+    table: TableConfig,
+}
+
+impl WriteOptions {
+    /// The options of a write to `table` in a session with `session` options.
+    pub fn new(session: &SessionOptions, table: &TableConfig) -> Self {
+        Self { session: session.all(), table: table.clone() }
+    }
+
+    /// The value of `key` (or an alias), without its default.
+    pub fn explicit(&self, key: &ConfigKey) -> Option<String> {
+        std::iter::once(key.key)
+            .chain(key.aliases.iter().copied())
+            .find_map(|k| self.session.get(k).cloned().or_else(|| self.table.properties().get(k).map(str::to_string)))
+    }
+
+    /// The value of `key`, falling back to its default.
+    pub fn get(&self, key: &ConfigKey) -> Option<String> {
+        self.explicit(key).or_else(|| key.default.map(str::to_string))
+    }
+
+    /// A numeric option.
+    pub fn get_usize(&self, key: &ConfigKey) -> Result<usize> {
+        let v = self.get(key).unwrap_or_default();
+        v.trim().parse().map_err(|_| HoodieError::Invalid { message: format!("{} must be a whole number, got {v:?}", key.key) })
+    }
+
+    fn flag(&self, key: &ConfigKey) -> bool {
+        self.get(key).is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+
+    /// The operation of `INSERT INTO`, by Hudi 1.2's precedence:
+    /// `hoodie.datasource.write.operation` > `hoodie.spark.sql.insert.into.operation` > the legacy
+    /// `hoodie.sql.insert.mode` (+ `hoodie.sql.bulk.insert.enable`) > deduction (primary key +
+    /// ordering field under event-time ordering: upsert; otherwise insert).
+    pub fn insert_into_operation(&self) -> Result<(WriteOperation, &'static str)> {
+        let has_pk = !self.table.record_key_fields().is_empty();
+        if let Some(op) = self.explicit(&config::WRITE_OPERATION) {
+            return Ok((WriteOperation::parse(&op)?, "hoodie.datasource.write.operation"));
+        }
+        if let Some(op) = self.explicit(&config::SQL_INSERT_INTO_OPERATION) {
+            return Ok((WriteOperation::parse(&op)?, "hoodie.spark.sql.insert.into.operation"));
+        }
+        if let Some(mode) = self.explicit(&config::SQL_INSERT_MODE) {
+            let bulk = self.flag(&config::SQL_BULK_INSERT_ENABLE);
+            return match mode.to_ascii_lowercase().as_str() {
+                "strict" if bulk && has_pk => Err(HoodieError::Invalid {
+                    message: "Table with primaryKey can not use bulk insert in strict mode.".into(),
+                }),
+                _ if bulk => Ok((WriteOperation::BulkInsert, "hoodie.sql.bulk.insert.enable")),
+                "upsert" => Ok((WriteOperation::Upsert, "hoodie.sql.insert.mode = upsert")),
+                "strict" | "non-strict" => Ok((WriteOperation::Insert, "hoodie.sql.insert.mode")),
+                other => Err(HoodieError::Invalid {
+                    message: format!("hoodie.sql.insert.mode must be upsert, strict or non-strict, got {other:?}"),
+                }),
+            };
+        }
+        if self.flag(&config::SQL_BULK_INSERT_ENABLE) {
+            return Ok((WriteOperation::BulkInsert, "hoodie.sql.bulk.insert.enable"));
+        }
+        let event_time = self.merge_mode()? == MergeMode::EventTimeOrdering;
+        if has_pk && self.table.ordering_field().is_some() && event_time {
+            return Ok((WriteOperation::Upsert, "primary key + ordering field under EVENT_TIME_ORDERING"));
+        }
+        Ok((WriteOperation::Insert, "default"))
+    }
+
+    /// The merge mode: an explicit `hoodie.record.merge.mode`, else the table's.
+    pub fn merge_mode(&self) -> Result<MergeMode> {
+        match self.explicit(&config::RECORD_MERGE_MODE) {
+            Some(m) => Ok(MergeMode::parse(&m)?),
+            None => Ok(self.table.merge_mode()?),
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! [`HudiTableProvider`]: a Hudi table as a DataFusion table.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::utils::conjunction;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::ExecutionPlan;
+use hoodie_format::config;
+use hoodie_format::fs_view::FileSlice;
+use hoodie_format::insert::InsertOptions;
+use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::transaction::WriteOperation;
+use hoodie_format::writer::BaseFileSettings;
+use hoodie_format::HudiTable;
+
+use crate::error::{df_err, HoodieError};
+use crate::options::{SessionOptions, WriteOptions};
+use crate::sink::HudiSink;
+
+/// A Hudi table registered in a DataFusion session.
+#[derive(Debug)]
+pub struct HudiTableProvider {
+    name: String,
+    table: HudiTable,
+    schema: SchemaRef,
+    options: SessionOptions,
+}
+
+impl HudiTableProvider {
+    /// Opens the provider for `table`, reading its schema from the latest snapshot.
+    pub async fn try_new(name: impl Into<String>, table: HudiTable, options: SessionOptions) -> Result<Self, HoodieError> {
+        let timeline = table.timeline().await?;
+        let slices = table.file_slices(&timeline, None).await?;
+        let schema = table.schema(&timeline, &slices).await?;
+        Ok(Self { name: name.into(), table, schema, options })
+    }
+
+    /// The table.
+    pub fn table(&self) -> &HudiTable {
+        &self.table
+    }
+
+    /// The table name in the session.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The options a write to this table sees now.
+    pub fn write_options(&self) -> WriteOptions {
+        WriteOptions::new(&self.options, self.table.config())
+    }
+
+    /// The insert options (pre-combine field, file sizes) of a write.
+    pub fn insert_options(&self, precombine: bool) -> Result<InsertOptions, HoodieError> {
+        let w = self.write_options();
+        Ok(InsertOptions {
+            precombine_field: if precombine { self.table.config().ordering_field() } else { None },
+            file_settings: BaseFileSettings {
+                codec: w.get(&config::PARQUET_COMPRESSION_CODEC).unwrap_or_else(|| "snappy".into()),
+                bloom_num_entries: w.get_usize(&config::BLOOM_NUM_ENTRIES)?,
+                bloom_fpp: w
+                    .get(&config::BLOOM_FPP)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1e-9),
+                bloom_max_entries: w.get_usize(&config::BLOOM_MAX_ENTRIES)?,
+            },
+            max_file_size: w.get_usize(&config::PARQUET_MAX_FILE_SIZE)?,
+        })
+    }
+
+    /// A plan that writes `input` with `operation` as one commit.
+    pub fn write_plan(&self, input: Arc<dyn ExecutionPlan>, operation: WriteOperation, precombine: bool) -> Result<Arc<dyn ExecutionPlan>, HoodieError> {
+        let sink = HudiSink::new(self.table.clone(), self.name.clone(), self.schema.clone(), operation, self.insert_options(precombine)?);
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
+
+    /// Partition paths of the latest snapshot.
+    pub async fn partitions(&self) -> Result<Vec<String>, HoodieError> {
+        let timeline = self.table.timeline().await?;
+        let mut parts: Vec<String> = self
+            .table
+            .file_slices(&timeline, None)
+            .await?
+            .into_iter()
+            .map(|s| s.partition_path)
+            .collect();
+        parts.sort();
+        parts.dedup();
+        Ok(parts)
+    }
+
+    fn insert_operation(&self) -> Result<WriteOperation, HoodieError> {
+        let w = self.write_options();
+        let (op, why) = w.insert_into_operation()?;
+        match op {
+            WriteOperation::Insert | WriteOperation::BulkInsert => {}
+            WriteOperation::Upsert => {
+                return Err(HoodieError::UpsertNotSupported { table: self.name.clone(), reason: why.to_string() })
+            }
+            other => {
+                return Err(HoodieError::Unsupported {
+                    feature: format!("INSERT INTO with operation {} ({why})", other.java_name().to_ascii_lowercase()),
+                })
+            }
+        }
+        let policy = w.get(&config::INSERT_DUP_POLICY).unwrap_or_else(|| "none".into()).to_ascii_lowercase();
+        match policy.as_str() {
+            "none" => {}
+            "drop" if op == WriteOperation::BulkInsert => {
+                return Err(HoodieError::Invalid {
+                    message: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
+                })
+            }
+            "drop" | "fail" => {
+                return Err(HoodieError::Unsupported {
+                    feature: format!("hoodie.datasource.insert.dup.policy = {policy} (needs the index lookup of the upsert path)"),
+                })
+            }
+            other => {
+                return Err(HoodieError::Invalid {
+                    message: format!("hoodie.datasource.insert.dup.policy must be none, drop or fail, got {other:?}"),
+                })
+            }
+        }
+        Ok(op)
+    }
+
+    /// Keeps the slices whose partition values can satisfy the filters on partition columns.
+    fn prune_partitions(&self, state: &dyn Session, slices: Vec<FileSlice>, filters: &[Expr]) -> DFResult<Vec<FileSlice>> {
+        let keygen = match KeyGenerator::from_config(self.table.config()) {
+            Ok(k) if !k.partition_fields().is_empty() => k,
+            _ => return Ok(slices),
+        };
+        let part_fields: Vec<Field> = keygen
+            .partition_fields()
+            .iter()
+            .filter_map(|p| self.schema.field_with_name(p).ok().cloned())
+            .collect();
+        if part_fields.len() != keygen.partition_fields().len() {
+            return Ok(slices);
+        }
+        let names: Vec<&str> = part_fields.iter().map(|f| f.name().as_str()).collect();
+        let usable: Vec<Expr> = filters
+            .iter()
+            .filter(|f| {
+                let refs = f.column_refs();
+                !refs.is_empty() && refs.iter().all(|c| names.contains(&c.name.as_str()))
+            })
+            .cloned()
+            .collect();
+        let Some(pred) = conjunction(usable) else { return Ok(slices) };
+        let mut paths: Vec<String> = slices.iter().map(|s| s.partition_path.clone()).collect();
+        paths.sort();
+        paths.dedup();
+        let parsed: Vec<Option<Vec<Option<String>>>> = paths.iter().map(|p| keygen.parse_partition_path(p)).collect();
+        let schema = Arc::new(Schema::new(part_fields.iter().map(|f| f.clone().with_nullable(true)).collect::<Vec<_>>()));
+        let mut cols: Vec<ArrayRef> = Vec::new();
+        for (i, f) in part_fields.iter().enumerate() {
+            let strings: StringArray = parsed.iter().map(|p| p.as_ref().and_then(|v| v[i].clone())).collect();
+            let arr: ArrayRef = Arc::new(strings);
+            cols.push(cast(&arr, f.data_type()).unwrap_or_else(|_| datafusion::arrow::array::new_null_array(f.data_type(), paths.len())));
+        }
+        let batch = RecordBatch::try_new(schema.clone(), cols)?;
+        let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+        let phys = state.create_physical_expr(pred, &df_schema)?;
+        let result = phys.evaluate(&batch)?.into_array(batch.num_rows())?;
+        let keep = result.as_any().downcast_ref::<BooleanArray>().cloned();
+        let Some(keep) = keep else { return Ok(slices) };
+        let kept: std::collections::HashSet<&str> = paths
+            .iter()
+            .enumerate()
+            // a path we could not parse is kept (never drop data we do not understand)
+            .filter(|(i, _)| parsed[*i].is_none() || (keep.is_valid(*i) && keep.value(*i)))
+            .map(|(_, p)| p.as_str())
+            .collect();
+        Ok(slices.into_iter().filter(|s| kept.contains(s.partition_path.as_str())).collect())
+    }
+}
+
+#[async_trait]
+impl TableProvider for HudiTableProvider {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> DFResult<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let timeline = self.table.timeline().await.map_err(df_err)?;
+        let slices = self.table.file_slices(&timeline, None).await.map_err(df_err)?;
+        if let Some(s) = slices.iter().find(|s| !s.log_files.is_empty()) {
+            return Err(HoodieError::Unsupported {
+                feature: format!(
+                    "reading merge-on-read file slices with log files (table {}, file group {} in partition {:?}); hoodie reads MOR tables whose slices have no log files",
+                    self.name, s.file_id, s.partition_path
+                ),
+            }
+            .into_datafusion());
+        }
+        let slices = self.prune_partitions(state, slices, filters)?;
+        let storage = self.table.storage();
+        let files: Vec<PartitionedFile> = slices
+            .iter()
+            .filter_map(|s| s.base_file.as_ref())
+            .map(|b| PartitionedFile::new(storage.path(&b.rel_path).to_string(), b.size))
+            .collect();
+        let projected = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
+        };
+        if files.is_empty() {
+            return Ok(Arc::new(EmptyExec::new(projected)));
+        }
+        let n_groups = state.config().target_partitions().max(1).min(files.len());
+        let mut groups: Vec<Vec<PartitionedFile>> = vec![Vec::new(); n_groups];
+        for (i, f) in files.into_iter().enumerate() {
+            groups[i % n_groups].push(f);
+        }
+        let mut source = ParquetSource::new(self.schema.clone());
+        if let Some(pred) = conjunction(filters.iter().cloned()) {
+            let df_schema = DFSchema::try_from(self.schema.as_ref().clone())?;
+            if let Ok(p) = state.create_physical_expr(pred, &df_schema) {
+                source = source.with_predicate(p);
+            }
+        }
+        let url = ObjectStoreUrl::local_filesystem();
+        let config = FileScanConfigBuilder::new(url, Arc::new(source))
+            .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
+            .with_projection_indices(projection.cloned())?
+            .with_limit(limit)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    async fn insert_into(&self, _state: &dyn Session, input: Arc<dyn ExecutionPlan>, insert_op: InsertOp) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return Err(HoodieError::Unsupported {
+                feature: format!("{insert_op} on Hudi tables (INSERT OVERWRITE comes with the upsert write path)"),
+            }
+            .into_datafusion());
+        }
+        let op = self.insert_operation().map_err(HoodieError::into_datafusion)?;
+        self.write_plan(input, op, true).map_err(HoodieError::into_datafusion)
+    }
+
+    async fn delete_from(&self, _state: &dyn Session, _filters: Vec<Expr>) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Err(unsupported_dml("DELETE"))
+    }
+
+    async fn update(&self, _state: &dyn Session, _a: Vec<(String, Expr)>, _f: Vec<Expr>) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Err(unsupported_dml("UPDATE"))
+    }
+
+    async fn truncate(&self, _state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Err(unsupported_dml("TRUNCATE"))
+    }
+}
+
+fn unsupported_dml(what: &str) -> DataFusionError {
+    HoodieError::Unsupported { feature: format!("{what} on Hudi tables (it needs the upsert write path, which is next)") }.into_datafusion()
+}
+
+/// For downcasts of `dyn TableProvider`.
+pub fn as_hudi(provider: &Arc<dyn TableProvider>) -> Option<&HudiTableProvider> {
+    let any: &dyn Any = provider.as_ref();
+    any.downcast_ref::<HudiTableProvider>()
+}
+
+/// Unused helper kept private: a literal of a partition value.
+#[allow(dead_code)]
+fn lit_str(v: &str) -> ScalarValue {
+    ScalarValue::Utf8(Some(v.to_string()))
+}

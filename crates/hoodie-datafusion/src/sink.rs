@@ -1,0 +1,123 @@
+//! The write side of a Hudi table: a DataFusion `DataSink` that writes one commit.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::datasource::sink::DataSink;
+use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
+use futures::TryStreamExt;
+use hoodie_format::insert::{write_inserts, InsertOptions};
+use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::schema::{avro_schema, is_meta_column};
+use hoodie_format::transaction::{Transaction, WriteOperation};
+use hoodie_format::HudiTable;
+
+use crate::error::df_err;
+
+/// Writes its input as one commit of a Hudi table.
+#[derive(Debug)]
+pub struct HudiSink {
+    table: HudiTable,
+    name: String,
+    schema: SchemaRef,
+    operation: WriteOperation,
+    options: InsertOptions,
+}
+
+impl HudiSink {
+    /// A sink writing `operation` into `table` (whose full schema is `schema`).
+    pub fn new(table: HudiTable, name: String, schema: SchemaRef, operation: WriteOperation, options: InsertOptions) -> Self {
+        Self { table, name, schema, operation, options }
+    }
+}
+
+impl DisplayAs for HudiSink {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "HudiSink: table={}, operation={}, precombine={}",
+            self.name,
+            self.operation.java_name().to_ascii_lowercase(),
+            self.options.precombine_field.as_deref().unwrap_or("none")
+        )
+    }
+}
+
+/// Brings a batch into the table schema: meta columns (null; the writer fills them), then the
+/// data columns matched by name and cast to their stored types.
+pub fn to_table_batch(batch: &RecordBatch, schema: &SchemaRef) -> DFResult<RecordBatch> {
+    let n = batch.num_rows();
+    let input = batch.schema();
+    let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for (i, f) in schema.fields().iter().enumerate() {
+        if is_meta_column(f.name()) {
+            cols.push(new_null_array(f.data_type(), n));
+            continue;
+        }
+        let idx = input
+            .index_of(f.name())
+            .ok()
+            .or_else(|| input.fields().iter().position(|g| g.name().eq_ignore_ascii_case(f.name())))
+            .or_else(|| (input.fields().len() == schema.fields().len()).then_some(i));
+        let col = match idx {
+            Some(idx) => batch.column(idx).clone(),
+            None => return Err(DataFusionError::Plan(format!("column {} missing from the data written to the table", f.name()))),
+        };
+        cols.push(if col.data_type() == f.data_type() { col } else { cast(&col, f.data_type())? });
+    }
+    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+}
+
+#[async_trait]
+impl DataSink for HudiSink {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    async fn write_all(&self, data: SendableRecordBatchStream, _context: &Arc<TaskContext>) -> DFResult<u64> {
+        let schema = self.schema.clone();
+        let batches: Vec<RecordBatch> = data
+            .map_ok(|b| to_table_batch(&b, &schema))
+            .try_collect::<Vec<_>>()
+            .await?
+            .into_iter()
+            .collect::<DFResult<_>>()?;
+        write_batches(&self.table, &self.schema, self.operation, &self.options, batches).await
+    }
+}
+
+impl HudiSink {
+    /// For `dyn Any` downcasts in tests.
+    pub fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Writes `batches` (table schema) as one commit; returns the rows written.
+pub async fn write_batches(
+    table: &HudiTable,
+    schema: &SchemaRef,
+    operation: WriteOperation,
+    options: &InsertOptions,
+    batches: Vec<RecordBatch>,
+) -> DFResult<u64> {
+    let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
+    // Validate keys before anything is written, so bad input leaves no trace on the timeline.
+    if !keygen.has_generated_keys() {
+        for b in &batches {
+            keygen.record_keys(b).map_err(df_err)?;
+        }
+    }
+    let avro = avro_schema(table.config().name(), schema).map_err(df_err)?.to_string();
+    let mut txn = Transaction::begin(table, operation).await.map_err(df_err)?;
+    let result = write_inserts(&mut txn, &keygen, schema, batches, options).await.map_err(df_err)?;
+    txn.commit(avro).await.map_err(df_err)?;
+    Ok(result.rows)
+}

@@ -1,0 +1,57 @@
+//! Splitting a script into statements.
+
+use crate::error::{HoodieError, Result};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// Splits a SQL script into statements at top-level `;`, respecting quotes and comments.
+/// Empty statements (and comment-only ones) are dropped.
+pub fn split_statements(sql: &str) -> Result<Vec<String>> {
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize()
+        .map_err(|e| HoodieError::Parse {
+            message: e.to_string(),
+        })?;
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut meaningful = false;
+    for tok in tokens {
+        match tok {
+            Token::SemiColon => {
+                if meaningful {
+                    out.push(current.trim().to_string());
+                }
+                current.clear();
+                meaningful = false;
+            }
+            Token::Whitespace(ref w) => {
+                use sqlparser::tokenizer::Whitespace;
+                match w {
+                    Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_) => {
+                        current.push(' ')
+                    }
+                    _ => current.push_str(&tok.to_string()),
+                }
+            }
+            other => {
+                meaningful = true;
+                current.push_str(&other.to_string());
+            }
+        }
+    }
+    if meaningful {
+        out.push(current.trim().to_string());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_on_top_level_semicolons_only() {
+        let s = split_statements("select 'a;b'; -- c;d\n select 2;;").unwrap();
+        assert_eq!(s, vec!["select 'a;b'".to_string(), "select 2".to_string()]);
+    }
+}

@@ -1,0 +1,139 @@
+//! Errors of the format core.
+
+use object_store::path::Path;
+
+/// Everything the format core can fail with. Variants are structured so callers can react to
+/// them; every message says what was wrong and, where there is one, what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    /// Reading or writing the object store failed.
+    #[error("storage error on {path}: {source}")]
+    Storage {
+        /// The object the operation was about.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: object_store::Error,
+    },
+    /// A timeline file that must be unique already exists (another writer got there first).
+    #[error("instant file {path} already exists: another writer completed or started the same instant; retry the statement")]
+    AlreadyExists {
+        /// The file that exists.
+        path: Path,
+    },
+    /// `.hoodie/hoodie.properties` is missing: the location is not a Hudi table.
+    #[error("no Hudi table at {location}: {location}/.hoodie/hoodie.properties does not exist")]
+    NotAHudiTable {
+        /// The table location.
+        location: String,
+    },
+    /// A required table property is missing.
+    #[error("hoodie.properties lacks the required key {key}")]
+    MissingProperty {
+        /// The key.
+        key: &'static str,
+    },
+    /// A table property has a value we cannot use.
+    #[error("invalid value {value:?} for {key}: {reason}")]
+    InvalidProperty {
+        /// The key.
+        key: String,
+        /// The value found.
+        value: String,
+        /// Why it is not acceptable.
+        reason: String,
+    },
+    /// The table uses a feature this version of hoodie does not support yet.
+    #[error("not supported yet: {feature}")]
+    Unsupported {
+        /// What is not supported.
+        feature: String,
+    },
+    /// A record key is null or empty.
+    #[error("recordKey value: \"{value}\" for field: \"{field}\" cannot be null or empty.")]
+    NullRecordKey {
+        /// The record key field.
+        field: String,
+        /// "null" or "" (the value found).
+        value: &'static str,
+    },
+    /// A column the table needs is missing from a batch.
+    #[error("column {column} not found in the data being written")]
+    MissingColumn {
+        /// The column.
+        column: String,
+    },
+    /// A data type that cannot be stored in a Hudi table (or used in that role).
+    #[error("unsupported data type {data_type} for column {column}: {reason}")]
+    UnsupportedType {
+        /// The column.
+        column: String,
+        /// The type.
+        data_type: String,
+        /// Why.
+        reason: String,
+    },
+    /// A timeline or metadata file could not be parsed.
+    #[error("corrupt file {path}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A file name that does not follow Hudi's naming rules.
+    #[error("invalid Hudi file name {name:?}: {reason}")]
+    InvalidFileName {
+        /// The name.
+        name: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// Arrow failed.
+    #[error("arrow error: {0}")]
+    Arrow(#[from] arrow::error::ArrowError),
+    /// Parquet failed.
+    #[error("parquet error in {path}: {source}")]
+    Parquet {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// The bloom filter could not be built or decoded.
+    #[error("bloom filter error in {path}: {source}")]
+    Bloom {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: crate::bloom::BloomError,
+    },
+}
+
+/// Result alias of the format core.
+pub type Result<T, E = FormatError> = std::result::Result<T, E>;
+
+impl FormatError {
+    /// Wraps an object store error about `path`.
+    pub fn storage(path: impl ToString, source: object_store::Error) -> Self {
+        match source {
+            object_store::Error::AlreadyExists { path, .. } => FormatError::AlreadyExists {
+                path: Path::from(path),
+            },
+            source => FormatError::Storage {
+                path: path.to_string(),
+                source,
+            },
+        }
+    }
+
+    /// Wraps a parquet error about `path`.
+    pub fn parquet(path: impl ToString, source: parquet::errors::ParquetError) -> Self {
+        FormatError::Parquet {
+            path: path.to_string(),
+            source,
+        }
+    }
+}

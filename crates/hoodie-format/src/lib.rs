@@ -1,0 +1,30 @@
+//! hoodie-format: the Apache Hudi table format with no query engine attached.
+//!
+//! Configuration and `hoodie.properties`, the timeline and its instants, file naming, the meta
+//! columns, key generators, commit metadata, the Java-compatible bloom filter, the file-system
+//! view and the commit protocol. Everything works on plain Arrow record batches.
+
+pub mod bloom;
+pub mod commit_metadata;
+pub mod config;
+pub mod error;
+pub mod file_name;
+pub mod footer;
+pub mod fs_view;
+pub mod insert;
+pub mod instant;
+pub mod keygen;
+pub mod meta;
+pub mod properties;
+pub mod rollback_avro;
+pub mod schema;
+pub mod storage;
+pub mod table;
+pub mod table_config;
+pub mod timeline;
+pub mod transaction;
+pub mod writer;
+
+pub use error::{FormatError, Result};
+pub use table::HudiTable;
+pub use table_config::{TableConfig, TableType};

@@ -1,0 +1,181 @@
+//! The object store a table lives on, addressed relative to the table's base path.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
+use crate::error::{FormatError, Result};
+
+/// A table's storage: an object store and the base path of the table in it.
+#[derive(Debug, Clone)]
+pub struct TableStorage {
+    store: Arc<dyn ObjectStore>,
+    base: Path,
+    location: String,
+}
+
+impl TableStorage {
+    /// A table at `base` in `store`; `location` is how users name it (for messages).
+    pub fn new(store: Arc<dyn ObjectStore>, base: Path, location: impl Into<String>) -> Self {
+        Self {
+            store,
+            base,
+            location: location.into(),
+        }
+    }
+
+    /// A table on the local file system at `dir` (made absolute; need not exist yet).
+    pub fn local(dir: &std::path::Path) -> Result<Self> {
+        let abs = absolute(dir);
+        let base = Path::from_absolute_path(&abs).map_err(|e| FormatError::InvalidProperty {
+            key: "location".into(),
+            value: abs.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Self::new(
+            Arc::new(LocalFileSystem::new()),
+            base,
+            abs.display().to_string(),
+        ))
+    }
+
+    /// The same table on another object store (used to inject failures in tests).
+    pub fn with_store(&self, store: Arc<dyn ObjectStore>) -> Self {
+        Self {
+            store,
+            ..self.clone()
+        }
+    }
+
+    /// The object store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The table's base path in the store.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The location as the user gave it.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The full store path of `rel` (a path relative to the table base, `/`-separated).
+    pub fn path(&self, rel: &str) -> Path {
+        let mut p = self.base.clone();
+        for part in rel.split('/').filter(|s| !s.is_empty()) {
+            p = p.clone().join(part);
+        }
+        p
+    }
+
+    /// The path of `full` relative to the table base.
+    pub fn relative(&self, full: &Path) -> String {
+        full.prefix_match(&self.base)
+            .map(|parts| parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"))
+            .unwrap_or_else(|| full.to_string())
+    }
+
+    /// Reads a whole object.
+    pub async fn get(&self, rel: &str) -> Result<Bytes> {
+        let p = self.path(rel);
+        let r = self
+            .store
+            .get(&p)
+            .await
+            .map_err(|e| FormatError::storage(&p, e))?;
+        r.bytes().await.map_err(|e| FormatError::storage(&p, e))
+    }
+
+    /// True if the object exists.
+    pub async fn exists(&self, rel: &str) -> Result<bool> {
+        let p = self.path(rel);
+        match self.store.head(&p).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(FormatError::storage(&p, e)),
+        }
+    }
+
+    /// Writes an object, replacing what is there.
+    pub async fn put(&self, rel: &str, data: impl Into<PutPayload>) -> Result<()> {
+        let p = self.path(rel);
+        self.store
+            .put(&p, data.into())
+            .await
+            .map_err(|e| FormatError::storage(&p, e))?;
+        Ok(())
+    }
+
+    /// Writes an object only if none exists: the atomic step of a commit.
+    /// Fails with [`FormatError::AlreadyExists`] if another writer got there first.
+    pub async fn put_if_absent(&self, rel: &str, data: impl Into<PutPayload>) -> Result<()> {
+        let p = self.path(rel);
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        self.store
+            .put_opts(&p, data.into(), opts)
+            .await
+            .map_err(|e| FormatError::storage(&p, e))?;
+        Ok(())
+    }
+
+    /// Deletes an object; a missing object is not an error.
+    pub async fn delete(&self, rel: &str) -> Result<()> {
+        let p = self.path(rel);
+        match self.store.delete(&p).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(FormatError::storage(&p, e)),
+        }
+    }
+
+    /// Lists the files directly in `rel` (not recursive).
+    pub async fn list_dir(&self, rel: &str) -> Result<Vec<ObjectMeta>> {
+        let p = self.path(rel);
+        match self.store.list_with_delimiter(Some(&p)).await {
+            Ok(r) => Ok(r.objects),
+            Err(object_store::Error::NotFound { .. }) => Ok(vec![]),
+            Err(e) => Err(FormatError::storage(&p, e)),
+        }
+    }
+
+    /// Lists every file under `rel`, recursively.
+    pub async fn list_all(&self, rel: &str) -> Result<Vec<ObjectMeta>> {
+        let p = self.path(rel);
+        match self.store.list(Some(&p)).try_collect::<Vec<_>>().await {
+            Ok(v) => Ok(v),
+            Err(object_store::Error::NotFound { .. }) => Ok(vec![]),
+            Err(e) => Err(FormatError::storage(&p, e)),
+        }
+    }
+}
+
+fn absolute(dir: &std::path::Path) -> std::path::PathBuf {
+    let abs = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|c| c.join(dir))
+            .unwrap_or_else(|_| dir.to_path_buf())
+    };
+    // Normalise `.` and `..` without touching the file system (the directory may not exist).
+    let mut out = std::path::PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}

@@ -1,0 +1,106 @@
+//! A Hudi table: its storage, its configuration, and how to read its state.
+
+use arrow::datatypes::SchemaRef;
+
+use crate::error::{FormatError, Result};
+use crate::fs_view::{FileSlice, FileSystemView};
+use crate::schema;
+use crate::storage::TableStorage;
+use crate::table_config::TableConfig;
+use crate::timeline::Timeline;
+
+/// Path of the table config relative to the base.
+pub const PROPERTIES_FILE: &str = ".hoodie/hoodie.properties";
+
+/// An open Hudi table.
+#[derive(Debug, Clone)]
+pub struct HudiTable {
+    storage: TableStorage,
+    config: TableConfig,
+}
+
+impl HudiTable {
+    /// Opens the table at `storage`'s base path.
+    pub async fn open(storage: TableStorage) -> Result<Self> {
+        let bytes = match storage.get(PROPERTIES_FILE).await {
+            Ok(b) => b,
+            Err(FormatError::Storage { source: object_store::Error::NotFound { .. }, .. }) => {
+                return Err(FormatError::NotAHudiTable { location: storage.location().to_string() })
+            }
+            Err(e) => return Err(e),
+        };
+        let config = TableConfig::parse(&bytes)?;
+        Ok(Self { storage, config })
+    }
+
+    /// True if a table exists at `storage`.
+    pub async fn exists(storage: &TableStorage) -> Result<bool> {
+        storage.exists(PROPERTIES_FILE).await
+    }
+
+    /// Creates a new table: writes `.hoodie/hoodie.properties` (failing if a table exists).
+    pub async fn create(storage: TableStorage, config: TableConfig) -> Result<Self> {
+        storage.put_if_absent(PROPERTIES_FILE, config.to_text().into_bytes()).await?;
+        Ok(Self { storage, config })
+    }
+
+    /// Rewrites `hoodie.properties` with `config` (ALTER TABLE ... SET TBLPROPERTIES).
+    pub async fn update_config(&mut self, config: TableConfig) -> Result<()> {
+        self.storage.put(PROPERTIES_FILE, config.to_text().into_bytes()).await?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &TableStorage {
+        &self.storage
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TableConfig {
+        &self.config
+    }
+
+    /// Loads the current timeline.
+    pub async fn timeline(&self) -> Result<Timeline> {
+        Timeline::load(&self.storage, &self.config).await
+    }
+
+    /// The latest committed file slices as of `as_of` (None: latest).
+    pub async fn file_slices(&self, timeline: &Timeline, as_of: Option<&str>) -> Result<Vec<FileSlice>> {
+        Ok(FileSystemView::load(&self.storage, timeline, as_of).await?.into_slices())
+    }
+
+    /// The table schema (meta columns first): from the newest base file if there is one, else
+    /// from the latest commit's schema, else from the schema recorded at creation.
+    pub async fn schema(&self, timeline: &Timeline, slices: &[FileSlice]) -> Result<SchemaRef> {
+        if let Some(newest) = slices
+            .iter()
+            .filter_map(|s| s.base_file.as_ref())
+            .max_by(|a, b| a.name.instant.cmp(&b.name.instant))
+        {
+            let s = self.file_schema(&newest.rel_path).await?;
+            return Ok(s);
+        }
+        for i in timeline.completed_writes().collect::<Vec<_>>().into_iter().rev() {
+            let m = timeline.read_commit_metadata(&self.storage, i).await?;
+            if let Some(s) = m.schema().filter(|s| !s.is_empty()) {
+                let data = schema::arrow_schema_from_avro(s)?;
+                return schema::table_schema(&data);
+            }
+        }
+        match self.config.create_schema() {
+            Some(s) => {
+                let data = schema::arrow_schema_from_avro(s)?;
+                schema::table_schema(&data)
+            }
+            None => Err(FormatError::MissingProperty { key: crate::config::CREATE_SCHEMA.key }),
+        }
+    }
+
+    /// The Arrow schema of one base file (without file-level metadata).
+    pub async fn file_schema(&self, rel_path: &str) -> Result<SchemaRef> {
+        let meta = crate::footer::read_footer(&self.storage, rel_path).await?;
+        crate::footer::arrow_schema(&meta, rel_path)
+    }
+}

@@ -1,0 +1,169 @@
+//! The active timeline: which instants exist and in which state.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::commit_metadata::CommitMetadata;
+use crate::error::Result;
+use crate::instant::{Action, Instant, State};
+use crate::storage::TableStorage;
+use crate::table_config::TableConfig;
+
+/// A snapshot of the table's active timeline.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    /// The latest state of every instant, sorted by instant time.
+    instants: Vec<Instant>,
+    /// Every instant file found (all states), for cleanup.
+    files: Vec<Instant>,
+    layout: u32,
+    dir: String,
+}
+
+impl Timeline {
+    /// Loads the active timeline of a table.
+    pub async fn load(storage: &TableStorage, config: &TableConfig) -> Result<Self> {
+        let layout = config.timeline_layout_version()?;
+        let dir = config.timeline_dir()?;
+        let mut files = Vec::new();
+        for meta in storage.list_dir(&dir).await? {
+            let name = meta.location.filename().unwrap_or_default();
+            if let Some(i) = Instant::parse_file_name(name) {
+                // layout 1 has no completion times in names; layout 2 requires them.
+                if layout < 2 && i.completion_time.is_some() {
+                    continue;
+                }
+                files.push(i);
+            }
+        }
+        Ok(Self::from_files(files, layout, dir))
+    }
+
+    /// Builds a timeline from instant files (any order, any states).
+    pub fn from_files(files: Vec<Instant>, layout: u32, dir: String) -> Self {
+        // The latest state per timestamp; a completed compaction/clustering shows as commit/replacecommit.
+        let mut latest: BTreeMap<String, Instant> = BTreeMap::new();
+        for i in &files {
+            match latest.get(&i.timestamp) {
+                Some(cur) if cur.state >= i.state => {}
+                _ => {
+                    latest.insert(i.timestamp.clone(), i.clone());
+                }
+            }
+        }
+        Self {
+            instants: latest.into_values().collect(),
+            files,
+            layout,
+            dir,
+        }
+    }
+
+    /// Timeline layout version.
+    pub fn layout(&self) -> u32 {
+        self.layout
+    }
+
+    /// The timeline folder relative to the table base.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// Every instant in its latest state, in time order.
+    pub fn instants(&self) -> &[Instant] {
+        &self.instants
+    }
+
+    /// Completed commits, deltacommits and replacecommits, in time order.
+    pub fn completed_writes(&self) -> impl Iterator<Item = &Instant> {
+        self.instants
+            .iter()
+            .filter(|i| i.state == State::Completed && i.action.is_write())
+    }
+
+    /// The latest completed write.
+    pub fn last_completed_write(&self) -> Option<&Instant> {
+        self.completed_writes().last()
+    }
+
+    /// The time of the latest instant in any state.
+    pub fn last_instant_time(&self) -> Option<&str> {
+        self.instants.last().map(|i| i.timestamp.as_str())
+    }
+
+    /// Writes that started but never completed (failed or still running).
+    pub fn pending_writes(&self) -> Vec<&Instant> {
+        self.instants
+            .iter()
+            .filter(|i| {
+                i.state != State::Completed
+                    && (i.action.is_write() || matches!(i.action, Action::Compaction | Action::Clustering))
+            })
+            .collect()
+    }
+
+    /// Every instant file of `timestamp` (all states), for deleting a rolled-back instant.
+    pub fn files_of(&self, timestamp: &str) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|i| i.timestamp == timestamp)
+            .map(|i| format!("{}/{}", self.dir, i.file_name(self.layout)))
+            .collect()
+    }
+
+    /// The set of completed write instant times (requested times).
+    pub fn completed_write_times(&self) -> HashSet<&str> {
+        self.completed_writes().map(|i| i.timestamp.as_str()).collect()
+    }
+
+    /// The earliest instant of the active timeline; data files older than it belong to archived
+    /// (hence completed) commits.
+    pub fn earliest_instant_time(&self) -> Option<&str> {
+        self.instants.first().map(|i| i.timestamp.as_str())
+    }
+
+    /// True if a data file written at `instant` is committed (as of the whole timeline).
+    pub fn is_committed(&self, instant: &str) -> bool {
+        self.completed_writes().any(|i| i.timestamp == instant)
+            || self.earliest_instant_time().is_some_and(|e| instant < e)
+    }
+
+    /// Reads the metadata of a completed instant.
+    pub async fn read_commit_metadata(
+        &self,
+        storage: &TableStorage,
+        instant: &Instant,
+    ) -> Result<CommitMetadata> {
+        let rel = format!("{}/{}", self.dir, instant.file_name(self.layout));
+        let bytes = storage.get(&rel).await?;
+        CommitMetadata::parse(&bytes, &rel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst(name: &str) -> Instant {
+        Instant::parse_file_name(name).unwrap()
+    }
+
+    #[test]
+    fn latest_state_and_pending() {
+        let files = vec![
+            inst("001.commit.requested".replace("001", "20240101000000001").as_str()),
+            inst("20240101000000001.inflight"),
+            inst("20240101000000001.commit"),
+            inst("20240101000000002.commit.requested"),
+            inst("20240101000000002.inflight"),
+            inst("20240101000000003.rollback"),
+        ];
+        let t = Timeline::from_files(files, 1, ".hoodie".into());
+        assert_eq!(t.completed_writes().count(), 1);
+        assert_eq!(t.pending_writes().len(), 1);
+        assert_eq!(t.pending_writes()[0].timestamp, "20240101000000002");
+        assert!(t.is_committed("20240101000000001"));
+        assert!(!t.is_committed("20240101000000002"));
+        assert!(t.is_committed("20231231000000000"), "older than the active timeline: archived");
+        assert_eq!(t.files_of("20240101000000002").len(), 2);
+    }
+}

@@ -1,0 +1,309 @@
+//! The commit protocol: one write = one instant, made visible atomically at the end.
+//!
+//! 1. roll back what failed writers left behind (their data files and instant files),
+//! 2. `T.<action>.requested`, then `T.inflight` (create-if-absent: two writers cannot both start
+//!    the same instant),
+//! 3. per data file: a marker under `.hoodie/.temp/T/`, then the file,
+//! 4. the completed instant file with the commit metadata, create-if-absent, last.
+//!
+//! Readers ignore files of instants that never completed, so a failure anywhere before step 4
+//! leaves the table as it was.
+
+use std::collections::{BTreeMap, HashSet};
+
+use arrow::datatypes::SchemaRef;
+
+use crate::commit_metadata::{CommitMetadata, WriteStat};
+use crate::error::{FormatError, Result};
+use crate::file_name::{partition_metadata_text, BaseFileName, PARTITION_METADATA_FILE};
+use crate::instant::{new_instant_time, Action, Instant, State};
+use crate::rollback_avro::{self, RollbackPartition, RolledBackInstant};
+use crate::storage::TableStorage;
+use crate::table::HudiTable;
+use crate::table_config::TableType;
+use crate::timeline::Timeline;
+use crate::writer::{BaseFileSettings, BaseFileWriter};
+
+/// Java `WriteOperationType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOperation {
+    /// Bulk insert: no index lookup, no small-file handling.
+    BulkInsert,
+    /// Insert: new records, duplicates allowed.
+    Insert,
+    /// Upsert: keyed insert-or-update.
+    Upsert,
+    /// Overwrite the partitions present in the input.
+    InsertOverwrite,
+    /// Overwrite the whole table.
+    InsertOverwriteTable,
+    /// Delete by key.
+    Delete,
+}
+
+impl WriteOperation {
+    /// The Java enum name recorded as `operationType`.
+    pub fn java_name(&self) -> &'static str {
+        match self {
+            WriteOperation::BulkInsert => "BULK_INSERT",
+            WriteOperation::Insert => "INSERT",
+            WriteOperation::Upsert => "UPSERT",
+            WriteOperation::InsertOverwrite => "INSERT_OVERWRITE",
+            WriteOperation::InsertOverwriteTable => "INSERT_OVERWRITE_TABLE",
+            WriteOperation::Delete => "DELETE",
+        }
+    }
+
+    /// Parses the option value (`bulk_insert`, `insert`, `upsert`, ...), case-insensitively.
+    pub fn parse(s: &str) -> Result<Self> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "bulk_insert" | "bulkinsert" => WriteOperation::BulkInsert,
+            "insert" => WriteOperation::Insert,
+            "upsert" => WriteOperation::Upsert,
+            "insert_overwrite" => WriteOperation::InsertOverwrite,
+            "insert_overwrite_table" => WriteOperation::InsertOverwriteTable,
+            "delete" => WriteOperation::Delete,
+            _ => {
+                return Err(FormatError::InvalidProperty {
+                    key: crate::config::WRITE_OPERATION.key.into(),
+                    value: s.into(),
+                    reason: "expected bulk_insert, insert, upsert, insert_overwrite, insert_overwrite_table or delete".into(),
+                })
+            }
+        })
+    }
+}
+
+/// Folder of the markers of `instant`.
+pub fn marker_dir(instant: &str) -> String {
+    format!(".hoodie/.temp/{instant}")
+}
+
+/// A write in progress.
+pub struct Transaction {
+    table: HudiTable,
+    instant: String,
+    action: Action,
+    operation: WriteOperation,
+    stats: BTreeMap<String, Vec<WriteStat>>,
+    partitions_ready: HashSet<String>,
+    replaced: BTreeMap<String, Vec<String>>,
+}
+
+impl Transaction {
+    /// Starts a write: rolls back failed writes, then records the requested and inflight
+    /// instants.
+    pub async fn begin(table: &HudiTable, operation: WriteOperation) -> Result<Self> {
+        let version = table.config().version()?;
+        if version != 6 {
+            return Err(FormatError::Unsupported {
+                feature: format!("writing to a table of version {version} (hoodie writes table version 6; the table can be read)"),
+            });
+        }
+        let timeline = table.timeline().await?;
+        let rollback_time = rollback_failed_writes(table, &timeline).await?;
+        let after = rollback_time.as_deref().max(timeline.last_instant_time());
+        let instant = new_instant_time(after);
+        let action = match (operation, table.config().table_type()?) {
+            (WriteOperation::InsertOverwrite | WriteOperation::InsertOverwriteTable, _) => Action::ReplaceCommit,
+            (_, TableType::MergeOnRead) => Action::DeltaCommit,
+            (_, TableType::CopyOnWrite) => Action::Commit,
+        };
+        let storage = table.storage();
+        let dir = timeline.dir().to_string();
+        let requested = Instant::new(&instant, action.clone(), State::Requested);
+        storage.put_if_absent(&format!("{dir}/{}", requested.file_name(1)), Vec::<u8>::new()).await?;
+        let inflight = Instant::new(&instant, action.clone(), State::Inflight);
+        let profile = CommitMetadata { operation_type: Some(operation.java_name().into()), ..Default::default() };
+        storage.put_if_absent(&format!("{dir}/{}", inflight.file_name(1)), profile.to_json()).await?;
+        Ok(Self {
+            table: table.clone(),
+            instant,
+            action,
+            operation,
+            stats: BTreeMap::new(),
+            partitions_ready: HashSet::new(),
+            replaced: BTreeMap::new(),
+        })
+    }
+
+    /// The instant time of this write.
+    pub fn instant(&self) -> &str {
+        &self.instant
+    }
+
+    /// The table being written.
+    pub fn table(&self) -> &HudiTable {
+        &self.table
+    }
+
+    /// Opens a new base file of file group `file_id` in `partition_path`, after writing its
+    /// marker (and the partition's metadata file if the partition is new).
+    pub async fn new_base_file(
+        &mut self,
+        partition_path: &str,
+        file_id: &str,
+        write_token: &str,
+        schema: SchemaRef,
+        settings: &BaseFileSettings,
+    ) -> Result<(BaseFileWriter, BaseFileName)> {
+        let storage = self.table.storage().clone();
+        if self.partitions_ready.insert(partition_path.to_string()) {
+            let meta = join(partition_path, PARTITION_METADATA_FILE);
+            if !storage.exists(&meta).await? {
+                let depth = if partition_path.is_empty() { 0 } else { partition_path.split('/').count() };
+                storage.put(&meta, partition_metadata_text(&self.instant, depth).into_bytes()).await?;
+            }
+        }
+        let name = BaseFileName::new(file_id, write_token, &self.instant);
+        let rel = join(partition_path, &name.name());
+        let marker = format!("{}/{}.marker.CREATE", marker_dir(&self.instant), rel);
+        storage.put(&marker, Vec::<u8>::new()).await?;
+        Ok((BaseFileWriter::try_new(&storage, &rel, schema, settings)?, name))
+    }
+
+    /// Records the statistics of a written file.
+    pub fn record_stat(&mut self, stat: WriteStat) {
+        let p = stat.partition_path.clone().unwrap_or_default();
+        self.stats.entry(p).or_default().push(stat);
+    }
+
+    /// Records file groups this (replace) commit replaces.
+    pub fn replace_file_group(&mut self, partition_path: &str, file_id: &str) {
+        self.replaced.entry(partition_path.to_string()).or_default().push(file_id.to_string());
+    }
+
+    /// Completes the write: writes the completed instant with the commit metadata. `avro_schema`
+    /// is the table's Avro schema (without meta fields).
+    pub async fn commit(self, avro_schema: String) -> Result<CommitMetadata> {
+        let mut extra = BTreeMap::new();
+        extra.insert("schema".to_string(), avro_schema);
+        let metadata = CommitMetadata {
+            partition_to_write_stats: self.stats,
+            partition_to_replace_file_ids: (self.action == Action::ReplaceCommit).then_some(self.replaced),
+            compacted: false,
+            extra_metadata: extra,
+            operation_type: Some(self.operation.java_name().into()),
+        };
+        let storage = self.table.storage();
+        let dir = self.table.config().timeline_dir()?;
+        let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
+        storage.put_if_absent(&format!("{dir}/{}", done.file_name(1)), metadata.to_json()).await?;
+        // Markers are only needed while the write can fail; a failure to delete them is harmless.
+        let _ = delete_prefix(storage, &marker_dir(&self.instant)).await;
+        Ok(metadata)
+    }
+}
+
+fn join(partition: &str, name: &str) -> String {
+    if partition.is_empty() {
+        name.to_string()
+    } else {
+        format!("{partition}/{name}")
+    }
+}
+
+async fn delete_prefix(storage: &TableStorage, rel: &str) -> Result<()> {
+    for m in storage.list_all(rel).await? {
+        let r = storage.relative(&m.location);
+        storage.delete(&r).await?;
+    }
+    Ok(())
+}
+
+/// Rolls back every write that started but never completed: deletes its data files (found
+/// through its markers, or by listing when it left none), records a rollback instant, and
+/// removes its instant files. Returns the time of the last rollback instant, if any.
+///
+/// hoodie assumes a single writer per table (as Hudi does without a lock provider): a
+/// pending instant is taken as failed.
+pub async fn rollback_failed_writes(table: &HudiTable, timeline: &Timeline) -> Result<Option<String>> {
+    let storage = table.storage();
+    let mut last = None;
+    let pending: Vec<Instant> = timeline
+        .pending_writes()
+        .into_iter()
+        .filter(|i| i.action.is_write())
+        .cloned()
+        .collect();
+    for target in pending {
+        let ts = target.timestamp.clone();
+        let mut files: Vec<String> = storage
+            .list_all(&marker_dir(&ts))
+            .await?
+            .iter()
+            .filter_map(|m| {
+                let rel = storage.relative(&m.location);
+                let data = rel.strip_prefix(&format!("{}/", marker_dir(&ts)))?;
+                let data = data.rsplit_once(".marker.").map(|(d, _)| d)?;
+                Some(data.to_string())
+            })
+            .collect();
+        if files.is_empty() {
+            for m in storage.list_all("").await? {
+                let rel = storage.relative(&m.location);
+                if rel.starts_with(".hoodie/") {
+                    continue;
+                }
+                let name = rel.rsplit('/').next().unwrap_or_default();
+                if BaseFileName::parse(name).is_ok_and(|b| b.instant == ts) {
+                    files.push(rel);
+                }
+            }
+        }
+        let mut by_partition: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for f in &files {
+            let p = f.rsplit_once('/').map(|(p, _)| p.to_string()).unwrap_or_default();
+            by_partition.entry(p).or_default().push(f.clone());
+        }
+        let rollback_time = new_instant_time(Some(timeline.last_instant_time().unwrap_or("0").max(last.as_deref().unwrap_or("0"))));
+        let rolled = RolledBackInstant {
+            instant_time: ts.clone(),
+            action: target.action.as_str().to_string(),
+            state: if target.state == State::Requested { "REQUESTED" } else { "INFLIGHT" }.into(),
+        };
+        let full = |f: &String| format!("{}/{}", storage.location().trim_end_matches('/'), f);
+        let plan_parts: Vec<(String, Vec<String>)> = by_partition.iter().map(|(p, fs)| (p.clone(), fs.iter().map(full).collect())).collect();
+        let plan = rollback_avro::rollback_plan_avro(&rolled, &plan_parts).map_err(|e| FormatError::Corrupt {
+            path: format!("{ts}.rollback.requested"),
+            reason: e.to_string(),
+        })?;
+        let dir = timeline.dir();
+        storage
+            .put_if_absent(&format!("{dir}/{}", Instant::new(&rollback_time, Action::Rollback, State::Requested).file_name(1)), plan)
+            .await?;
+        storage
+            .put_if_absent(&format!("{dir}/{}", Instant::new(&rollback_time, Action::Rollback, State::Inflight).file_name(1)), Vec::<u8>::new())
+            .await?;
+        let started = std::time::Instant::now();
+        for f in &files {
+            storage.delete(f).await?;
+        }
+        let parts: Vec<RollbackPartition> = by_partition
+            .into_iter()
+            .map(|(p, fs)| RollbackPartition {
+                partition_path: p,
+                deleted_files: fs.iter().map(full).collect(),
+                failed_delete_files: vec![],
+            })
+            .collect();
+        let meta = rollback_avro::rollback_metadata_avro(
+            &rollback_time,
+            &rollback_time,
+            started.elapsed().as_millis() as i64,
+            &rolled,
+            &parts,
+            files.len() as i64,
+        )
+        .map_err(|e| FormatError::Corrupt { path: format!("{rollback_time}.rollback"), reason: e.to_string() })?;
+        for f in timeline.files_of(&ts) {
+            storage.delete(&f).await?;
+        }
+        storage
+            .put_if_absent(&format!("{dir}/{}", Instant::new(&rollback_time, Action::Rollback, State::Completed).file_name(1)), meta)
+            .await?;
+        let _ = delete_prefix(storage, &marker_dir(&ts)).await;
+        last = Some(rollback_time);
+    }
+    Ok(last)
+}

@@ -1,0 +1,153 @@
+//! Writing base files: Parquet with the meta columns and Hudi's footer (bloom filter, min/max
+//! record keys).
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use object_store::buffered::BufWriter;
+use parquet::arrow::async_writer::AsyncArrowWriter;
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{WriterProperties, WriterVersion};
+
+use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
+use crate::error::{FormatError, Result};
+use crate::storage::TableStorage;
+
+/// Settings of base files.
+#[derive(Debug, Clone)]
+pub struct BaseFileSettings {
+    /// Compression codec name (`snappy`, `gzip`, `zstd`, `uncompressed`).
+    pub codec: String,
+    /// Bloom filter sizing: expected entries.
+    pub bloom_num_entries: usize,
+    /// Bloom filter false positive probability.
+    pub bloom_fpp: f64,
+    /// Dynamic bloom filter maximum entries.
+    pub bloom_max_entries: usize,
+}
+
+impl Default for BaseFileSettings {
+    fn default() -> Self {
+        Self { codec: "snappy".into(), bloom_num_entries: 60000, bloom_fpp: 1e-9, bloom_max_entries: 100000 }
+    }
+}
+
+impl BaseFileSettings {
+    fn compression(&self) -> Result<Compression> {
+        Ok(match self.codec.to_ascii_lowercase().as_str() {
+            "snappy" => Compression::SNAPPY,
+            "gzip" => Compression::GZIP(GzipLevel::default()),
+            "zstd" => Compression::ZSTD(ZstdLevel::default()),
+            "lz4" | "lz4_raw" => Compression::LZ4_RAW,
+            "uncompressed" | "none" => Compression::UNCOMPRESSED,
+            other => {
+                return Err(FormatError::InvalidProperty {
+                    key: crate::config::PARQUET_COMPRESSION_CODEC.key.into(),
+                    value: other.into(),
+                    reason: "expected snappy, gzip, zstd, lz4 or uncompressed".into(),
+                })
+            }
+        })
+    }
+}
+
+/// What a finished base file holds.
+#[derive(Debug, Clone)]
+pub struct WrittenFile {
+    /// Path relative to the table base.
+    pub rel_path: String,
+    /// Bytes written.
+    pub size: u64,
+    /// Rows written.
+    pub rows: u64,
+}
+
+/// Writes one base file. Batches must be in the table schema (meta columns first).
+pub struct BaseFileWriter {
+    rel_path: String,
+    writer: AsyncArrowWriter<BufWriter>,
+    bloom: HoodieBloomFilter,
+    min_key: Option<String>,
+    max_key: Option<String>,
+    rows: u64,
+}
+
+/// Java `String.compareTo`: UTF-16 code unit order.
+fn java_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.cmp(b)
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
+impl BaseFileWriter {
+    /// Starts writing `rel_path` in `storage`.
+    pub fn try_new(storage: &TableStorage, rel_path: &str, schema: SchemaRef, settings: &BaseFileSettings) -> Result<Self> {
+        let props = WriterProperties::builder()
+            .set_compression(settings.compression()?)
+            .set_writer_version(WriterVersion::PARQUET_1_0)
+            .set_created_by("hoodie".into())
+            .build();
+        let object_writer = BufWriter::new(storage.store().clone(), storage.path(rel_path));
+        let writer = AsyncArrowWriter::try_new(object_writer, schema, Some(props))
+            .map_err(|e| FormatError::parquet(rel_path, e))?;
+        Ok(Self {
+            rel_path: rel_path.to_string(),
+            writer,
+            bloom: HoodieBloomFilter::new_dynamic(settings.bloom_num_entries, settings.bloom_fpp, settings.bloom_max_entries),
+            min_key: None,
+            max_key: None,
+            rows: 0,
+        })
+    }
+
+    /// Writes a batch (table schema; the record key is column 2).
+    pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let keys = batch.column(2).as_string::<i32>();
+        for i in 0..keys.len() {
+            if keys.is_null(i) {
+                continue;
+            }
+            let k = keys.value(i);
+            self.bloom.add(k);
+            if self.min_key.as_deref().is_none_or(|m| java_cmp(k, m).is_lt()) {
+                self.min_key = Some(k.to_string());
+            }
+            if self.max_key.as_deref().is_none_or(|m| java_cmp(k, m).is_gt()) {
+                self.max_key = Some(k.to_string());
+            }
+        }
+        self.rows += batch.num_rows() as u64;
+        self.writer.write(batch).await.map_err(|e| FormatError::parquet(&self.rel_path, e))
+    }
+
+    /// Bytes written so far (an estimate until closed).
+    pub fn bytes_written(&self) -> usize {
+        self.writer.bytes_written() + self.writer.in_progress_size()
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Adds the footer and finishes the file.
+    pub async fn close(mut self) -> Result<WrittenFile> {
+        self.writer.append_key_value_metadata(KeyValue::new(bloom::BLOOM_FILTER_FOOTER_KEY.into(), self.bloom.to_base64()));
+        self.writer.append_key_value_metadata(KeyValue::new(
+            bloom::BLOOM_FILTER_TYPE_CODE_KEY.into(),
+            BloomFilterType::DynamicV0.as_code().to_string(),
+        ));
+        if let (Some(min), Some(max)) = (self.min_key.take(), self.max_key.take()) {
+            self.writer.append_key_value_metadata(KeyValue::new(bloom::MIN_RECORD_KEY_FOOTER_KEY.into(), min));
+            self.writer.append_key_value_metadata(KeyValue::new(bloom::MAX_RECORD_KEY_FOOTER_KEY.into(), max));
+        }
+        let rel_path = self.rel_path.clone();
+        let rows = self.rows;
+        self.writer.finish().await.map_err(|e| FormatError::parquet(&rel_path, e))?;
+        let size = self.writer.bytes_written() as u64;
+        Ok(WrittenFile { rel_path, size, rows })
+    }
+}

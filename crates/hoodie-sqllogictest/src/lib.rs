@@ -1,0 +1,16 @@
+//! hoodie-sqllogictest: runs [sqllogictest] files against a hoodie session.
+//!
+//! Each `.slt` file runs in a fresh session over an empty temporary warehouse; `${TMPDIR}` in
+//! the file is replaced by that temporary directory. Failing records are reported and the run
+//! carries on; see [`run_paths`].
+//!
+//! [sqllogictest]: https://www.sqlite.org/sqllogictest/doc/trunk/about.wiki
+
+pub mod db;
+pub mod error;
+pub mod files;
+pub mod runner;
+
+pub use db::{DbError, HoodieDb};
+pub use error::FileError;
+pub use runner::{run_paths, run_paths_with, Event, Failure, Summary};

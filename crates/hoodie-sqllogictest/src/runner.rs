@@ -1,0 +1,267 @@
+//! Running test files and tallying the results.
+
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::FutureExt;
+use hoodie_datafusion::{HoodieConfig, HoodieContext};
+use sqllogictest::{
+    default_column_validator, default_validator, DefaultColumnType, Record, RecordOutput, Runner,
+};
+
+use crate::db::{DbError, HoodieDb};
+use crate::error::FileError;
+use crate::files::{collect_files, load_records};
+
+/// One failing record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The file the record is in (as the runner was given it).
+    pub file: String,
+    /// The record's line.
+    pub line: u32,
+    /// What went wrong: the error, the SQL and, for results, a diff (-expected, +actual).
+    pub message: String,
+}
+
+impl fmt::Display for Failure {
+    /// `FAIL <file>:<line>: <first line>`, further lines indented by four spaces.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut lines = self.message.trim_end().lines();
+        write!(
+            f,
+            "FAIL {}:{}: {}",
+            self.file,
+            self.line,
+            lines.next().unwrap_or_default()
+        )?;
+        for line in lines {
+            write!(f, "\n    {}", line.replace('\t', "  "))?;
+        }
+        Ok(())
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Records (statements, queries) that passed.
+    pub passed: usize,
+    /// Records that failed.
+    pub failed: usize,
+    /// The failing records, in the order they ran.
+    pub failures: Vec<Failure>,
+    /// Files that could not be found, read, parsed or set up (their records did not run).
+    pub file_errors: Vec<FileError>,
+}
+
+impl Summary {
+    /// True when no record failed and every file could be run.
+    pub fn is_success(&self) -> bool {
+        self.failed == 0 && self.file_errors.is_empty()
+    }
+}
+
+impl fmt::Display for Summary {
+    /// `N passed, M failed`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} passed, {} failed", self.passed, self.failed)
+    }
+}
+
+/// Something worth reporting while a run is in progress.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A record failed.
+    Failure(&'a Failure),
+    /// A file could not be run.
+    FileError(&'a FileError),
+}
+
+/// Runs every `.slt` file under `paths` (see [`collect_files`]), each in a fresh session
+/// over an empty temporary warehouse, and returns the tally.
+pub async fn run_paths(paths: &[PathBuf]) -> Summary {
+    run_paths_with(paths, |_| {}).await
+}
+
+/// Like [`run_paths`], calling `report` for each failure as soon as it happens.
+pub async fn run_paths_with(paths: &[PathBuf], mut report: impl FnMut(Event<'_>)) -> Summary {
+    let mut summary = Summary::default();
+    let (files, errors) = collect_files(paths);
+    for error in errors {
+        report(Event::FileError(&error));
+        summary.file_errors.push(error);
+    }
+    for file in files {
+        if let Err(error) = run_file(&file, &mut summary, &mut report).await {
+            report(Event::FileError(&error));
+            summary.file_errors.push(error);
+        }
+    }
+    summary
+}
+
+/// Runs one file's records, adding to `summary`. A failing record does not stop the file;
+/// `halt` does.
+async fn run_file(
+    path: &Path,
+    summary: &mut Summary,
+    report: &mut impl FnMut(Event<'_>),
+) -> Result<(), FileError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("hoodie-slt-")
+        .tempdir()
+        .map_err(|source| FileError::TempDir {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let warehouse = tmp.path().join("warehouse");
+    std::fs::create_dir_all(&warehouse).map_err(|source| FileError::TempDir {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let records = load_records(path, tmp.path())?;
+    let ctx = HoodieContext::new(HoodieConfig::new(&warehouse))
+        .await
+        .map_err(|source| FileError::Session {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let db = HoodieDb::new(Arc::new(ctx));
+    let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(db.clone())));
+    runner.with_validator(default_validator);
+    runner.with_column_validator(default_column_validator);
+    runner.add_label("hoodie");
+
+    for record in records {
+        if matches!(record, Record::Halt { .. }) {
+            break;
+        }
+        let location = record_location(&record, path);
+        let outcome = AssertUnwindSafe(runner.run_async(record))
+            .catch_unwind()
+            .await;
+        let failure = match outcome {
+            Ok(Ok(RecordOutput::Nothing)) => None,
+            Ok(Ok(_)) => {
+                summary.passed += 1;
+                None
+            }
+            Ok(Err(error)) => {
+                let loc = error.location();
+                Some(Failure {
+                    file: loc.file().to_string(),
+                    line: loc.line(),
+                    message: error.kind().display(false).to_string(),
+                })
+            }
+            Err(panic) => Some(Failure {
+                file: location.0,
+                line: location.1,
+                message: format!("panicked: {}", panic_message(panic.as_ref())),
+            }),
+        };
+        if let Some(failure) = failure {
+            summary.failed += 1;
+            report(Event::Failure(&failure));
+            summary.failures.push(failure);
+        }
+    }
+    runner.shutdown_async().await;
+    Ok(())
+}
+
+/// File and line of a record that runs something (the file's own name otherwise).
+fn record_location(record: &Record<DefaultColumnType>, path: &Path) -> (String, u32) {
+    match record {
+        Record::Statement { loc, .. }
+        | Record::Query { loc, .. }
+        | Record::System { loc, .. }
+        | Record::Let { loc, .. } => (loc.file().to_string(), loc.line()),
+        _ => (path.display().to_string(), 0),
+    }
+}
+
+/// The message of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_display_is_compact() {
+        let failure = Failure {
+            file: "a.slt".into(),
+            line: 7,
+            message: "query result mismatch:\n[SQL] SELECT 1\n[Diff]\n-2\n+1\n".into(),
+        };
+        assert_eq!(
+            failure.to_string(),
+            "FAIL a.slt:7: query result mismatch:\n    [SQL] SELECT 1\n    [Diff]\n    -2\n    +1"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn keeps_going_after_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.slt");
+        std::fs::write(
+            &file,
+            "query I\nSELECT 1 + 1\n----\n3\n\n\
+             query I\nSELECT 2 + 2\n----\n4\n\n\
+             control sortmode rowsort\n",
+        )
+        .unwrap();
+        let mut reported = Vec::new();
+        let summary = run_paths_with(&[file.clone()], |event| {
+            if let Event::Failure(f) = event {
+                reported.push(f.clone());
+            }
+        })
+        .await;
+        assert_eq!((summary.passed, summary.failed), (1, 1), "{summary:?}");
+        assert!(summary.file_errors.is_empty());
+        assert_eq!(reported, summary.failures);
+        let failure = &summary.failures[0];
+        assert_eq!(failure.line, 1);
+        assert!(failure.file.ends_with("mixed.slt"));
+        let text = failure.to_string();
+        assert!(text.contains("SELECT 1 + 1"), "{text}");
+        assert!(text.contains("-   3") && text.contains("+   2"), "{text}");
+        assert_eq!(summary.to_string(), "1 passed, 1 failed");
+        assert!(!summary.is_success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn files_get_a_fresh_tmpdir_and_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "statement ok\nCREATE VIEW v AS SELECT '${TMPDIR}' AS d\n\n\
+                      query T\nSELECT d LIKE '%hoodie-slt-%' FROM v\n----\ntrue\n";
+        std::fs::write(dir.path().join("a.slt"), script).unwrap();
+        std::fs::write(dir.path().join("b.slt"), script).unwrap();
+        let summary = run_paths(&[dir.path().to_path_buf()]).await;
+        assert!(summary.is_success(), "{:?}", summary.failures);
+        assert_eq!(summary.passed, 4);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unparsable_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bad.slt"), "frobnicate\n").unwrap();
+        let summary = run_paths(&[dir.path().to_path_buf()]).await;
+        assert_eq!((summary.passed, summary.failed), (0, 0));
+        assert!(matches!(summary.file_errors[..], [FileError::Parse { .. }]));
+        assert!(!summary.is_success());
+    }
+}

@@ -1,0 +1,38 @@
+-- hoodie quickstart: a Hudi table on local disk, written and read with SQL.
+-- Run it with:  cargo run --release --bin hoodie -- -f examples/quickstart.sql
+
+-- A partitioned copy-on-write table with a record key (Hudi's Spark SQL dialect).
+DROP TABLE IF EXISTS trips;
+CREATE TABLE trips (
+  uuid STRING,
+  rider STRING,
+  driver STRING,
+  fare DOUBLE,
+  ts BIGINT,
+  city STRING
+) USING hudi
+PARTITIONED BY (city)
+TBLPROPERTIES (primaryKey = 'uuid', type = 'cow');
+
+-- INSERT INTO: without an ordering field Hudi 1.2 runs it as an `insert`.
+INSERT INTO trips VALUES
+  ('334e26e9', 'rider-A', 'driver-K', 19.10, 1695159649087, 'san_francisco'),
+  ('e96c4396', 'rider-B', 'driver-L', 27.70, 1695091554788, 'san_francisco'),
+  ('9909a8b1', 'rider-C', 'driver-M', 33.90, 1695046462179, 'sao_paulo'),
+  ('7a84095f', 'rider-D', 'driver-N', 34.15, 1695332066204, 'chennai');
+
+-- A static partition insert (Spark's INSERT ... PARTITION).
+INSERT INTO trips PARTITION (city = 'chennai') VALUES ('c8abbe79', 'rider-E', 'driver-O', 17.85, 1695115999911);
+
+-- Every row carries the five Hudi meta columns.
+SELECT _hoodie_record_key, _hoodie_partition_path, rider, fare, city FROM trips ORDER BY rider;
+
+-- Partition pruning, aggregation, the partitions on disk.
+SELECT city, count(*) AS trips, round(sum(fare), 2) AS fares FROM trips GROUP BY city ORDER BY city;
+SHOW PARTITIONS trips;
+
+-- CREATE TABLE ... AS SELECT writes with bulk_insert.
+DROP TABLE IF EXISTS expensive_trips;
+CREATE TABLE expensive_trips USING hudi TBLPROPERTIES (primaryKey = 'uuid') AS
+  SELECT uuid, rider, fare FROM trips WHERE fare > 25;
+SELECT rider, fare FROM expensive_trips ORDER BY rider;

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Interoperability: tables written by hoodie are read by the Python `hudi` reader (hudi-rs,
+# PyPI hudi==0.5.0) with the same rows and meta columns.
+# Usage: tests/interop/run.sh <path to the hoodie binary>
+set -euo pipefail
+HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
+HERE=$(cd "$(dirname "$0")" && pwd)
+VENV=${HOODIE_INTEROP_VENV:-$HERE/../../target/interop-venv}
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import hudi, pyarrow" 2>/dev/null; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet "hudi==0.5.0" pyarrow
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+"$HOODIE" --warehouse "$WORK/wh" -f "$HERE/write_tables.sql"
+"$VENV/bin/python" "$HERE/check.py" "$WORK/wh"

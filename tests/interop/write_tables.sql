@@ -1,0 +1,17 @@
+-- Tables the interop check reads with hudi-rs. Expected rows are in check.py.
+CREATE TABLE part_simple (id INT, name STRING, price DOUBLE, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id');
+INSERT INTO part_simple VALUES (1, 'a1', 10.5, '2024-01-01'), (2, 'a2', 20.0, '2024-01-02');
+INSERT INTO part_simple VALUES (3, 'a3', 30.25, '2024-01-01');
+
+CREATE TABLE nonpart_complex (id INT, name STRING, qty BIGINT) USING hudi
+  TBLPROPERTIES (primaryKey = 'id,name');
+INSERT INTO nonpart_complex VALUES (1, 'x', 5), (2, 'y', 6);
+INSERT INTO nonpart_complex VALUES (3, 'z', 7);
+
+CREATE TABLE multi_part (id INT, v STRING, y INT, m INT) USING hudi
+  PARTITIONED BY (y, m) TBLPROPERTIES (primaryKey = 'id', type = 'mor');
+INSERT INTO multi_part VALUES (1, 'one', 2024, 1), (2, 'two', 2024, 2), (3, 'three', 2025, 1);
+
+CREATE TABLE ctas_t USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id')
+  AS SELECT id, name, dt FROM part_simple;
