@@ -40,7 +40,8 @@ check("part_simple commit times are commits", sorted({r["_hoodie_commit_time"] f
 check("part_simple file names", all(r["_hoodie_file_name"].endswith(r["_hoodie_commit_time"] + ".parquet") for r in tab.to_pylist()), True)
 check("part_simple seqno", all(r["_hoodie_commit_seqno"].startswith(r["_hoodie_commit_time"] + "_") for r in tab.to_pylist()), True)
 check("part_simple table type", t.table_type, "COPY_ON_WRITE")
-check("part_simple schema", [f.name for f in t.get_schema()], ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name", "id", "name", "price", "dt"])
+check("part_simple schema", [f.name for f in t.get_schema()], ["id", "name", "price", "dt"])
+check("part_simple schema with meta", [f.name for f in t.get_schema_with_meta_fields()], ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name", "id", "name", "price", "dt"])
 
 # time travel to the first commit
 from hudi import HudiReadOptions

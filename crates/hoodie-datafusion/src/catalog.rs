@@ -29,7 +29,11 @@ pub struct WarehouseSchema {
 impl WarehouseSchema {
     /// A schema over the warehouse directory `dir`.
     pub fn new(dir: PathBuf, options: SessionOptions) -> Self {
-        Self { dir, options, tables: RwLock::new(HashMap::new()) }
+        Self {
+            dir,
+            options,
+            tables: RwLock::new(HashMap::new()),
+        }
     }
 
     /// The directory a managed table `name` lives in.
@@ -43,7 +47,9 @@ impl WarehouseSchema {
     }
 
     fn warehouse_table_names(&self) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return vec![] };
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return vec![];
+        };
         entries
             .flatten()
             .filter(|e| e.path().join(".hoodie/hoodie.properties").is_file())
@@ -53,14 +59,23 @@ impl WarehouseSchema {
 
     /// Forgets a table of the session (the next access re-opens it from the warehouse).
     pub fn forget(&self, name: &str) {
-        self.tables.write().unwrap_or_else(|e| e.into_inner()).remove(name);
+        self.tables
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
     }
 }
 
 #[async_trait]
 impl SchemaProvider for WarehouseSchema {
     fn table_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.tables.read().unwrap_or_else(|e| e.into_inner()).keys().cloned().collect();
+        let mut names: Vec<String> = self
+            .tables
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
         names.extend(self.warehouse_table_names());
         names.sort();
         names.dedup();
@@ -68,34 +83,63 @@ impl SchemaProvider for WarehouseSchema {
     }
 
     async fn table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        if let Some(t) = self.tables.read().unwrap_or_else(|e| e.into_inner()).get(name) {
+        if let Some(t) = self
+            .tables
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
             return Ok(Some(t.clone()));
         }
         let dir = self.table_dir(name);
         if !dir.join(".hoodie/hoodie.properties").is_file() {
             return Ok(None);
         }
-        let storage = TableStorage::local(&dir).map_err(|e| HoodieError::from(e).into_datafusion())?;
-        let table = HudiTable::open(storage).await.map_err(|e| HoodieError::from(e).into_datafusion())?;
+        let storage =
+            TableStorage::local(&dir).map_err(|e| HoodieError::from(e).into_datafusion())?;
+        let table = HudiTable::open(storage)
+            .await
+            .map_err(|e| HoodieError::from(e).into_datafusion())?;
         let provider: Arc<dyn TableProvider> = Arc::new(
             HudiTableProvider::try_new(name, table, self.options.clone())
                 .await
                 .map_err(HoodieError::into_datafusion)?,
         );
-        self.tables.write().unwrap_or_else(|e| e.into_inner()).insert(name.to_string(), provider.clone());
+        self.tables
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), provider.clone());
         Ok(Some(provider))
     }
 
-    fn register_table(&self, name: String, table: Arc<dyn TableProvider>) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        Ok(self.tables.write().unwrap_or_else(|e| e.into_inner()).insert(name, table))
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> DFResult<Option<Arc<dyn TableProvider>>> {
+        Ok(self
+            .tables
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name, table))
     }
 
     fn deregister_table(&self, name: &str) -> DFResult<Option<Arc<dyn TableProvider>>> {
-        Ok(self.tables.write().unwrap_or_else(|e| e.into_inner()).remove(name))
+        Ok(self
+            .tables
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name))
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.tables.read().unwrap_or_else(|e| e.into_inner()).contains_key(name)
-            || self.table_dir(name).join(".hoodie/hoodie.properties").is_file()
+        self.tables
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(name)
+            || self
+                .table_dir(name)
+                .join(".hoodie/hoodie.properties")
+                .is_file()
     }
 }

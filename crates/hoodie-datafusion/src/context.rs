@@ -7,15 +7,15 @@ use datafusion::arrow::array::{Array, StringArray, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::SchemaProvider;
+use datafusion::common::{Column, ScalarValue};
 use datafusion::datasource::TableProvider;
 use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::session_state::SessionStateBuilder;
-use datafusion::common::{Column, ScalarValue};
 use datafusion::logical_expr::{lit, Expr, LogicalPlan};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::ExecutionPlanProperties;
 use datafusion::physical_plan::collect;
+use datafusion::physical_plan::ExecutionPlanProperties;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DFStatement;
 use hoodie_format::transaction::WriteOperation;
@@ -42,7 +42,10 @@ pub struct HoodieConfig {
 impl HoodieConfig {
     /// A config with the given warehouse and no memory limit.
     pub fn new(warehouse: impl Into<PathBuf>) -> Self {
-        Self { warehouse: warehouse.into(), memory_limit: None }
+        Self {
+            warehouse: warehouse.into(),
+            memory_limit: None,
+        }
     }
 }
 
@@ -73,8 +76,15 @@ pub struct HoodieContext {
 impl HoodieContext {
     /// Creates a session over `config.warehouse` (created if missing).
     pub async fn new(config: HoodieConfig) -> Result<Self> {
-        std::fs::create_dir_all(&config.warehouse).map_err(|source| HoodieError::Io { path: config.warehouse.display().to_string(), source })?;
-        let warehouse_dir = std::fs::canonicalize(&config.warehouse).map_err(|source| HoodieError::Io { path: config.warehouse.display().to_string(), source })?;
+        std::fs::create_dir_all(&config.warehouse).map_err(|source| HoodieError::Io {
+            path: config.warehouse.display().to_string(),
+            source,
+        })?;
+        let warehouse_dir =
+            std::fs::canonicalize(&config.warehouse).map_err(|source| HoodieError::Io {
+                path: config.warehouse.display().to_string(),
+                source,
+            })?;
         let options = SessionOptions::default();
         let mut runtime = RuntimeEnvBuilder::new();
         if let Some(limit) = config.memory_limit {
@@ -85,13 +95,28 @@ impl HoodieContext {
             .with_config(session_config)
             .with_runtime_env(runtime.build_arc()?)
             .with_default_features()
-            .with_table_factory("HUDI".to_string(), Arc::new(HudiTableFactory::new(options.clone())))
+            .with_table_factory(
+                "HUDI".to_string(),
+                Arc::new(HudiTableFactory::new(options.clone())),
+            )
             .build();
         let ctx = SessionContext::new_with_state(state);
         let warehouse = Arc::new(WarehouseSchema::new(warehouse_dir, options.clone()));
-        let catalog = ctx.catalog("datafusion").ok_or_else(|| HoodieError::Invalid { message: "default catalog missing".into() })?;
+        let catalog = ctx
+            .catalog("datafusion")
+            .ok_or_else(|| HoodieError::Invalid {
+                message: "default catalog missing".into(),
+            })?;
         catalog.register_schema("public", warehouse.clone() as Arc<dyn SchemaProvider>)?;
-        Ok(Self { ctx, config: HoodieConfig { warehouse: warehouse.dir().to_path_buf(), ..config }, options, warehouse })
+        Ok(Self {
+            ctx,
+            config: HoodieConfig {
+                warehouse: warehouse.dir().to_path_buf(),
+                ..config
+            },
+            options,
+            warehouse,
+        })
     }
 
     /// The underlying DataFusion session.
@@ -114,7 +139,11 @@ impl HoodieContext {
         match frontend::classify(sql)? {
             FrontStatement::PassThrough => self.run_datafusion(sql).await,
             FrontStatement::CreateUsing(c) => self.create_using(c).await,
-            FrontStatement::DropTable { name, if_exists, purge } => self.drop_table(&name, if_exists, purge).await,
+            FrontStatement::DropTable {
+                name,
+                if_exists,
+                purge,
+            } => self.drop_table(&name, if_exists, purge).await,
             FrontStatement::Set { key, value } => {
                 self.options.set(&key, &value);
                 Ok(StatementOutput::Done)
@@ -125,15 +154,39 @@ impl HoodieContext {
             }
             FrontStatement::ShowPartitions { name } => {
                 let t = self.hudi_table(&name).await?;
-                let parts = as_hudi(&t).map(|h| h.partitions()).ok_or_else(|| HoodieError::TableNotFound { name: name.clone() })?.await?;
-                let schema = Arc::new(Schema::new(vec![Field::new("partition", DataType::Utf8, false)]));
-                let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>()))])?;
-                Ok(StatementOutput::Rows { schema, batches: vec![batch] })
+                let parts = as_hudi(&t)
+                    .map(|h| h.partitions())
+                    .ok_or_else(|| HoodieError::TableNotFound { name: name.clone() })?
+                    .await?;
+                let schema = Arc::new(Schema::new(vec![Field::new(
+                    "partition",
+                    DataType::Utf8,
+                    false,
+                )]));
+                let batch = RecordBatch::try_new(
+                    schema.clone(),
+                    vec![Arc::new(StringArray::from(
+                        parts
+                            .into_iter()
+                            .filter(|p| !p.is_empty())
+                            .collect::<Vec<_>>(),
+                    ))],
+                )?;
+                Ok(StatementOutput::Rows {
+                    schema,
+                    batches: vec![batch],
+                })
             }
-            FrontStatement::AlterSetProperties { name, properties } => self.alter_properties(&name, properties).await,
+            FrontStatement::AlterSetProperties { name, properties } => {
+                self.alter_properties(&name, properties).await
+            }
             FrontStatement::Insert(stmt) => {
                 let stmt = rewrite_insert(*stmt, &self.ctx).await?;
-                let plan = self.ctx.state().statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;
+                let plan = self
+                    .ctx
+                    .state()
+                    .statement_to_plan(DFStatement::Statement(Box::new(stmt)))
+                    .await?;
                 self.run_plan(plan).await
             }
         }
@@ -164,9 +217,16 @@ impl HoodieContext {
     }
 
     async fn hudi_table(&self, name: &str) -> Result<Arc<dyn TableProvider>> {
-        let t = self.table_provider(name).await?.ok_or_else(|| HoodieError::TableNotFound { name: name.to_string() })?;
+        let t = self
+            .table_provider(name)
+            .await?
+            .ok_or_else(|| HoodieError::TableNotFound {
+                name: name.to_string(),
+            })?;
         if as_hudi(&t).is_none() {
-            return Err(HoodieError::Invalid { message: format!("{name} is not a Hudi table") });
+            return Err(HoodieError::Invalid {
+                message: format!("{name} is not a Hudi table"),
+            });
         }
         Ok(t)
     }
@@ -180,12 +240,16 @@ impl HoodieContext {
             if !c.or_replace {
                 return Err(HoodieError::TableExists { name: c.name });
             }
-            return Err(HoodieError::Unsupported { feature: "CREATE OR REPLACE TABLE on an existing table".into() });
+            return Err(HoodieError::Unsupported {
+                feature: "CREATE OR REPLACE TABLE on an existing table".into(),
+            });
         }
         match c.format.as_str() {
             "hudi" => self.create_hudi(c).await,
             "parquet" | "csv" | "json" => self.create_plain(c).await,
-            other => Err(HoodieError::Unsupported { feature: format!("CREATE TABLE ... USING {other} (use hudi, parquet, csv or json)") }),
+            other => Err(HoodieError::Unsupported {
+                feature: format!("CREATE TABLE ... USING {other} (use hudi, parquet, csv or json)"),
+            }),
         }
     }
 
@@ -196,7 +260,12 @@ impl HoodieContext {
             None => self.warehouse.table_dir(&c.name).display().to_string(),
         };
         let Some(query) = c.query else {
-            let spec = TableSpec { name: c.name.clone(), columns: Arc::new(frontend::schema_of(&c.columns)), partition_by: c.partitioned_by, options: c.options };
+            let spec = TableSpec {
+                name: c.name.clone(),
+                columns: Arc::new(frontend::schema_of(&c.columns)),
+                partition_by: c.partitioned_by,
+                options: c.options,
+            };
             let (provider, _created) = open_or_create(&location, Some(spec), &self.options).await?;
             self.register(&c.name, provider, managed)?;
             return Ok(StatementOutput::Done);
@@ -205,18 +274,48 @@ impl HoodieContext {
             return Err(HoodieError::Invalid { message: "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list".into() });
         }
         // CTAS: plan the query, create the table with its schema, bulk insert; staged.
-        let df = self.ctx.execute_logical_plan(self.ctx.state().statement_to_plan(DFStatement::Statement(Box::new(sqlparser::ast::Statement::Query(query)))).await?).await?;
-        let columns: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let spec = TableSpec { name: c.name.clone(), columns, partition_by: c.partitioned_by, options: c.options };
+        let df = self
+            .ctx
+            .execute_logical_plan(
+                self.ctx
+                    .state()
+                    .statement_to_plan(DFStatement::Statement(Box::new(
+                        sqlparser::ast::Statement::Query(query),
+                    )))
+                    .await?,
+            )
+            .await?;
+        // like Spark Hudi, the meta columns of a Hudi source are not data of the new table
+        let data_fields: Vec<Field> = df.schema().as_arrow().fields().iter().filter(|f| !hoodie_format::schema::is_meta_column(f.name())).map(|f| f.as_ref().clone()).collect();
+        let columns: SchemaRef = Arc::new(Schema::new(data_fields));
+        let spec = TableSpec {
+            name: c.name.clone(),
+            columns,
+            partition_by: c.partitioned_by,
+            options: c.options,
+        };
         let ordered = spec.ordered_columns()?;
-        let storage_dir = std::path::PathBuf::from(location.strip_prefix("file://").unwrap_or(&location));
+        let storage_dir =
+            std::path::PathBuf::from(location.strip_prefix("file://").unwrap_or(&location));
         let (provider, created) = open_or_create(&location, Some(spec), &self.options).await?;
         if !created {
-            return Err(HoodieError::Invalid { message: format!("CREATE TABLE ... AS SELECT: a Hudi table already exists at {location}") });
+            return Err(HoodieError::Invalid {
+                message: format!(
+                    "CREATE TABLE ... AS SELECT: a Hudi table already exists at {location}"
+                ),
+            });
         }
         // meta columns (filled by the writer) first, then the data columns in table order
-        let mut exprs: Vec<Expr> = hoodie_format::meta::META_COLUMNS.iter().map(|m| lit(ScalarValue::Utf8(None)).alias(*m)).collect();
-        exprs.extend(ordered.fields().iter().map(|f| Expr::Column(Column::from_name(f.name()))));
+        let mut exprs: Vec<Expr> = hoodie_format::meta::META_COLUMNS
+            .iter()
+            .map(|m| lit(ScalarValue::Utf8(None)).alias(*m))
+            .collect();
+        exprs.extend(
+            ordered
+                .fields()
+                .iter()
+                .map(|f| Expr::Column(Column::from_name(f.name()))),
+        );
         let df = df.select(exprs)?;
         let result = async {
             let mut plan = df.create_physical_plan().await?;
@@ -246,7 +345,8 @@ impl HoodieContext {
             // managed tables are found through the warehouse; drop any cached copy
             self.warehouse.forget(name);
         } else {
-            self.warehouse.register_table(name.to_string(), Arc::new(provider))?;
+            self.warehouse
+                .register_table(name.to_string(), Arc::new(provider))?;
         }
         Ok(())
     }
@@ -257,14 +357,25 @@ impl HoodieContext {
             None => format!("{}/", self.warehouse.table_dir(&c.name).display()),
         };
         if let Some(p) = location.strip_prefix("file://").or(Some(location.as_str())) {
-            std::fs::create_dir_all(p).map_err(|source| HoodieError::Io { path: p.to_string(), source })?;
+            std::fs::create_dir_all(p).map_err(|source| HoodieError::Io {
+                path: p.to_string(),
+                source,
+            })?;
         }
-        let location = if location.ends_with('/') { location } else { format!("{location}/") };
+        let location = if location.ends_with('/') {
+            location
+        } else {
+            format!("{location}/")
+        };
         let format = c.format.to_ascii_uppercase();
         let options = if c.options.is_empty() {
             String::new()
         } else {
-            let kv: Vec<String> = c.options.iter().map(|(k, v)| format!("'{}' '{}'", k.replace('\'', "''"), v.replace('\'', "''"))).collect();
+            let kv: Vec<String> = c
+                .options
+                .iter()
+                .map(|(k, v)| format!("'{}' '{}'", k.replace('\'', "''"), v.replace('\'', "''")))
+                .collect();
             format!(" OPTIONS ({})", kv.join(", "))
         };
         let (columns, query) = match (&c.query, c.columns.is_empty()) {
@@ -275,19 +386,38 @@ impl HoodieContext {
             (Some(_), false) => return Err(HoodieError::Invalid { message: "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list".into() }),
             (None, _) => (c.columns.clone(), None),
         };
-        let cols: Vec<String> = columns.iter().map(|f| format!("\"{}\" {}", f.name(), sql_type(f.data_type()))).collect();
-        let partition = if c.partitioned_by.is_empty() { String::new() } else { format!(" PARTITIONED BY ({})", c.partitioned_by.join(", ")) };
+        let cols: Vec<String> = columns
+            .iter()
+            .map(|f| format!("\"{}\" {}", f.name(), sql_type(f.data_type())))
+            .collect();
+        let partition = if c.partitioned_by.is_empty() {
+            String::new()
+        } else {
+            format!(" PARTITIONED BY ({})", c.partitioned_by.join(", "))
+        };
         let ddl = format!("CREATE EXTERNAL TABLE \"{}\" ({}) STORED AS {format}{partition} LOCATION '{}'{options}", c.name, cols.join(", "), location.replace('\'', "''"));
         self.run_datafusion(&ddl).await?;
         if let Some(q) = query {
-            self.run_datafusion(&format!("INSERT INTO \"{}\" {q}", c.name)).await?;
+            self.run_datafusion(&format!("INSERT INTO \"{}\" {q}", c.name))
+                .await?;
         }
         Ok(StatementOutput::Done)
     }
 
-    async fn drop_table(&self, name: &str, if_exists: bool, purge: bool) -> Result<StatementOutput> {
+    async fn drop_table(
+        &self,
+        name: &str,
+        if_exists: bool,
+        purge: bool,
+    ) -> Result<StatementOutput> {
         let Some(t) = self.table_provider(name).await? else {
-            return if if_exists { Ok(StatementOutput::Done) } else { Err(HoodieError::TableNotFound { name: name.to_string() }) };
+            return if if_exists {
+                Ok(StatementOutput::Done)
+            } else {
+                Err(HoodieError::TableNotFound {
+                    name: name.to_string(),
+                })
+            };
         };
         if let Some(h) = as_hudi(&t) {
             let location = std::path::PathBuf::from(h.table().storage().location());
@@ -295,34 +425,55 @@ impl HoodieContext {
             self.warehouse.deregister_table(name)?;
             self.warehouse.forget(name);
             if managed || purge {
-                std::fs::remove_dir_all(&location).map_err(|source| HoodieError::Io { path: location.display().to_string(), source })?;
+                std::fs::remove_dir_all(&location).map_err(|source| HoodieError::Io {
+                    path: location.display().to_string(),
+                    source,
+                })?;
             }
             return Ok(StatementOutput::Done);
         }
-        self.run_datafusion(&format!("DROP TABLE {}\"{name}\"", if if_exists { "IF EXISTS " } else { "" })).await
+        self.run_datafusion(&format!(
+            "DROP TABLE {}\"{name}\"",
+            if if_exists { "IF EXISTS " } else { "" }
+        ))
+        .await
     }
 
-    async fn alter_properties(&self, name: &str, properties: Vec<(String, String)>) -> Result<StatementOutput> {
+    async fn alter_properties(
+        &self,
+        name: &str,
+        properties: Vec<(String, String)>,
+    ) -> Result<StatementOutput> {
         let t = self.hudi_table(name).await?;
-        let h = as_hudi(&t).ok_or_else(|| HoodieError::Invalid { message: format!("{name} is not a Hudi table") })?;
+        let h = as_hudi(&t).ok_or_else(|| HoodieError::Invalid {
+            message: format!("{name} is not a Hudi table"),
+        })?;
         let mut table = h.table().clone();
         let mut config = table.config().clone();
         let structural = [
-            hoodie_format::config::RECORD_KEY_FIELDS, hoodie_format::config::PARTITION_FIELDS, hoodie_format::config::TABLE_TYPE,
-            hoodie_format::config::TABLE_NAME, hoodie_format::config::TABLE_VERSION, hoodie_format::config::KEYGEN_CLASS,
-            hoodie_format::config::TIMELINE_LAYOUT_VERSION, hoodie_format::config::ORDERING_FIELDS,
+            hoodie_format::config::RECORD_KEY_FIELDS,
+            hoodie_format::config::PARTITION_FIELDS,
+            hoodie_format::config::TABLE_TYPE,
+            hoodie_format::config::TABLE_NAME,
+            hoodie_format::config::TABLE_VERSION,
+            hoodie_format::config::KEYGEN_CLASS,
+            hoodie_format::config::TIMELINE_LAYOUT_VERSION,
+            hoodie_format::config::ORDERING_FIELDS,
         ];
         for (k, v) in properties {
             let key = hoodie_format::config::lookup(&k);
             if key.is_some_and(|c| structural.contains(&c)) {
-                return Err(HoodieError::Invalid { message: format!("{k} cannot be changed after the table is created") });
+                return Err(HoodieError::Invalid {
+                    message: format!("{k} cannot be changed after the table is created"),
+                });
             }
             let key = key.map(|c| c.key.to_string()).unwrap_or(k);
             config.set(&key, v);
         }
         table.update_config(config).await?;
-        self.warehouse.forget(name);
-        if self.warehouse.deregister_table(name)?.is_some() {
+        let managed = std::path::Path::new(table.storage().location()).parent() == Some(self.warehouse.dir());
+        self.warehouse.deregister_table(name)?;
+        if !managed {
             let provider = HudiTableProvider::try_new(name, table, self.options.clone()).await?;
             self.warehouse.register_table(name.to_string(), Arc::new(provider))?;
         }
@@ -333,7 +484,12 @@ impl HoodieContext {
 fn count_of(batches: &[RecordBatch]) -> u64 {
     batches
         .iter()
-        .filter_map(|b| b.column(0).as_any().downcast_ref::<UInt64Array>().map(|c| c.iter().flatten().sum::<u64>()))
+        .filter_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .map(|c| c.iter().flatten().sum::<u64>())
+        })
         .sum()
 }
 

@@ -26,7 +26,11 @@ pub struct TableSpec {
 }
 
 fn find_column(schema: &Schema, name: &str) -> Option<String> {
-    schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name)).map(|f| f.name().clone())
+    schema
+        .fields()
+        .iter()
+        .find(|f| f.name().eq_ignore_ascii_case(name))
+        .map(|f| f.name().clone())
 }
 
 impl TableSpec {
@@ -38,7 +42,12 @@ impl TableSpec {
     }
 
     fn column_list(&self) -> String {
-        self.columns.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+        self.columns
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn resolve(&self, role: &'static str, names: &[String]) -> Result<Vec<String>> {
@@ -47,7 +56,13 @@ impl TableSpec {
             .map(|n| {
                 let top = n.split('.').next().unwrap_or(n);
                 find_column(&self.columns, top)
-                    .map(|c| if n.contains('.') { format!("{c}{}", &n[top.len()..]) } else { c })
+                    .map(|c| {
+                        if n.contains('.') {
+                            format!("{c}{}", &n[top.len()..])
+                        } else {
+                            c
+                        }
+                    })
                     .ok_or_else(|| HoodieError::UnknownColumn {
                         role,
                         column: n.clone(),
@@ -61,39 +76,87 @@ impl TableSpec {
     /// The data schema with partition columns moved last (Hudi's column order).
     pub fn ordered_columns(&self) -> Result<SchemaRef> {
         let parts = self.resolve("partition", &self.partition_by)?;
-        let mut fields: Vec<_> = self.columns.fields().iter().filter(|f| !parts.contains(f.name())).cloned().collect();
+        let mut fields: Vec<_> = self
+            .columns
+            .fields()
+            .iter()
+            .filter(|f| !parts.contains(f.name()))
+            .cloned()
+            .collect();
         for p in &parts {
-            fields.push(self.columns.field_with_name(p).map_err(|e| HoodieError::Invalid { message: e.to_string() })?.clone().into());
+            fields.push(
+                self.columns
+                    .field_with_name(p)
+                    .map_err(|e| HoodieError::Invalid {
+                        message: e.to_string(),
+                    })?
+                    .clone()
+                    .into(),
+            );
         }
         Ok(Arc::new(Schema::new(fields)))
     }
 
     /// The `hoodie.properties` of the new table (table version 6).
     pub fn table_config(&self) -> Result<TableConfig> {
-        if let Some(f) = self.columns.fields().iter().find(|f| is_meta_column(f.name())) {
-            return Err(HoodieError::Invalid { message: format!("column {} is a Hudi meta column and cannot be declared", f.name()) });
+        if let Some(f) = self
+            .columns
+            .fields()
+            .iter()
+            .find(|f| is_meta_column(f.name()))
+        {
+            return Err(HoodieError::Invalid {
+                message: format!(
+                    "column {} is a Hudi meta column and cannot be declared",
+                    f.name()
+                ),
+            });
         }
         let split = |s: Option<String>| -> Vec<String> {
-            s.map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()).unwrap_or_default()
+            s.map(|s| {
+                s.split(',')
+                    .map(|x| x.trim().to_string())
+                    .filter(|x| !x.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
         };
-        let keys = self.resolve("primaryKey", &split(self.option(&config::RECORD_KEY_FIELDS)))?;
-        let ordering = self.resolve("preCombineField", &split(self.option(&config::ORDERING_FIELDS)))?;
+        let keys = self.resolve(
+            "primaryKey",
+            &split(self.option(&config::RECORD_KEY_FIELDS)),
+        )?;
+        let ordering = self.resolve(
+            "preCombineField",
+            &split(self.option(&config::ORDERING_FIELDS)),
+        )?;
         if ordering.len() > 1 {
-            return Err(HoodieError::Unsupported { feature: "more than one ordering field".into() });
+            return Err(HoodieError::Unsupported {
+                feature: "more than one ordering field".into(),
+            });
         }
         let mut partitions = self.resolve("partition", &self.partition_by)?;
         if partitions.is_empty() {
-            partitions = self.resolve("partition", &split(self.option(&config::PARTITION_FIELDS)))?;
+            partitions =
+                self.resolve("partition", &split(self.option(&config::PARTITION_FIELDS)))?;
         }
-        let table_type = TableType::parse(&self.option(&config::TABLE_TYPE).unwrap_or_else(|| "cow".into()))?;
+        let table_type = TableType::parse(
+            &self
+                .option(&config::TABLE_TYPE)
+                .unwrap_or_else(|| "cow".into()),
+        )?;
         let merge_mode = match self.option(&config::RECORD_MERGE_MODE) {
             Some(m) => MergeMode::parse(&m)?,
             None if !ordering.is_empty() => MergeMode::EventTimeOrdering,
             None => MergeMode::CommitTimeOrdering,
         };
-        let keygen = match self.option(&config::KEYGEN_CLASS).or(self.option(&config::KEYGEN_TYPE)) {
+        let keygen = match self
+            .option(&config::KEYGEN_CLASS)
+            .or(self.option(&config::KEYGEN_TYPE))
+        {
             Some(k) => k,
-            None => KeyGenKind::infer(&keys, &partitions).class_name().to_string(),
+            None => KeyGenKind::infer(&keys, &partitions)
+                .class_name()
+                .to_string(),
         };
         let ordered = self.ordered_columns()?;
         let schema = table_schema(&ordered)?;
@@ -133,9 +196,16 @@ impl TableSpec {
         p.set(config::DATABASE_NAME.key, "default");
         // every other hoodie.* option is kept as a table property (writes read it from there)
         let handled = [
-            config::RECORD_KEY_FIELDS, config::ORDERING_FIELDS, config::PARTITION_FIELDS, config::TABLE_TYPE,
-            config::RECORD_MERGE_MODE, config::KEYGEN_CLASS, config::KEYGEN_TYPE, config::TABLE_NAME,
-            config::TABLE_VERSION, config::TIMELINE_LAYOUT_VERSION,
+            config::RECORD_KEY_FIELDS,
+            config::ORDERING_FIELDS,
+            config::PARTITION_FIELDS,
+            config::TABLE_TYPE,
+            config::RECORD_MERGE_MODE,
+            config::KEYGEN_CLASS,
+            config::KEYGEN_TYPE,
+            config::TABLE_NAME,
+            config::TABLE_VERSION,
+            config::TIMELINE_LAYOUT_VERSION,
         ];
         for (k, v) in &self.options {
             let known = config::lookup(k);
@@ -144,10 +214,14 @@ impl TableSpec {
             }
             if let Some(c) = known {
                 if c == config::DROP_PARTITION_COLUMNS && v.eq_ignore_ascii_case("true") {
-                    return Err(HoodieError::Unsupported { feature: "hoodie.datasource.write.drop.partition.columns = true".into() });
+                    return Err(HoodieError::Unsupported {
+                        feature: "hoodie.datasource.write.drop.partition.columns = true".into(),
+                    });
                 }
                 if c == config::CDC_ENABLED && v.eq_ignore_ascii_case("true") {
-                    return Err(HoodieError::Unsupported { feature: "CDC logging (hoodie.table.cdc.enabled = true)".into() });
+                    return Err(HoodieError::Unsupported {
+                        feature: "CDC logging (hoodie.table.cdc.enabled = true)".into(),
+                    });
                 }
                 p.set(c.key, v);
             } else if k.to_ascii_lowercase().starts_with("hoodie.") {

@@ -31,39 +31,76 @@ impl HudiTableFactory {
 
 /// Opens the Hudi table at a local `location`, or creates it from `spec` if there is none and
 /// a spec is given.
-pub async fn open_or_create(location: &str, spec: Option<TableSpec>, options: &SessionOptions) -> Result<(HudiTableProvider, bool), HoodieError> {
+pub async fn open_or_create(
+    location: &str,
+    spec: Option<TableSpec>,
+    options: &SessionOptions,
+) -> Result<(HudiTableProvider, bool), HoodieError> {
     let path = location.strip_prefix("file://").unwrap_or(location);
     if path.contains("://") {
-        return Err(HoodieError::Unsupported { feature: format!("table location {location}: hoodie supports local paths for now") });
+        return Err(HoodieError::Unsupported {
+            feature: format!("table location {location}: hoodie supports local paths for now"),
+        });
     }
     let storage = TableStorage::local(std::path::Path::new(path))?;
     let name = spec.as_ref().map(|s| s.name.clone());
     if HudiTable::exists(&storage).await? {
         let table = HudiTable::open(storage).await?;
         let name = name.unwrap_or_else(|| table.config().name().to_string());
-        return Ok((HudiTableProvider::try_new(name, table, options.clone()).await?, false));
+        return Ok((
+            HudiTableProvider::try_new(name, table, options.clone()).await?,
+            false,
+        ));
     }
     match spec {
         Some(spec) if !spec.columns.fields().is_empty() => {
             let config = spec.table_config()?;
             let table = HudiTable::create(storage, config).await?;
-            Ok((HudiTableProvider::try_new(spec.name, table, options.clone()).await?, true))
+            Ok((
+                HudiTableProvider::try_new(spec.name, table, options.clone()).await?,
+                true,
+            ))
         }
-        _ => Err(hoodie_format::FormatError::NotAHudiTable { location: storage.location().to_string() }.into()),
+        _ => Err(hoodie_format::FormatError::NotAHudiTable {
+            location: storage.location().to_string(),
+        }
+        .into()),
     }
 }
 
 #[async_trait]
 impl TableProviderFactory for HudiTableFactory {
-    async fn create(&self, _state: &dyn Session, cmd: &CreateExternalTable) -> DFResult<Arc<dyn TableProvider>> {
+    async fn create(
+        &self,
+        _state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> DFResult<Arc<dyn TableProvider>> {
         let columns = Arc::new(cmd.schema.as_arrow().clone());
         let spec = TableSpec {
             name: cmd.name.table().to_string(),
             columns,
             partition_by: cmd.table_partition_cols.clone(),
-            options: cmd.options.iter().map(|(k, v)| (k.strip_prefix("format.").unwrap_or(k).to_string(), v.clone())).collect(),
+            options: cmd
+                .options
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.strip_prefix("format.").unwrap_or(k).to_string(),
+                        v.clone(),
+                    )
+                })
+                .collect(),
         };
-        let (provider, _) = open_or_create(cmd.locations.first().map(String::as_str).unwrap_or_default(), Some(spec), &self.options).await.map_err(HoodieError::into_datafusion)?;
+        let (provider, _) = open_or_create(
+            cmd.locations
+                .first()
+                .map(String::as_str)
+                .unwrap_or_default(),
+            Some(spec),
+            &self.options,
+        )
+        .await
+        .map_err(HoodieError::into_datafusion)?;
         Ok(Arc::new(provider))
     }
 }

@@ -16,16 +16,31 @@ use crate::provider::as_hudi;
 
 /// Rewrites `stmt` if it inserts into a Hudi table; returns other statements unchanged.
 pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Statement> {
-    let Statement::Insert(mut insert) = stmt else { return Ok(stmt) };
-    let TableObject::TableName(name) = &insert.table else { return Ok(Statement::Insert(insert)) };
+    let Statement::Insert(mut insert) = stmt else {
+        return Ok(stmt);
+    };
+    let TableObject::TableName(name) = &insert.table else {
+        return Ok(Statement::Insert(insert));
+    };
     let table_name = name.to_string();
     let lookup_name = name
         .0
         .iter()
-        .map(|p| p.as_ident().map(|i| if i.quote_style.is_some() { i.value.clone() } else { i.value.to_ascii_lowercase() }).unwrap_or_default())
+        .map(|p| {
+            p.as_ident()
+                .map(|i| {
+                    if i.quote_style.is_some() {
+                        i.value.clone()
+                    } else {
+                        i.value.to_ascii_lowercase()
+                    }
+                })
+                .unwrap_or_default()
+        })
         .collect::<Vec<_>>()
         .join(".");
-    let provider: Option<Arc<dyn TableProvider>> = ctx.table_provider(lookup_name.as_str()).await.ok();
+    let provider: Option<Arc<dyn TableProvider>> =
+        ctx.table_provider(lookup_name.as_str()).await.ok();
     let Some(provider) = provider else {
         return Err(HoodieError::TableNotFound { name: table_name });
     };
@@ -33,27 +48,60 @@ pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Sta
         return Ok(Statement::Insert(insert));
     }
     let schema = provider.schema();
-    let data_columns: Vec<String> = schema.fields().iter().filter(|f| !is_meta_column(f.name())).map(|f| f.name().clone()).collect();
-    let find = |n: &str| data_columns.iter().find(|c| c.eq_ignore_ascii_case(n)).cloned();
+    let data_columns: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| !is_meta_column(f.name()))
+        .map(|f| f.name().clone())
+        .collect();
+    let find = |n: &str| {
+        data_columns
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(n))
+            .cloned()
+    };
     // static partition values
     let mut static_parts: Vec<(String, Expr)> = Vec::new();
     let mut dynamic_parts: Vec<String> = Vec::new();
     for e in insert.partitioned.take().unwrap_or_default() {
         match e {
-            Expr::BinaryOp { left, op: BinaryOperator::Eq, right } => {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } => {
                 let col = match *left {
                     Expr::Identifier(i) => i.value,
-                    other => return Err(HoodieError::Invalid { message: format!("PARTITION spec entries must be column = value, found {other}") }),
+                    other => {
+                        return Err(HoodieError::Invalid {
+                            message: format!(
+                                "PARTITION spec entries must be column = value, found {other}"
+                            ),
+                        })
+                    }
                 };
-                let col = find(&col).ok_or_else(|| HoodieError::UnknownColumn { role: "partition", column: col.clone(), table: table_name.clone(), columns: data_columns.join(", ") })?;
+                let col = find(&col).ok_or_else(|| HoodieError::UnknownColumn {
+                    role: "partition",
+                    column: col.clone(),
+                    table: table_name.clone(),
+                    columns: data_columns.join(", "),
+                })?;
                 static_parts.push((col, *right));
             }
             Expr::Identifier(i) => dynamic_parts.push(find(&i.value).unwrap_or(i.value)),
-            other => return Err(HoodieError::Invalid { message: format!("unsupported PARTITION spec entry {other}") }),
+            other => {
+                return Err(HoodieError::Invalid {
+                    message: format!("unsupported PARTITION spec entry {other}"),
+                })
+            }
         }
     }
     let mut columns: Vec<String> = if insert.columns.is_empty() {
-        data_columns.iter().filter(|c| !static_parts.iter().any(|(s, _)| s == *c)).cloned().collect()
+        data_columns
+            .iter()
+            .filter(|c| !static_parts.iter().any(|(s, _)| s == *c))
+            .cloned()
+            .collect()
     } else {
         insert
             .columns
@@ -61,13 +109,20 @@ pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Sta
             .map(|c| {
                 let n = c.to_string();
                 let n = n.trim_matches('"');
-                find(n).ok_or_else(|| HoodieError::UnknownColumn { role: "INSERT", column: n.to_string(), table: table_name.clone(), columns: data_columns.join(", ") })
+                find(n).ok_or_else(|| HoodieError::UnknownColumn {
+                    role: "INSERT",
+                    column: n.to_string(),
+                    table: table_name.clone(),
+                    columns: data_columns.join(", "),
+                })
             })
             .collect::<Result<_>>()?
     };
     let _ = dynamic_parts;
     if !static_parts.is_empty() {
-        let mut source = insert.source.take().ok_or_else(|| HoodieError::Invalid { message: "INSERT ... PARTITION needs VALUES or a SELECT".into() })?;
+        let mut source = insert.source.take().ok_or_else(|| HoodieError::Invalid {
+            message: "INSERT ... PARTITION needs VALUES or a SELECT".into(),
+        })?;
         if let SetExpr::Values(values) = source.body.as_mut() {
             // DataFusion types VALUES of an INSERT by the target columns: extend the rows in place
             for row in values.rows.iter_mut() {
@@ -75,13 +130,27 @@ pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Sta
             }
             insert.source = Some(source);
         } else {
-            let extra: Vec<String> = static_parts.iter().map(|(c, e)| format!("{e} AS \"{c}\"")).collect();
-            let sql = format!("SELECT __hoodie_src.*, {} FROM ({source}) AS __hoodie_src", extra.join(", "));
-            let q = Parser::new(&GenericDialect {}).try_with_sql(&sql).and_then(|mut p| p.parse_query()).map_err(|e| HoodieError::Parse { message: e.to_string() })?;
+            let extra: Vec<String> = static_parts
+                .iter()
+                .map(|(c, e)| format!("{e} AS \"{c}\""))
+                .collect();
+            let sql = format!(
+                "SELECT __hoodie_src.*, {} FROM ({source}) AS __hoodie_src",
+                extra.join(", ")
+            );
+            let q = Parser::new(&GenericDialect {})
+                .try_with_sql(&sql)
+                .and_then(|mut p| p.parse_query())
+                .map_err(|e| HoodieError::Parse {
+                    message: e.to_string(),
+                })?;
             insert.source = Some(q);
         }
         columns.extend(static_parts.iter().map(|(c, _)| c.clone()));
     }
-    insert.columns = columns.into_iter().map(|c| ObjectName::from(vec![Ident::with_quote('"', c)])).collect();
+    insert.columns = columns
+        .into_iter()
+        .map(|c| ObjectName::from(vec![Ident::with_quote('"', c)]))
+        .collect();
     Ok(Statement::Insert(insert))
 }

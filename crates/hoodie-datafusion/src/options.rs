@@ -20,7 +20,10 @@ pub struct SessionOptions {
 impl SessionOptions {
     /// Sets an option.
     pub fn set(&self, key: &str, value: &str) {
-        self.inner.write().unwrap_or_else(|e| e.into_inner()).insert(key.to_string(), value.to_string());
+        self.inner
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.to_string(), value.to_string());
     }
 
     /// Removes an option (`RESET k`); `None` removes every option (`RESET`).
@@ -36,7 +39,11 @@ impl SessionOptions {
 
     /// The value of an option.
     pub fn get(&self, key: &str) -> Option<String> {
-        self.inner.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        self.inner
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned()
     }
 
     /// All options.
@@ -55,29 +62,41 @@ pub struct WriteOptions {
 impl WriteOptions {
     /// The options of a write to `table` in a session with `session` options.
     pub fn new(session: &SessionOptions, table: &TableConfig) -> Self {
-        Self { session: session.all(), table: table.clone() }
+        Self {
+            session: session.all(),
+            table: table.clone(),
+        }
     }
 
     /// The value of `key` (or an alias), without its default.
     pub fn explicit(&self, key: &ConfigKey) -> Option<String> {
         std::iter::once(key.key)
             .chain(key.aliases.iter().copied())
-            .find_map(|k| self.session.get(k).cloned().or_else(|| self.table.properties().get(k).map(str::to_string)))
+            .find_map(|k| {
+                self.session
+                    .get(k)
+                    .cloned()
+                    .or_else(|| self.table.properties().get(k).map(str::to_string))
+            })
     }
 
     /// The value of `key`, falling back to its default.
     pub fn get(&self, key: &ConfigKey) -> Option<String> {
-        self.explicit(key).or_else(|| key.default.map(str::to_string))
+        self.explicit(key)
+            .or_else(|| key.default.map(str::to_string))
     }
 
     /// A numeric option.
     pub fn get_usize(&self, key: &ConfigKey) -> Result<usize> {
         let v = self.get(key).unwrap_or_default();
-        v.trim().parse().map_err(|_| HoodieError::Invalid { message: format!("{} must be a whole number, got {v:?}", key.key) })
+        v.trim().parse().map_err(|_| HoodieError::Invalid {
+            message: format!("{} must be a whole number, got {v:?}", key.key),
+        })
     }
 
     fn flag(&self, key: &ConfigKey) -> bool {
-        self.get(key).is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        self.get(key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
 
     /// The operation of `INSERT INTO`, by Hudi 1.2's precedence:
@@ -87,10 +106,16 @@ impl WriteOptions {
     pub fn insert_into_operation(&self) -> Result<(WriteOperation, &'static str)> {
         let has_pk = !self.table.record_key_fields().is_empty();
         if let Some(op) = self.explicit(&config::WRITE_OPERATION) {
-            return Ok((WriteOperation::parse(&op)?, "hoodie.datasource.write.operation"));
+            return Ok((
+                WriteOperation::parse(&op)?,
+                "hoodie.datasource.write.operation",
+            ));
         }
         if let Some(op) = self.explicit(&config::SQL_INSERT_INTO_OPERATION) {
-            return Ok((WriteOperation::parse(&op)?, "hoodie.spark.sql.insert.into.operation"));
+            return Ok((
+                WriteOperation::parse(&op)?,
+                "hoodie.spark.sql.insert.into.operation",
+            ));
         }
         if let Some(mode) = self.explicit(&config::SQL_INSERT_MODE) {
             let bulk = self.flag(&config::SQL_BULK_INSERT_ENABLE);
@@ -111,7 +136,10 @@ impl WriteOptions {
         }
         let event_time = self.merge_mode()? == MergeMode::EventTimeOrdering;
         if has_pk && self.table.ordering_field().is_some() && event_time {
-            return Ok((WriteOperation::Upsert, "primary key + ordering field under EVENT_TIME_ORDERING"));
+            return Ok((
+                WriteOperation::Upsert,
+                "primary key + ordering field under EVENT_TIME_ORDERING",
+            ));
         }
         Ok((WriteOperation::Insert, "default"))
     }

@@ -9,10 +9,10 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
-use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -44,11 +44,20 @@ pub struct HudiTableProvider {
 
 impl HudiTableProvider {
     /// Opens the provider for `table`, reading its schema from the latest snapshot.
-    pub async fn try_new(name: impl Into<String>, table: HudiTable, options: SessionOptions) -> Result<Self, HoodieError> {
+    pub async fn try_new(
+        name: impl Into<String>,
+        table: HudiTable,
+        options: SessionOptions,
+    ) -> Result<Self, HoodieError> {
         let timeline = table.timeline().await?;
         let slices = table.file_slices(&timeline, None).await?;
         let schema = table.schema(&timeline, &slices).await?;
-        Ok(Self { name: name.into(), table, schema, options })
+        Ok(Self {
+            name: name.into(),
+            table,
+            schema,
+            options,
+        })
     }
 
     /// The table.
@@ -70,9 +79,15 @@ impl HudiTableProvider {
     pub fn insert_options(&self, precombine: bool) -> Result<InsertOptions, HoodieError> {
         let w = self.write_options();
         Ok(InsertOptions {
-            precombine_field: if precombine { self.table.config().ordering_field() } else { None },
+            precombine_field: if precombine {
+                self.table.config().ordering_field()
+            } else {
+                None
+            },
             file_settings: BaseFileSettings {
-                codec: w.get(&config::PARQUET_COMPRESSION_CODEC).unwrap_or_else(|| "snappy".into()),
+                codec: w
+                    .get(&config::PARQUET_COMPRESSION_CODEC)
+                    .unwrap_or_else(|| "snappy".into()),
                 bloom_num_entries: w.get_usize(&config::BLOOM_NUM_ENTRIES)?,
                 bloom_fpp: w
                     .get(&config::BLOOM_FPP)
@@ -85,8 +100,19 @@ impl HudiTableProvider {
     }
 
     /// A plan that writes `input` with `operation` as one commit.
-    pub fn write_plan(&self, input: Arc<dyn ExecutionPlan>, operation: WriteOperation, precombine: bool) -> Result<Arc<dyn ExecutionPlan>, HoodieError> {
-        let sink = HudiSink::new(self.table.clone(), self.name.clone(), self.schema.clone(), operation, self.insert_options(precombine)?);
+    pub fn write_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        operation: WriteOperation,
+        precombine: bool,
+    ) -> Result<Arc<dyn ExecutionPlan>, HoodieError> {
+        let sink = HudiSink::new(
+            self.table.clone(),
+            self.name.clone(),
+            self.schema.clone(),
+            operation,
+            self.insert_options(precombine)?,
+        );
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 
@@ -111,15 +137,24 @@ impl HudiTableProvider {
         match op {
             WriteOperation::Insert | WriteOperation::BulkInsert => {}
             WriteOperation::Upsert => {
-                return Err(HoodieError::UpsertNotSupported { table: self.name.clone(), reason: why.to_string() })
+                return Err(HoodieError::UpsertNotSupported {
+                    table: self.name.clone(),
+                    reason: why.to_string(),
+                })
             }
             other => {
                 return Err(HoodieError::Unsupported {
-                    feature: format!("INSERT INTO with operation {} ({why})", other.java_name().to_ascii_lowercase()),
+                    feature: format!(
+                        "INSERT INTO with operation {} ({why})",
+                        other.java_name().to_ascii_lowercase()
+                    ),
                 })
             }
         }
-        let policy = w.get(&config::INSERT_DUP_POLICY).unwrap_or_else(|| "none".into()).to_ascii_lowercase();
+        let policy = w
+            .get(&config::INSERT_DUP_POLICY)
+            .unwrap_or_else(|| "none".into())
+            .to_ascii_lowercase();
         match policy.as_str() {
             "none" => {}
             "drop" if op == WriteOperation::BulkInsert => {
@@ -142,7 +177,12 @@ impl HudiTableProvider {
     }
 
     /// Keeps the slices whose partition values can satisfy the filters on partition columns.
-    fn prune_partitions(&self, state: &dyn Session, slices: Vec<FileSlice>, filters: &[Expr]) -> DFResult<Vec<FileSlice>> {
+    fn prune_partitions(
+        &self,
+        state: &dyn Session,
+        slices: Vec<FileSlice>,
+        filters: &[Expr],
+    ) -> DFResult<Vec<FileSlice>> {
         let keygen = match KeyGenerator::from_config(self.table.config()) {
             Ok(k) if !k.partition_fields().is_empty() => k,
             _ => return Ok(slices),
@@ -164,17 +204,32 @@ impl HudiTableProvider {
             })
             .cloned()
             .collect();
-        let Some(pred) = conjunction(usable) else { return Ok(slices) };
+        let Some(pred) = conjunction(usable) else {
+            return Ok(slices);
+        };
         let mut paths: Vec<String> = slices.iter().map(|s| s.partition_path.clone()).collect();
         paths.sort();
         paths.dedup();
-        let parsed: Vec<Option<Vec<Option<String>>>> = paths.iter().map(|p| keygen.parse_partition_path(p)).collect();
-        let schema = Arc::new(Schema::new(part_fields.iter().map(|f| f.clone().with_nullable(true)).collect::<Vec<_>>()));
+        let parsed: Vec<Option<Vec<Option<String>>>> = paths
+            .iter()
+            .map(|p| keygen.parse_partition_path(p))
+            .collect();
+        let schema = Arc::new(Schema::new(
+            part_fields
+                .iter()
+                .map(|f| f.clone().with_nullable(true))
+                .collect::<Vec<_>>(),
+        ));
         let mut cols: Vec<ArrayRef> = Vec::new();
         for (i, f) in part_fields.iter().enumerate() {
-            let strings: StringArray = parsed.iter().map(|p| p.as_ref().and_then(|v| v[i].clone())).collect();
+            let strings: StringArray = parsed
+                .iter()
+                .map(|p| p.as_ref().and_then(|v| v[i].clone()))
+                .collect();
             let arr: ArrayRef = Arc::new(strings);
-            cols.push(cast(&arr, f.data_type()).unwrap_or_else(|_| datafusion::arrow::array::new_null_array(f.data_type(), paths.len())));
+            cols.push(cast(&arr, f.data_type()).unwrap_or_else(|_| {
+                datafusion::arrow::array::new_null_array(f.data_type(), paths.len())
+            }));
         }
         let batch = RecordBatch::try_new(schema.clone(), cols)?;
         let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
@@ -189,7 +244,10 @@ impl HudiTableProvider {
             .filter(|(i, _)| parsed[*i].is_none() || (keep.is_valid(*i) && keep.value(*i)))
             .map(|(_, p)| p.as_str())
             .collect();
-        Ok(slices.into_iter().filter(|s| kept.contains(s.partition_path.as_str())).collect())
+        Ok(slices
+            .into_iter()
+            .filter(|s| kept.contains(s.partition_path.as_str()))
+            .collect())
     }
 }
 
@@ -203,7 +261,10 @@ impl TableProvider for HudiTableProvider {
         TableType::Base
     }
 
-    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> DFResult<Vec<TableProviderFilterPushDown>> {
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
         Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
     }
 
@@ -215,7 +276,11 @@ impl TableProvider for HudiTableProvider {
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         let timeline = self.table.timeline().await.map_err(df_err)?;
-        let slices = self.table.file_slices(&timeline, None).await.map_err(df_err)?;
+        let slices = self
+            .table
+            .file_slices(&timeline, None)
+            .await
+            .map_err(df_err)?;
         if let Some(s) = slices.iter().find(|s| !s.log_files.is_empty()) {
             return Err(HoodieError::Unsupported {
                 feature: format!(
@@ -260,22 +325,39 @@ impl TableProvider for HudiTableProvider {
         Ok(DataSourceExec::from_data_source(config))
     }
 
-    async fn insert_into(&self, _state: &dyn Session, input: Arc<dyn ExecutionPlan>, insert_op: InsertOp) -> DFResult<Arc<dyn ExecutionPlan>> {
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
         if insert_op != InsertOp::Append {
             return Err(HoodieError::Unsupported {
                 feature: format!("{insert_op} on Hudi tables (INSERT OVERWRITE comes with the upsert write path)"),
             }
             .into_datafusion());
         }
-        let op = self.insert_operation().map_err(HoodieError::into_datafusion)?;
-        self.write_plan(input, op, true).map_err(HoodieError::into_datafusion)
+        let op = self
+            .insert_operation()
+            .map_err(HoodieError::into_datafusion)?;
+        self.write_plan(input, op, true)
+            .map_err(HoodieError::into_datafusion)
     }
 
-    async fn delete_from(&self, _state: &dyn Session, _filters: Vec<Expr>) -> DFResult<Arc<dyn ExecutionPlan>> {
+    async fn delete_from(
+        &self,
+        _state: &dyn Session,
+        _filters: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
         Err(unsupported_dml("DELETE"))
     }
 
-    async fn update(&self, _state: &dyn Session, _a: Vec<(String, Expr)>, _f: Vec<Expr>) -> DFResult<Arc<dyn ExecutionPlan>> {
+    async fn update(
+        &self,
+        _state: &dyn Session,
+        _a: Vec<(String, Expr)>,
+        _f: Vec<Expr>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
         Err(unsupported_dml("UPDATE"))
     }
 
@@ -285,7 +367,10 @@ impl TableProvider for HudiTableProvider {
 }
 
 fn unsupported_dml(what: &str) -> DataFusionError {
-    HoodieError::Unsupported { feature: format!("{what} on Hudi tables (it needs the upsert write path, which is next)") }.into_datafusion()
+    HoodieError::Unsupported {
+        feature: format!("{what} on Hudi tables (it needs the upsert write path, which is next)"),
+    }
+    .into_datafusion()
 }
 
 /// For downcasts of `dyn TableProvider`.

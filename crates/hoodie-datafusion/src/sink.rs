@@ -33,8 +33,20 @@ pub struct HudiSink {
 
 impl HudiSink {
     /// A sink writing `operation` into `table` (whose full schema is `schema`).
-    pub fn new(table: HudiTable, name: String, schema: SchemaRef, operation: WriteOperation, options: InsertOptions) -> Self {
-        Self { table, name, schema, operation, options }
+    pub fn new(
+        table: HudiTable,
+        name: String,
+        schema: SchemaRef,
+        operation: WriteOperation,
+        options: InsertOptions,
+    ) -> Self {
+        Self {
+            table,
+            name,
+            schema,
+            operation,
+            options,
+        }
     }
 }
 
@@ -64,13 +76,27 @@ pub fn to_table_batch(batch: &RecordBatch, schema: &SchemaRef) -> DFResult<Recor
         let idx = input
             .index_of(f.name())
             .ok()
-            .or_else(|| input.fields().iter().position(|g| g.name().eq_ignore_ascii_case(f.name())))
+            .or_else(|| {
+                input
+                    .fields()
+                    .iter()
+                    .position(|g| g.name().eq_ignore_ascii_case(f.name()))
+            })
             .or_else(|| (input.fields().len() == schema.fields().len()).then_some(i));
         let col = match idx {
             Some(idx) => batch.column(idx).clone(),
-            None => return Err(DataFusionError::Plan(format!("column {} missing from the data written to the table", f.name()))),
+            None => {
+                return Err(DataFusionError::Plan(format!(
+                    "column {} missing from the data written to the table",
+                    f.name()
+                )))
+            }
         };
-        cols.push(if col.data_type() == f.data_type() { col } else { cast(&col, f.data_type())? });
+        cols.push(if col.data_type() == f.data_type() {
+            col
+        } else {
+            cast(&col, f.data_type())?
+        });
     }
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
@@ -81,7 +107,11 @@ impl DataSink for HudiSink {
         &self.schema
     }
 
-    async fn write_all(&self, data: SendableRecordBatchStream, _context: &Arc<TaskContext>) -> DFResult<u64> {
+    async fn write_all(
+        &self,
+        data: SendableRecordBatchStream,
+        _context: &Arc<TaskContext>,
+    ) -> DFResult<u64> {
         let schema = self.schema.clone();
         let batches: Vec<RecordBatch> = data
             .map_ok(|b| to_table_batch(&b, &schema))
@@ -89,7 +119,14 @@ impl DataSink for HudiSink {
             .await?
             .into_iter()
             .collect::<DFResult<_>>()?;
-        write_batches(&self.table, &self.schema, self.operation, &self.options, batches).await
+        write_batches(
+            &self.table,
+            &self.schema,
+            self.operation,
+            &self.options,
+            batches,
+        )
+        .await
     }
 }
 
@@ -115,9 +152,13 @@ pub async fn write_batches(
             keygen.record_keys(b).map_err(df_err)?;
         }
     }
-    let avro = avro_schema(table.config().name(), schema).map_err(df_err)?.to_string();
+    let avro = avro_schema(table.config().name(), schema)
+        .map_err(df_err)?
+        .to_string();
     let mut txn = Transaction::begin(table, operation).await.map_err(df_err)?;
-    let result = write_inserts(&mut txn, &keygen, schema, batches, options).await.map_err(df_err)?;
+    let result = write_inserts(&mut txn, &keygen, schema, batches, options)
+        .await
+        .map_err(df_err)?;
     txn.commit(avro).await.map_err(df_err)?;
     Ok(result.rows)
 }

@@ -40,7 +40,7 @@ use base64::Engine as _;
 pub const BLOOM_FILTER_FOOTER_KEY: &str = "org.apache.hudi.bloomfilter";
 
 /// Footer key under which pre-Apache ("com.uber.hoodie") writers stored the bloom filter.
-/// Java readers still fall back to it; new files never use it.
+/// Java readers also accept it; new files never use it.
 pub const LEGACY_BLOOM_FILTER_FOOTER_KEY: &str = "com.uber.hoodie.bloomfilter";
 
 /// Parquet footer key holding the bloom filter type code ([`BloomFilterType::as_code`]).
@@ -214,10 +214,31 @@ pub enum BloomError {
 /// assert!(decoded.might_contain("id:1"));
 /// assert!(!decoded.might_contain("id:2"));
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+///
+/// Two filters are equal when they serialize to the same bytes. (A dynamic filter also carries
+/// state that Java does not serialize either, see [`Self::from_bytes`]; it is not compared.)
+#[derive(Clone)]
 pub struct HoodieBloomFilter {
     inner: Inner,
 }
+
+impl PartialEq for HoodieBloomFilter {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.inner, &other.inner) {
+            (Inner::Simple(a), Inner::Simple(b)) => a == b,
+            (Inner::Dynamic(a), Inner::Dynamic(b)) => {
+                a.num_hashes == b.num_hashes
+                    && a.vector_size == b.vector_size
+                    && a.entries_per_row == b.entries_per_row
+                    && a.keys_in_current_row == b.keys_in_current_row
+                    && a.rows == b.rows
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for HoodieBloomFilter {}
 
 /// Summarizes the filter; the bit vectors (hundreds of KB by default) are left out.
 impl fmt::Debug for HoodieBloomFilter {
@@ -235,7 +256,7 @@ impl fmt::Debug for HoodieBloomFilter {
     }
 }
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 enum Inner {
     Simple(BitRow),
     Dynamic(DynamicFilter),
@@ -840,7 +861,7 @@ impl BitRow {
 }
 
 /// Java `InternalDynamicBloomFilter` (Hudi's bounded variant of Hadoop's `DynamicBloomFilter`).
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 struct DynamicFilter {
     /// Outer header: parameters for rows added later.
     num_hashes: i32,
@@ -1210,7 +1231,9 @@ mod tests {
         // keysInCurrentRow keeps counting in round-robin mode: 130000 - 60000.
         assert_eq!(&bytes[17..21], &70_000i32.to_be_bytes());
         let decoded = HoodieBloomFilter::from_base64(&encoded, BloomFilterType::DynamicV0).unwrap();
-        assert_eq!(decoded, filter_without_transient_state(&filter));
+        assert_eq!(decoded, filter);
+        assert_eq!(growth_state(&filter), Some((100_000, true, 9_999)));
+        assert_eq!(growth_state(&decoded), Some((0, false, 0)));
         assert!((0..130_000).all(|i| decoded.might_contain(&java_key(i))));
     }
 
@@ -1282,6 +1305,7 @@ mod tests {
                     batched == one_by_one,
                     "{start:?}: add_all of {count} keys differs from add"
                 );
+                assert_eq!(growth_state(&batched), growth_state(&one_by_one));
                 assert_eq!(batched.to_base64(), one_by_one.to_base64());
             }
         }
@@ -1291,15 +1315,13 @@ mod tests {
         assert!(keys.iter().all(|key| grown.might_contain(key)));
     }
 
-    /// `filter` with the non-serialized dynamic state reset, as after decoding.
-    fn filter_without_transient_state(filter: &HoodieBloomFilter) -> HoodieBloomFilter {
-        let mut copy = filter.clone();
-        if let Inner::Dynamic(d) = &mut copy.inner {
-            d.max_entries = 0;
-            d.reached_max = false;
-            d.round_robin_index = 0;
+    /// The dynamic filter state that is not serialized: (max entries, round-robin started,
+    /// round-robin index).
+    fn growth_state(filter: &HoodieBloomFilter) -> Option<(i32, bool, usize)> {
+        match &filter.inner {
+            Inner::Simple(_) => None,
+            Inner::Dynamic(d) => Some((d.max_entries, d.reached_max, d.round_robin_index)),
         }
-        copy
     }
 
     #[test]

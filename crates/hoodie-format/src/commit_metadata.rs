@@ -112,7 +112,8 @@ impl CommitMetadata {
             .ok_or_else(|| corrupt("empty Avro container".into()))?
             .map_err(|e| corrupt(e.to_string()))?;
         let json = avro_to_json(record);
-        serde_json::from_value(json).map_err(|e| corrupt(format!("unexpected commit metadata: {e}")))
+        serde_json::from_value(json)
+            .map_err(|e| corrupt(format!("unexpected commit metadata: {e}")))
     }
 
     /// Parses either form, by looking at the magic bytes.

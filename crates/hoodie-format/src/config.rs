@@ -101,10 +101,10 @@ pub fn lookup(name: &str) -> Option<ConfigKey> {
         .map(|(_, k)| *k)
         .or_else(|| ALL_KEYS.iter().copied().find(|k| k.matches(name)))
         .or_else(|| {
-            ALL_KEYS
-                .iter()
-                .copied()
-                .find(|k| k.key.eq_ignore_ascii_case(name) || k.aliases.iter().any(|a| a.eq_ignore_ascii_case(name)))
+            ALL_KEYS.iter().copied().find(|k| {
+                k.key.eq_ignore_ascii_case(name)
+                    || k.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+            })
         })
 }
 
@@ -126,7 +126,10 @@ mod tests {
     fn looks_up_short_names_case_insensitively() {
         assert_eq!(lookup("PRIMARYKEY"), Some(RECORD_KEY_FIELDS));
         assert_eq!(lookup("preCombineField"), Some(ORDERING_FIELDS));
-        assert_eq!(lookup("hoodie.table.precombine.field"), Some(ORDERING_FIELDS));
+        assert_eq!(
+            lookup("hoodie.table.precombine.field"),
+            Some(ORDERING_FIELDS)
+        );
         assert_eq!(lookup("no.such.key"), None);
     }
 

@@ -18,26 +18,45 @@ pub struct BaseFileName {
 impl BaseFileName {
     /// Parses a base file name.
     pub fn parse(name: &str) -> Result<Self> {
-        let bad = |reason| FormatError::InvalidFileName { name: name.to_string(), reason };
+        let bad = |reason| FormatError::InvalidFileName {
+            name: name.to_string(),
+            reason,
+        };
         let (stem, ext) = name.rsplit_once('.').ok_or_else(|| bad("no extension"))?;
         let mut parts = stem.splitn(3, '_');
-        let file_id = parts.next().filter(|s| !s.is_empty()).ok_or_else(|| bad("no file id"))?;
+        let file_id = parts
+            .next()
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| bad("no file id"))?;
         let token = parts.next().ok_or_else(|| bad("no write token"))?;
         let instant = parts.next().ok_or_else(|| bad("no instant time"))?;
         if instant.is_empty() || !instant.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad("instant time is not numeric"));
         }
-        Ok(Self { file_id: file_id.into(), write_token: token.into(), instant: instant.into(), extension: ext.into() })
+        Ok(Self {
+            file_id: file_id.into(),
+            write_token: token.into(),
+            instant: instant.into(),
+            extension: ext.into(),
+        })
     }
 
     /// A new base file name.
     pub fn new(file_id: &str, write_token: &str, instant: &str) -> Self {
-        Self { file_id: file_id.into(), write_token: write_token.into(), instant: instant.into(), extension: "parquet".into() }
+        Self {
+            file_id: file_id.into(),
+            write_token: write_token.into(),
+            instant: instant.into(),
+            extension: "parquet".into(),
+        }
     }
 
     /// The file name.
     pub fn name(&self) -> String {
-        format!("{}_{}_{}.{}", self.file_id, self.write_token, self.instant, self.extension)
+        format!(
+            "{}_{}_{}.{}",
+            self.file_id, self.write_token, self.instant, self.extension
+        )
     }
 }
 
@@ -70,7 +89,13 @@ impl LogFileName {
             Some((v, t)) => (v, Some(t.to_string())),
             None => (tail, None),
         };
-        Some(Self { file_id: file_id.into(), instant: instant.into(), version: version.parse().ok()?, write_token: token, is_cdc })
+        Some(Self {
+            file_id: file_id.into(),
+            instant: instant.into(),
+            version: version.parse().ok()?,
+            write_token: token,
+            is_cdc,
+        })
     }
 }
 
@@ -101,15 +126,28 @@ mod tests {
 
     #[test]
     fn parses_base_and_log_names() {
-        let b = BaseFileName::parse("5a226868-2934-4f84-a16f-55124630c68d-0_0-182-253_20240402144910683.parquet").unwrap();
+        let b = BaseFileName::parse(
+            "5a226868-2934-4f84-a16f-55124630c68d-0_0-182-253_20240402144910683.parquet",
+        )
+        .unwrap();
         assert_eq!(b.file_id, "5a226868-2934-4f84-a16f-55124630c68d-0");
         assert_eq!(b.write_token, "0-182-253");
         assert_eq!(b.instant, "20240402144910683");
-        assert_eq!(b.name(), "5a226868-2934-4f84-a16f-55124630c68d-0_0-182-253_20240402144910683.parquet");
+        assert_eq!(
+            b.name(),
+            "5a226868-2934-4f84-a16f-55124630c68d-0_0-182-253_20240402144910683.parquet"
+        );
         assert!(BaseFileName::parse("garbage.parquet").is_err());
         let l = LogFileName::parse(".6d3d-0_20250618054711154.log.1_0-26-85").unwrap();
-        assert_eq!((l.file_id.as_str(), l.instant.as_str(), l.version), ("6d3d-0", "20250618054711154", 1));
-        assert!(LogFileName::parse(".6d3d-0_20250618054711154.log.1_0-26-85.cdc").unwrap().is_cdc);
+        assert_eq!(
+            (l.file_id.as_str(), l.instant.as_str(), l.version),
+            ("6d3d-0", "20250618054711154", 1)
+        );
+        assert!(
+            LogFileName::parse(".6d3d-0_20250618054711154.log.1_0-26-85.cdc")
+                .unwrap()
+                .is_cdc
+        );
         assert!(LogFileName::parse("x.parquet").is_none());
         let id = new_file_id();
         assert!(id.ends_with("-0") && id.len() == 38);

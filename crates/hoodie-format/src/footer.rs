@@ -18,10 +18,17 @@ const FIRST_SUFFIX: u64 = 1 << 20;
 pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<ParquetMetaData> {
     let path = storage.path(rel);
     let store = storage.store();
-    let size = store.head(&path).await.map_err(|e| FormatError::storage(&path, e))?.size;
+    let size = store
+        .head(&path)
+        .await
+        .map_err(|e| FormatError::storage(&path, e))?
+        .size;
     let mut want = FIRST_SUFFIX.min(size);
     loop {
-        let opts = GetOptions { range: Some(GetRange::Suffix(want)), ..Default::default() };
+        let opts = GetOptions {
+            range: Some(GetRange::Suffix(want)),
+            ..Default::default()
+        };
         let bytes = store
             .get_opts(&path, opts)
             .await
@@ -32,7 +39,9 @@ pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<ParquetMet
         let mut reader = ParquetMetaDataReader::new();
         match reader.try_parse_sized(&bytes, size) {
             Ok(()) => return reader.finish().map_err(|e| FormatError::parquet(rel, e)),
-            Err(ParquetError::NeedMoreData(n)) if (n as u64) > want && (n as u64) <= size => want = n as u64,
+            Err(ParquetError::NeedMoreData(n)) if (n as u64) > want && (n as u64) <= size => {
+                want = n as u64
+            }
             Err(e) => return Err(FormatError::parquet(rel, e)),
         }
     }

@@ -43,21 +43,28 @@ pub struct FileSystemView {
 fn is_hidden_dir(rel: &str) -> bool {
     rel.starts_with(".hoodie/")
         || rel.starts_with("__MACOSX/")
-        || rel.split('/').any(|p| p.starts_with("._") || p == ".DS_Store")
+        || rel
+            .split('/')
+            .any(|p| p.starts_with("._") || p == ".DS_Store")
 }
 
 impl FileSystemView {
     /// The latest committed slice of every file group as of `as_of` (an instant time; `None` =
     /// the latest completed write). Files of instants that never completed are invisible;
     /// file groups replaced by a completed replacecommit are left out.
-    pub async fn load(storage: &TableStorage, timeline: &Timeline, as_of: Option<&str>) -> Result<Self> {
+    pub async fn load(
+        storage: &TableStorage,
+        timeline: &Timeline,
+        as_of: Option<&str>,
+    ) -> Result<Self> {
         let visible = |instant: &str| -> bool {
             as_of.is_none_or(|a| instant <= a) && timeline.is_committed(instant)
         };
         // file groups replaced as of `as_of`
         let mut replaced: HashSet<(String, String)> = HashSet::new();
         for i in timeline.completed_writes() {
-            if i.action == Action::ReplaceCommit && as_of.is_none_or(|a| i.timestamp.as_str() <= a) {
+            if i.action == Action::ReplaceCommit && as_of.is_none_or(|a| i.timestamp.as_str() <= a)
+            {
                 let m = timeline.read_commit_metadata(storage, i).await?;
                 for (p, id) in m.replaced_file_ids() {
                     replaced.insert((p.to_string(), id.to_string()));
@@ -65,7 +72,8 @@ impl FileSystemView {
             }
         }
         // group files by (partition, file id)
-        let mut groups: BTreeMap<(String, String), (Vec<BaseFile>, Vec<(String, LogFileName)>)> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String), (Vec<BaseFile>, Vec<(String, LogFileName)>)> =
+            BTreeMap::new();
         for meta in storage.list_all("").await? {
             let rel = storage.relative(&meta.location);
             if is_hidden_dir(&rel) {
@@ -80,7 +88,11 @@ impl FileSystemView {
             }
             if let Some(log) = LogFileName::parse(&name) {
                 if !log.is_cdc {
-                    groups.entry((partition, log.file_id.clone())).or_default().1.push((rel, log));
+                    groups
+                        .entry((partition, log.file_id.clone()))
+                        .or_default()
+                        .1
+                        .push((rel, log));
                 }
                 continue;
             }
@@ -93,7 +105,9 @@ impl FileSystemView {
             }
             let parsed = BaseFileName::parse(&name)?;
             if ext != "parquet" {
-                return Err(FormatError::Unsupported { feature: format!("{ext} base files ({rel})") });
+                return Err(FormatError::Unsupported {
+                    feature: format!("{ext} base files ({rel})"),
+                });
             }
             if !visible(&parsed.instant) {
                 continue;
@@ -102,7 +116,11 @@ impl FileSystemView {
                 .entry((partition, parsed.file_id.clone()))
                 .or_default()
                 .0
-                .push(BaseFile { rel_path: rel, name: parsed, size: meta.size });
+                .push(BaseFile {
+                    rel_path: rel,
+                    name: parsed,
+                    size: meta.size,
+                });
         }
         let mut slices = Vec::new();
         for ((partition, file_id), (mut bases, logs)) in groups {
@@ -116,8 +134,14 @@ impl FileSystemView {
             let mut log_files: Vec<&(String, LogFileName)> = logs
                 .iter()
                 .filter(|(_, l)| {
-                    let after_base = base_instant.as_deref().is_none_or(|b| l.instant.as_str() >= b);
-                    let committed = if timeline.layout() >= 2 { visible(&l.instant) } else { as_of.is_none_or(|a| l.instant.as_str() <= a) };
+                    let after_base = base_instant
+                        .as_deref()
+                        .is_none_or(|b| l.instant.as_str() >= b);
+                    let committed = if timeline.layout() >= 2 {
+                        visible(&l.instant)
+                    } else {
+                        as_of.is_none_or(|a| l.instant.as_str() <= a)
+                    };
                     after_base && committed
                 })
                 .collect();
@@ -125,7 +149,9 @@ impl FileSystemView {
             if base.is_none() && log_files.is_empty() {
                 continue;
             }
-            let base_instant = base_instant.or_else(|| log_files.first().map(|l| l.1.instant.clone())).unwrap_or_default();
+            let base_instant = base_instant
+                .or_else(|| log_files.first().map(|l| l.1.instant.clone()))
+                .unwrap_or_default();
             slices.push(FileSlice {
                 partition_path: partition,
                 file_id,
@@ -150,5 +176,8 @@ impl FileSystemView {
 
 /// True if `timeline` has a pending instant in state `state` at `ts` (used in tests).
 pub fn has_state(timeline: &Timeline, ts: &str, state: State) -> bool {
-    timeline.instants().iter().any(|i| i.timestamp == ts && i.state == state)
+    timeline
+        .instants()
+        .iter()
+        .any(|i| i.timestamp == ts && i.state == state)
 }

@@ -45,7 +45,9 @@ pub fn precombine(batch: &RecordBatch, keys: &StringArray, field: &str) -> Resul
         .fields()
         .iter()
         .position(|f| f.name().eq_ignore_ascii_case(field))
-        .ok_or_else(|| FormatError::MissingColumn { column: field.to_string() })?;
+        .ok_or_else(|| FormatError::MissingColumn {
+            column: field.to_string(),
+        })?;
     let col = batch.column(idx);
     let converter = RowConverter::new(vec![SortField::new(col.data_type().clone())])?;
     let rows = converter.convert_columns(&[col.clone()])?;
@@ -82,7 +84,11 @@ pub async fn write_inserts(
     }
     let batch = concat_batches(table_schema, &batches)?;
     drop(batches);
-    let keys = if keygen.has_generated_keys() { None } else { Some(keygen.record_keys(&batch)?) };
+    let keys = if keygen.has_generated_keys() {
+        None
+    } else {
+        Some(keygen.record_keys(&batch)?)
+    };
     let batch_and_keys = match (&keys, &options.precombine_field) {
         (Some(k), Some(field)) => {
             let keep = precombine(&batch, k, field)?;
@@ -91,7 +97,9 @@ pub async fn write_inserts(
             } else {
                 let idx = UInt32Array::from(keep);
                 let b = take_record_batch(&batch, &idx)?;
-                let k = arrow::compute::take(k, &idx, None)?.as_string::<i32>().clone();
+                let k = arrow::compute::take(k, &idx, None)?
+                    .as_string::<i32>()
+                    .clone();
                 (b, Some(k))
             }
         }
@@ -101,7 +109,10 @@ pub async fn write_inserts(
     let paths = keygen.partition_paths(&batch)?;
     let mut by_partition: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     for i in 0..paths.len() {
-        by_partition.entry(paths.value(i)).or_default().push(i as u32);
+        by_partition
+            .entry(paths.value(i))
+            .or_default()
+            .push(i as u32);
     }
     let mut result = InsertResult::default();
     let mut task = 0usize;
@@ -122,15 +133,29 @@ pub async fn write_inserts(
             let chunk = part_batch.slice(offset, len);
             let chunk_keys = match &part_keys {
                 Some(k) => k.slice(offset, len),
-                None => StringArray::from_iter_values((0..len as u64).map(|r| generated_key(txn.instant(), task, r))),
+                None => StringArray::from_iter_values(
+                    (0..len as u64).map(|r| generated_key(txn.instant(), task, r)),
+                ),
             };
             let file_id = new_file_id();
             let token = write_token(task);
             let (mut writer, name) = txn
-                .new_base_file(partition, &file_id, &token, table_schema.clone(), &options.file_settings)
+                .new_base_file(
+                    partition,
+                    &file_id,
+                    &token,
+                    table_schema.clone(),
+                    &options.file_settings,
+                )
                 .await?;
             let file_name = name.name();
-            let meta = MetaValues { instant: txn.instant(), task_partition_id: task, first_row: 0, file_name: &file_name, partition_path: partition };
+            let meta = MetaValues {
+                instant: txn.instant(),
+                task_partition_id: task,
+                first_row: 0,
+                file_name: &file_name,
+                partition_path: partition,
+            };
             let with_meta = with_meta_columns(&chunk, &chunk_keys, &meta, table_schema)?;
             writer.write(&with_meta).await?;
             let written = writer.close().await?;
@@ -165,12 +190,21 @@ mod tests {
     fn precombine_keeps_greatest_then_first() {
         let b = RecordBatch::try_new(
             Arc::new(Schema::new(vec![Field::new("ts", DataType::Int64, true)])),
-            vec![Arc::new(Int64Array::from(vec![Some(1), Some(5), Some(5), Some(2), None]))],
+            vec![Arc::new(Int64Array::from(vec![
+                Some(1),
+                Some(5),
+                Some(5),
+                Some(2),
+                None,
+            ]))],
         )
         .unwrap();
         let keys = StringArray::from(vec!["a", "a", "a", "b", "b"]);
         // a: rows 1 and 2 tie at 5 -> first (1); b: 2 beats null
         assert_eq!(precombine(&b, &keys, "ts").unwrap(), vec![1, 3]);
-        assert!(matches!(precombine(&b, &keys, "nope"), Err(FormatError::MissingColumn { .. })));
+        assert!(matches!(
+            precombine(&b, &keys, "nope"),
+            Err(FormatError::MissingColumn { .. })
+        ));
     }
 }

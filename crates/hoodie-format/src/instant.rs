@@ -190,17 +190,31 @@ mod tests {
     #[test]
     fn parses_layout_1_and_2_names() {
         let i = Instant::parse_file_name("20240418173551906.commit").unwrap();
-        assert_eq!((i.action.clone(), i.state), (Action::Commit, State::Completed));
+        assert_eq!(
+            (i.action.clone(), i.state),
+            (Action::Commit, State::Completed)
+        );
         let i = Instant::parse_file_name("20240418173551906.inflight").unwrap();
-        assert_eq!((i.action.clone(), i.state), (Action::Commit, State::Inflight));
+        assert_eq!(
+            (i.action.clone(), i.state),
+            (Action::Commit, State::Inflight)
+        );
         let i = Instant::parse_file_name("20240418173551906.deltacommit.requested").unwrap();
-        assert_eq!((i.action.clone(), i.state), (Action::DeltaCommit, State::Requested));
+        assert_eq!(
+            (i.action.clone(), i.state),
+            (Action::DeltaCommit, State::Requested)
+        );
         let i = Instant::parse_file_name("20250713010536861_20250713010537206.commit").unwrap();
         assert_eq!(i.completion_time.as_deref(), Some("20250713010537206"));
         assert_eq!(i.file_name(2), "20250713010536861_20250713010537206.commit");
         assert!(Instant::parse_file_name("hoodie.properties").is_none());
         assert!(Instant::parse_file_name("20240418173551906.commit.crc").is_none());
-        for name in ["20240418173551906.commit.requested", "20240418173551906.inflight", "20240418173551906.commit", "20240418173551906.replacecommit.inflight"] {
+        for name in [
+            "20240418173551906.commit.requested",
+            "20240418173551906.inflight",
+            "20240418173551906.commit",
+            "20240418173551906.replacecommit.inflight",
+        ] {
             assert_eq!(Instant::parse_file_name(name).unwrap().file_name(1), name);
         }
     }
@@ -218,6 +232,9 @@ mod tests {
 
     #[test]
     fn round_trips_millis() {
-        assert_eq!(millis_to_instant(instant_to_millis("20240418173551906").unwrap()), "20240418173551906");
+        assert_eq!(
+            millis_to_instant(instant_to_millis("20240418173551906").unwrap()),
+            "20240418173551906"
+        );
     }
 }

@@ -31,22 +31,40 @@ impl KeyGenerator {
     pub fn from_config(config: &TableConfig) -> Result<Self> {
         let kind = config.key_generator();
         if matches!(kind, KeyGenKind::TimestampBased | KeyGenKind::Custom) {
-            return Err(FormatError::Unsupported { feature: format!("writing with {}", kind.class_name()) });
+            return Err(FormatError::Unsupported {
+                feature: format!("writing with {}", kind.class_name()),
+            });
         }
         if config.partition_path_urlencode()? {
-            return Err(FormatError::Unsupported { feature: "writing with hoodie.datasource.write.partitionpath.urlencode=true".into() });
+            return Err(FormatError::Unsupported {
+                feature: "writing with hoodie.datasource.write.partitionpath.urlencode=true".into(),
+            });
         }
         Ok(Self {
             kind,
             record_key_fields: config.record_key_fields(),
-            partition_fields: if kind == KeyGenKind::NonPartitioned { vec![] } else { config.partition_fields() },
+            partition_fields: if kind == KeyGenKind::NonPartitioned {
+                vec![]
+            } else {
+                config.partition_fields()
+            },
             hive_style: config.hive_style_partitioning()?,
         })
     }
 
     /// A key generator from its parts.
-    pub fn new(kind: KeyGenKind, record_key_fields: Vec<String>, partition_fields: Vec<String>, hive_style: bool) -> Self {
-        Self { kind, record_key_fields, partition_fields, hive_style }
+    pub fn new(
+        kind: KeyGenKind,
+        record_key_fields: Vec<String>,
+        partition_fields: Vec<String>,
+        hive_style: bool,
+    ) -> Self {
+        Self {
+            kind,
+            record_key_fields,
+            partition_fields,
+            hive_style,
+        }
     }
 
     /// True if the table has no record key fields (keys are generated per write).
@@ -80,11 +98,17 @@ impl KeyGenerator {
             if !complex {
                 let (field, col) = &cols[0];
                 if col.is_null(row) {
-                    return Err(FormatError::NullRecordKey { field: field.to_string(), value: "null" });
+                    return Err(FormatError::NullRecordKey {
+                        field: field.to_string(),
+                        value: "null",
+                    });
                 }
                 let v = col.value(row);
                 if v.is_empty() {
-                    return Err(FormatError::NullRecordKey { field: field.to_string(), value: "" });
+                    return Err(FormatError::NullRecordKey {
+                        field: field.to_string(),
+                        value: "",
+                    });
                 }
                 out.append_value(v);
                 continue;
@@ -107,7 +131,10 @@ impl KeyGenerator {
                 }
             }
             if all_null {
-                return Err(FormatError::NullRecordKey { field: self.record_key_fields.join(","), value: "null" });
+                return Err(FormatError::NullRecordKey {
+                    field: self.record_key_fields.join(","),
+                    value: "null",
+                });
             }
             out.append_value(&buf);
         }
@@ -200,7 +227,9 @@ fn key_strings(batch: &RecordBatch, field: &str) -> Result<StringArray> {
 }
 
 fn column(batch: &RecordBatch, field: &str) -> Result<ArrayRef> {
-    let missing = || FormatError::MissingColumn { column: field.to_string() };
+    let missing = || FormatError::MissingColumn {
+        column: field.to_string(),
+    };
     let mut parts = field.split('.');
     let first = parts.next().ok_or_else(missing)?;
     let idx = batch
@@ -242,19 +271,38 @@ mod tests {
 
     #[test]
     fn simple_keys_and_hive_paths() {
-        let k = KeyGenerator::new(KeyGenKind::Simple, vec!["id".into()], vec!["dt".into()], true);
+        let k = KeyGenerator::new(
+            KeyGenKind::Simple,
+            vec!["id".into()],
+            vec!["dt".into()],
+            true,
+        );
         let keys = k.record_keys(&batch()).unwrap();
-        assert_eq!(keys.iter().flatten().collect::<Vec<_>>(), vec!["1", "2", "3"]);
+        assert_eq!(
+            keys.iter().flatten().collect::<Vec<_>>(),
+            vec!["1", "2", "3"]
+        );
         let p = k.partition_paths(&batch()).unwrap();
         assert_eq!(p.value(0), "dt=2022-01-08");
         assert_eq!(p.value(1), "dt=__HIVE_DEFAULT_PARTITION__");
-        assert_eq!(k.parse_partition_path("dt=2022-01-08"), Some(vec![Some("2022-01-08".to_string())]));
-        assert_eq!(k.parse_partition_path("dt=__HIVE_DEFAULT_PARTITION__"), Some(vec![None]));
+        assert_eq!(
+            k.parse_partition_path("dt=2022-01-08"),
+            Some(vec![Some("2022-01-08".to_string())])
+        );
+        assert_eq!(
+            k.parse_partition_path("dt=__HIVE_DEFAULT_PARTITION__"),
+            Some(vec![None])
+        );
     }
 
     #[test]
     fn complex_keys() {
-        let k = KeyGenerator::new(KeyGenKind::Complex, vec!["id".into(), "name".into()], vec!["id".into(), "name".into()], false);
+        let k = KeyGenerator::new(
+            KeyGenKind::Complex,
+            vec!["id".into(), "name".into()],
+            vec!["id".into(), "name".into()],
+            false,
+        );
         let keys = k.record_keys(&batch()).unwrap();
         assert_eq!(keys.value(0), "id:1,name:a");
         assert_eq!(keys.value(1), "id:2,name:__null__");
@@ -266,8 +314,14 @@ mod tests {
     fn null_key_is_an_error() {
         let k = KeyGenerator::new(KeyGenKind::Simple, vec!["name".into()], vec![], false);
         let err = k.record_keys(&batch()).unwrap_err();
-        assert_eq!(err.to_string(), "recordKey value: \"null\" for field: \"name\" cannot be null or empty.");
+        assert_eq!(
+            err.to_string(),
+            "recordKey value: \"null\" for field: \"name\" cannot be null or empty."
+        );
         let k = KeyGenerator::new(KeyGenKind::Simple, vec!["nope".into()], vec![], false);
-        assert!(matches!(k.record_keys(&batch()), Err(FormatError::MissingColumn { .. })));
+        assert!(matches!(
+            k.record_keys(&batch()),
+            Err(FormatError::MissingColumn { .. })
+        ));
     }
 }

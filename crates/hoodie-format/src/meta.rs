@@ -19,7 +19,13 @@ pub const PARTITION_PATH: &str = "_hoodie_partition_path";
 pub const FILE_NAME: &str = "_hoodie_file_name";
 
 /// The meta columns in order.
-pub const META_COLUMNS: [&str; 5] = [COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME];
+pub const META_COLUMNS: [&str; 5] = [
+    COMMIT_TIME,
+    COMMIT_SEQNO,
+    RECORD_KEY,
+    PARTITION_PATH,
+    FILE_NAME,
+];
 
 /// Java `HoodieRecord.generateSequenceId`.
 pub fn sequence_id(instant: &str, partition_id: usize, row: u64) -> String {
@@ -51,15 +57,43 @@ pub fn with_meta_columns(
     table_schema: &arrow::datatypes::SchemaRef,
 ) -> Result<RecordBatch> {
     let n = data.num_rows();
-    let commit_time: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(meta.instant, n)));
+    let commit_time: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+        meta.instant,
+        n,
+    )));
     let mut seq = StringBuilder::with_capacity(n, n * (meta.instant.len() + 8));
     for i in 0..n as u64 {
-        seq.append_value(sequence_id(meta.instant, meta.task_partition_id, meta.first_row + i));
+        seq.append_value(sequence_id(
+            meta.instant,
+            meta.task_partition_id,
+            meta.first_row + i,
+        ));
     }
-    let partition: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(meta.partition_path, n)));
-    let file: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(meta.file_name, n)));
-    let mut columns: Vec<ArrayRef> = vec![commit_time, Arc::new(seq.finish()), Arc::new(record_keys.clone()), partition, file];
-    let skip = if data.schema().fields().first().is_some_and(|f| f.name() == COMMIT_TIME) { 5 } else { 0 };
+    let partition: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+        meta.partition_path,
+        n,
+    )));
+    let file: ArrayRef = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+        meta.file_name,
+        n,
+    )));
+    let mut columns: Vec<ArrayRef> = vec![
+        commit_time,
+        Arc::new(seq.finish()),
+        Arc::new(record_keys.clone()),
+        partition,
+        file,
+    ];
+    let skip = if data
+        .schema()
+        .fields()
+        .first()
+        .is_some_and(|f| f.name() == COMMIT_TIME)
+    {
+        5
+    } else {
+        0
+    };
     columns.extend(data.columns().iter().skip(skip).cloned());
     Ok(RecordBatch::try_new(table_schema.clone(), columns)?)
 }
@@ -80,7 +114,13 @@ mod tests {
         .unwrap();
         let schema = table_schema(&data.schema()).unwrap();
         let keys = StringArray::from(vec!["7", "8"]);
-        let meta = MetaValues { instant: "20240101000000000", task_partition_id: 1, first_row: 10, file_name: "f.parquet", partition_path: "dt=x" };
+        let meta = MetaValues {
+            instant: "20240101000000000",
+            task_partition_id: 1,
+            first_row: 10,
+            file_name: "f.parquet",
+            partition_path: "dt=x",
+        };
         let b = with_meta_columns(&data, &keys, &meta, &schema).unwrap();
         assert_eq!(b.num_columns(), 6);
         let seq = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();

@@ -30,18 +30,24 @@ pub fn storage_type(column: &str, data_type: &DataType) -> Result<DataType> {
         | DataType::Decimal128(_, _) => data_type.clone(),
         DataType::UInt8 | DataType::UInt16 => DataType::Int32,
         DataType::UInt32 => DataType::Int64,
-        DataType::UInt64 => return Err(unsupported("Hudi has no unsigned 64-bit type; cast to BIGINT or DECIMAL(20,0)")),
+        DataType::UInt64 => {
+            return Err(unsupported(
+                "Hudi has no unsigned 64-bit type; cast to BIGINT or DECIMAL(20,0)",
+            ))
+        }
         DataType::Float16 => DataType::Float32,
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
-            DataType::Binary
-        }
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => DataType::Binary,
         DataType::Date64 => DataType::Date32,
         DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         DataType::Decimal32(p, s) | DataType::Decimal64(p, s) => DataType::Decimal128(*p, *s),
-        DataType::List(f) | DataType::LargeList(f) | DataType::ListView(f) | DataType::LargeListView(f) => {
-            DataType::List(Arc::new(storage_field(f)?))
-        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => DataType::List(Arc::new(storage_field(f)?)),
         DataType::Struct(fields) => DataType::Struct(
             fields
                 .iter()
@@ -55,7 +61,11 @@ pub fn storage_type(column: &str, data_type: &DataType) -> Result<DataType> {
 }
 
 fn storage_field(f: &Field) -> Result<Field> {
-    Ok(Field::new(f.name(), storage_type(f.name(), f.data_type())?, f.is_nullable()))
+    Ok(Field::new(
+        f.name(),
+        storage_type(f.name(), f.data_type())?,
+        f.is_nullable(),
+    ))
 }
 
 /// The meta column fields (nullable strings).
@@ -97,7 +107,13 @@ fn avro_name_ok(name: &str) -> String {
     // for columns but record/fixed names must be valid. Replace other characters.
     let mut s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.chars().next().is_none_or(|c| c.is_ascii_digit()) {
         s.insert(0, '_');
@@ -156,22 +172,45 @@ fn avro_type(column: &str, dt: &DataType, namespace: &str) -> Result<Value> {
             "size": decimal_size(*p), "logicalType": "decimal", "precision": p, "scale": s
         }),
         DataType::List(item) => {
-            let t = avro_type(item.name(), item.data_type(), &format!("{namespace}.{}", avro_name_ok(column)))?;
-            let items = if item.is_nullable() { json!(["null", t]) } else { t };
+            let t = avro_type(
+                item.name(),
+                item.data_type(),
+                &format!("{namespace}.{}", avro_name_ok(column)),
+            )?;
+            let items = if item.is_nullable() {
+                json!(["null", t])
+            } else {
+                t
+            };
             json!({"type": "array", "items": items})
         }
         DataType::Map(entries, _) => {
             let DataType::Struct(kv) = entries.data_type() else {
-                return Err(FormatError::UnsupportedType { column: column.into(), data_type: dt.to_string(), reason: "malformed map".into() });
+                return Err(FormatError::UnsupportedType {
+                    column: column.into(),
+                    data_type: dt.to_string(),
+                    reason: "malformed map".into(),
+                });
             };
             let v = &kv[1];
-            let t = avro_type(v.name(), v.data_type(), &format!("{namespace}.{}", avro_name_ok(column)))?;
-            let values = if v.is_nullable() { json!(["null", t]) } else { t };
+            let t = avro_type(
+                v.name(),
+                v.data_type(),
+                &format!("{namespace}.{}", avro_name_ok(column)),
+            )?;
+            let values = if v.is_nullable() {
+                json!(["null", t])
+            } else {
+                t
+            };
             json!({"type": "map", "values": values})
         }
         DataType::Struct(fields) => {
             let ns = format!("{namespace}.{}", avro_name_ok(column));
-            let fs = fields.iter().map(|f| avro_field(f, &ns)).collect::<Result<Vec<_>>>()?;
+            let fs = fields
+                .iter()
+                .map(|f| avro_field(f, &ns))
+                .collect::<Result<Vec<_>>>()?;
             json!({"type": "record", "name": avro_name_ok(column), "namespace": namespace, "fields": fs})
         }
         other => {
@@ -198,11 +237,15 @@ pub fn arrow_schema_from_avro(avro_json: &str) -> Result<SchemaRef> {
         .ok_or_else(|| corrupt("not a record schema".into()))?;
     let mut out = Vec::new();
     for f in fields {
-        let name = f.get("name").and_then(Value::as_str).ok_or_else(|| corrupt("field without name".into()))?;
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| corrupt("field without name".into()))?;
         if is_meta_column(name) {
             continue;
         }
-        let (dt, nullable) = arrow_type_from_avro(f.get("type").unwrap_or(&Value::Null)).map_err(corrupt)?;
+        let (dt, nullable) =
+            arrow_type_from_avro(f.get("type").unwrap_or(&Value::Null)).map_err(corrupt)?;
         out.push(Field::new(name, dt, nullable));
     }
     Ok(Arc::new(Schema::new(out)))
@@ -239,7 +282,8 @@ fn arrow_type_from_avro(t: &Value) -> std::result::Result<(DataType, bool), Stri
                 ("long", Some("timestamp-micros")) | ("long", Some("timestamp-millis")) => {
                     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
                 }
-                ("long", Some("local-timestamp-micros")) | ("long", Some("local-timestamp-millis")) => {
+                ("long", Some("local-timestamp-micros"))
+                | ("long", Some("local-timestamp-millis")) => {
                     DataType::Timestamp(TimeUnit::Microsecond, None)
                 }
                 ("fixed", Some("decimal")) | ("bytes", Some("decimal")) => DataType::Decimal128(
@@ -255,7 +299,13 @@ fn arrow_type_from_avro(t: &Value) -> std::result::Result<(DataType, bool), Stri
                     DataType::Map(
                         Arc::new(Field::new(
                             "key_value",
-                            DataType::Struct(vec![Field::new("key", DataType::Utf8, false), Field::new("value", vt, n)].into()),
+                            DataType::Struct(
+                                vec![
+                                    Field::new("key", DataType::Utf8, false),
+                                    Field::new("value", vt, n),
+                                ]
+                                .into(),
+                            ),
                             false,
                         )),
                         false,
@@ -263,7 +313,12 @@ fn arrow_type_from_avro(t: &Value) -> std::result::Result<(DataType, bool), Stri
                 }
                 ("record", _) => {
                     let mut fs = Vec::new();
-                    for f in o.get("fields").and_then(Value::as_array).into_iter().flatten() {
+                    for f in o
+                        .get("fields")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
                         let (dt, n) = arrow_type_from_avro(f.get("type").unwrap_or(&Value::Null))?;
                         fs.push(Field::new(name, dt, n));
@@ -290,7 +345,11 @@ mod tests {
             Field::new("price", DataType::Decimal128(10, 2), true),
             Field::new("ts", DataType::Timestamp(TimeUnit::Nanosecond, None), true),
             Field::new("dt", DataType::Date32, true),
-            Field::new("tags", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), true),
+            Field::new(
+                "tags",
+                DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+                true,
+            ),
         ]);
         let avro = avro_schema("trips", &s).unwrap();
         assert_eq!(avro["name"], "trips_record");
@@ -300,7 +359,10 @@ mod tests {
         let back = arrow_schema_from_avro(&avro.to_string()).unwrap();
         assert_eq!(back.field(1).data_type(), &DataType::Utf8);
         assert_eq!(back.field(2).data_type(), &DataType::Decimal128(10, 2));
-        assert_eq!(back.field(3).data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
+        assert_eq!(
+            back.field(3).data_type(),
+            &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
         assert!(!back.field(0).is_nullable() && back.field(1).is_nullable());
         // apache-avro accepts it as a valid schema
         apache_avro::Schema::parse_str(&avro.to_string()).unwrap();
@@ -308,6 +370,9 @@ mod tests {
 
     #[test]
     fn rejects_unsigned_64() {
-        assert!(matches!(storage_type("x", &DataType::UInt64), Err(FormatError::UnsupportedType { .. })));
+        assert!(matches!(
+            storage_type("x", &DataType::UInt64),
+            Err(FormatError::UnsupportedType { .. })
+        ));
     }
 }

@@ -78,7 +78,12 @@ impl TableStorage {
     /// The path of `full` relative to the table base.
     pub fn relative(&self, full: &Path) -> String {
         full.prefix_match(&self.base)
-            .map(|parts| parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"))
+            .map(|parts| {
+                parts
+                    .map(|p| p.as_ref().to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
             .unwrap_or_else(|| full.to_string())
     }
 

@@ -24,8 +24,13 @@ impl HudiTable {
     pub async fn open(storage: TableStorage) -> Result<Self> {
         let bytes = match storage.get(PROPERTIES_FILE).await {
             Ok(b) => b,
-            Err(FormatError::Storage { source: object_store::Error::NotFound { .. }, .. }) => {
-                return Err(FormatError::NotAHudiTable { location: storage.location().to_string() })
+            Err(FormatError::Storage {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }) => {
+                return Err(FormatError::NotAHudiTable {
+                    location: storage.location().to_string(),
+                })
             }
             Err(e) => return Err(e),
         };
@@ -40,13 +45,17 @@ impl HudiTable {
 
     /// Creates a new table: writes `.hoodie/hoodie.properties` (failing if a table exists).
     pub async fn create(storage: TableStorage, config: TableConfig) -> Result<Self> {
-        storage.put_if_absent(PROPERTIES_FILE, config.to_text().into_bytes()).await?;
+        storage
+            .put_if_absent(PROPERTIES_FILE, config.to_text().into_bytes())
+            .await?;
         Ok(Self { storage, config })
     }
 
     /// Rewrites `hoodie.properties` with `config` (ALTER TABLE ... SET TBLPROPERTIES).
     pub async fn update_config(&mut self, config: TableConfig) -> Result<()> {
-        self.storage.put(PROPERTIES_FILE, config.to_text().into_bytes()).await?;
+        self.storage
+            .put(PROPERTIES_FILE, config.to_text().into_bytes())
+            .await?;
         self.config = config;
         Ok(())
     }
@@ -67,8 +76,14 @@ impl HudiTable {
     }
 
     /// The latest committed file slices as of `as_of` (None: latest).
-    pub async fn file_slices(&self, timeline: &Timeline, as_of: Option<&str>) -> Result<Vec<FileSlice>> {
-        Ok(FileSystemView::load(&self.storage, timeline, as_of).await?.into_slices())
+    pub async fn file_slices(
+        &self,
+        timeline: &Timeline,
+        as_of: Option<&str>,
+    ) -> Result<Vec<FileSlice>> {
+        Ok(FileSystemView::load(&self.storage, timeline, as_of)
+            .await?
+            .into_slices())
     }
 
     /// The table schema (meta columns first): from the newest base file if there is one, else
@@ -82,7 +97,12 @@ impl HudiTable {
             let s = self.file_schema(&newest.rel_path).await?;
             return Ok(s);
         }
-        for i in timeline.completed_writes().collect::<Vec<_>>().into_iter().rev() {
+        for i in timeline
+            .completed_writes()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
             let m = timeline.read_commit_metadata(&self.storage, i).await?;
             if let Some(s) = m.schema().filter(|s| !s.is_empty()) {
                 let data = schema::arrow_schema_from_avro(s)?;
@@ -94,7 +114,9 @@ impl HudiTable {
                 let data = schema::arrow_schema_from_avro(s)?;
                 schema::table_schema(&data)
             }
-            None => Err(FormatError::MissingProperty { key: crate::config::CREATE_SCHEMA.key }),
+            None => Err(FormatError::MissingProperty {
+                key: crate::config::CREATE_SCHEMA.key,
+            }),
         }
     }
 

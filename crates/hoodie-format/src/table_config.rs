@@ -247,7 +247,9 @@ impl TableConfig {
     }
 
     fn int(&self, key: &ConfigKey) -> Result<u32> {
-        let v = self.get(key).ok_or(FormatError::MissingProperty { key: key.key })?;
+        let v = self
+            .get(key)
+            .ok_or(FormatError::MissingProperty { key: key.key })?;
         v.trim().parse().map_err(|_| FormatError::InvalidProperty {
             key: key.key.to_string(),
             value: v.to_string(),
@@ -309,8 +311,7 @@ impl TableConfig {
 
     /// True if the table is partitioned (fields declared and a partitioning key generator).
     pub fn is_partitioned(&self) -> bool {
-        !self.partition_fields().is_empty()
-            && self.key_generator() != KeyGenKind::NonPartitioned
+        !self.partition_fields().is_empty() && self.key_generator() != KeyGenKind::NonPartitioned
     }
 
     /// `field=value` partition paths.

@@ -96,7 +96,8 @@ impl Timeline {
             .iter()
             .filter(|i| {
                 i.state != State::Completed
-                    && (i.action.is_write() || matches!(i.action, Action::Compaction | Action::Clustering))
+                    && (i.action.is_write()
+                        || matches!(i.action, Action::Compaction | Action::Clustering))
             })
             .collect()
     }
@@ -112,7 +113,9 @@ impl Timeline {
 
     /// The set of completed write instant times (requested times).
     pub fn completed_write_times(&self) -> HashSet<&str> {
-        self.completed_writes().map(|i| i.timestamp.as_str()).collect()
+        self.completed_writes()
+            .map(|i| i.timestamp.as_str())
+            .collect()
     }
 
     /// The earliest instant of the active timeline; data files older than it belong to archived
@@ -150,7 +153,11 @@ mod tests {
     #[test]
     fn latest_state_and_pending() {
         let files = vec![
-            inst("001.commit.requested".replace("001", "20240101000000001").as_str()),
+            inst(
+                "001.commit.requested"
+                    .replace("001", "20240101000000001")
+                    .as_str(),
+            ),
             inst("20240101000000001.inflight"),
             inst("20240101000000001.commit"),
             inst("20240101000000002.commit.requested"),
@@ -163,7 +170,10 @@ mod tests {
         assert_eq!(t.pending_writes()[0].timestamp, "20240101000000002");
         assert!(t.is_committed("20240101000000001"));
         assert!(!t.is_committed("20240101000000002"));
-        assert!(t.is_committed("20231231000000000"), "older than the active timeline: archived");
+        assert!(
+            t.is_committed("20231231000000000"),
+            "older than the active timeline: archived"
+        );
         assert_eq!(t.files_of("20240101000000002").len(), 2);
     }
 }

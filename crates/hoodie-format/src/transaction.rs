@@ -105,17 +105,32 @@ impl Transaction {
         let after = rollback_time.as_deref().max(timeline.last_instant_time());
         let instant = new_instant_time(after);
         let action = match (operation, table.config().table_type()?) {
-            (WriteOperation::InsertOverwrite | WriteOperation::InsertOverwriteTable, _) => Action::ReplaceCommit,
+            (WriteOperation::InsertOverwrite | WriteOperation::InsertOverwriteTable, _) => {
+                Action::ReplaceCommit
+            }
             (_, TableType::MergeOnRead) => Action::DeltaCommit,
             (_, TableType::CopyOnWrite) => Action::Commit,
         };
         let storage = table.storage();
         let dir = timeline.dir().to_string();
         let requested = Instant::new(&instant, action.clone(), State::Requested);
-        storage.put_if_absent(&format!("{dir}/{}", requested.file_name(1)), Vec::<u8>::new()).await?;
+        storage
+            .put_if_absent(
+                &format!("{dir}/{}", requested.file_name(1)),
+                Vec::<u8>::new(),
+            )
+            .await?;
         let inflight = Instant::new(&instant, action.clone(), State::Inflight);
-        let profile = CommitMetadata { operation_type: Some(operation.java_name().into()), ..Default::default() };
-        storage.put_if_absent(&format!("{dir}/{}", inflight.file_name(1)), profile.to_json()).await?;
+        let profile = CommitMetadata {
+            operation_type: Some(operation.java_name().into()),
+            ..Default::default()
+        };
+        storage
+            .put_if_absent(
+                &format!("{dir}/{}", inflight.file_name(1)),
+                profile.to_json(),
+            )
+            .await?;
         Ok(Self {
             table: table.clone(),
             instant,
@@ -151,15 +166,27 @@ impl Transaction {
         if self.partitions_ready.insert(partition_path.to_string()) {
             let meta = join(partition_path, PARTITION_METADATA_FILE);
             if !storage.exists(&meta).await? {
-                let depth = if partition_path.is_empty() { 0 } else { partition_path.split('/').count() };
-                storage.put(&meta, partition_metadata_text(&self.instant, depth).into_bytes()).await?;
+                let depth = if partition_path.is_empty() {
+                    0
+                } else {
+                    partition_path.split('/').count()
+                };
+                storage
+                    .put(
+                        &meta,
+                        partition_metadata_text(&self.instant, depth).into_bytes(),
+                    )
+                    .await?;
             }
         }
         let name = BaseFileName::new(file_id, write_token, &self.instant);
         let rel = join(partition_path, &name.name());
         let marker = format!("{}/{}.marker.CREATE", marker_dir(&self.instant), rel);
         storage.put(&marker, Vec::<u8>::new()).await?;
-        Ok((BaseFileWriter::try_new(&storage, &rel, schema, settings)?, name))
+        Ok((
+            BaseFileWriter::try_new(&storage, &rel, schema, settings)?,
+            name,
+        ))
     }
 
     /// Records the statistics of a written file.
@@ -170,7 +197,10 @@ impl Transaction {
 
     /// Records file groups this (replace) commit replaces.
     pub fn replace_file_group(&mut self, partition_path: &str, file_id: &str) {
-        self.replaced.entry(partition_path.to_string()).or_default().push(file_id.to_string());
+        self.replaced
+            .entry(partition_path.to_string())
+            .or_default()
+            .push(file_id.to_string());
     }
 
     /// Completes the write: writes the completed instant with the commit metadata. `avro_schema`
@@ -180,7 +210,8 @@ impl Transaction {
         extra.insert("schema".to_string(), avro_schema);
         let metadata = CommitMetadata {
             partition_to_write_stats: self.stats,
-            partition_to_replace_file_ids: (self.action == Action::ReplaceCommit).then_some(self.replaced),
+            partition_to_replace_file_ids: (self.action == Action::ReplaceCommit)
+                .then_some(self.replaced),
             compacted: false,
             extra_metadata: extra,
             operation_type: Some(self.operation.java_name().into()),
@@ -188,7 +219,9 @@ impl Transaction {
         let storage = self.table.storage();
         let dir = self.table.config().timeline_dir()?;
         let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
-        storage.put_if_absent(&format!("{dir}/{}", done.file_name(1)), metadata.to_json()).await?;
+        storage
+            .put_if_absent(&format!("{dir}/{}", done.file_name(1)), metadata.to_json())
+            .await?;
         // Markers are only needed while the write can fail; a failure to delete them is harmless.
         let _ = delete_prefix(storage, &marker_dir(&self.instant)).await;
         Ok(metadata)
@@ -217,7 +250,10 @@ async fn delete_prefix(storage: &TableStorage, rel: &str) -> Result<()> {
 ///
 /// hoodie assumes a single writer per table (as Hudi does without a lock provider): a
 /// pending instant is taken as failed.
-pub async fn rollback_failed_writes(table: &HudiTable, timeline: &Timeline) -> Result<Option<String>> {
+pub async fn rollback_failed_writes(
+    table: &HudiTable,
+    timeline: &Timeline,
+) -> Result<Option<String>> {
     let storage = table.storage();
     let mut last = None;
     let pending: Vec<Instant> = timeline
@@ -253,27 +289,57 @@ pub async fn rollback_failed_writes(table: &HudiTable, timeline: &Timeline) -> R
         }
         let mut by_partition: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for f in &files {
-            let p = f.rsplit_once('/').map(|(p, _)| p.to_string()).unwrap_or_default();
+            let p = f
+                .rsplit_once('/')
+                .map(|(p, _)| p.to_string())
+                .unwrap_or_default();
             by_partition.entry(p).or_default().push(f.clone());
         }
-        let rollback_time = new_instant_time(Some(timeline.last_instant_time().unwrap_or("0").max(last.as_deref().unwrap_or("0"))));
+        let rollback_time = new_instant_time(Some(
+            timeline
+                .last_instant_time()
+                .unwrap_or("0")
+                .max(last.as_deref().unwrap_or("0")),
+        ));
         let rolled = RolledBackInstant {
             instant_time: ts.clone(),
             action: target.action.as_str().to_string(),
-            state: if target.state == State::Requested { "REQUESTED" } else { "INFLIGHT" }.into(),
+            state: if target.state == State::Requested {
+                "REQUESTED"
+            } else {
+                "INFLIGHT"
+            }
+            .into(),
         };
         let full = |f: &String| format!("{}/{}", storage.location().trim_end_matches('/'), f);
-        let plan_parts: Vec<(String, Vec<String>)> = by_partition.iter().map(|(p, fs)| (p.clone(), fs.iter().map(full).collect())).collect();
-        let plan = rollback_avro::rollback_plan_avro(&rolled, &plan_parts).map_err(|e| FormatError::Corrupt {
-            path: format!("{ts}.rollback.requested"),
-            reason: e.to_string(),
+        let plan_parts: Vec<(String, Vec<String>)> = by_partition
+            .iter()
+            .map(|(p, fs)| (p.clone(), fs.iter().map(full).collect()))
+            .collect();
+        let plan = rollback_avro::rollback_plan_avro(&rolled, &plan_parts).map_err(|e| {
+            FormatError::Corrupt {
+                path: format!("{ts}.rollback.requested"),
+                reason: e.to_string(),
+            }
         })?;
         let dir = timeline.dir();
         storage
-            .put_if_absent(&format!("{dir}/{}", Instant::new(&rollback_time, Action::Rollback, State::Requested).file_name(1)), plan)
+            .put_if_absent(
+                &format!(
+                    "{dir}/{}",
+                    Instant::new(&rollback_time, Action::Rollback, State::Requested).file_name(1)
+                ),
+                plan,
+            )
             .await?;
         storage
-            .put_if_absent(&format!("{dir}/{}", Instant::new(&rollback_time, Action::Rollback, State::Inflight).file_name(1)), Vec::<u8>::new())
+            .put_if_absent(
+                &format!(
+                    "{dir}/{}",
+                    Instant::new(&rollback_time, Action::Rollback, State::Inflight).file_name(1)
+                ),
+                Vec::<u8>::new(),
+            )
             .await?;
         let started = std::time::Instant::now();
         for f in &files {
@@ -295,12 +361,21 @@ pub async fn rollback_failed_writes(table: &HudiTable, timeline: &Timeline) -> R
             &parts,
             files.len() as i64,
         )
-        .map_err(|e| FormatError::Corrupt { path: format!("{rollback_time}.rollback"), reason: e.to_string() })?;
+        .map_err(|e| FormatError::Corrupt {
+            path: format!("{rollback_time}.rollback"),
+            reason: e.to_string(),
+        })?;
         for f in timeline.files_of(&ts) {
             storage.delete(&f).await?;
         }
         storage
-            .put_if_absent(&format!("{dir}/{}", Instant::new(&rollback_time, Action::Rollback, State::Completed).file_name(1)), meta)
+            .put_if_absent(
+                &format!(
+                    "{dir}/{}",
+                    Instant::new(&rollback_time, Action::Rollback, State::Completed).file_name(1)
+                ),
+                meta,
+            )
             .await?;
         let _ = delete_prefix(storage, &marker_dir(&ts)).await;
         last = Some(rollback_time);

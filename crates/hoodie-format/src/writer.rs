@@ -29,7 +29,12 @@ pub struct BaseFileSettings {
 
 impl Default for BaseFileSettings {
     fn default() -> Self {
-        Self { codec: "snappy".into(), bloom_num_entries: 60000, bloom_fpp: 1e-9, bloom_max_entries: 100000 }
+        Self {
+            codec: "snappy".into(),
+            bloom_num_entries: 60000,
+            bloom_fpp: 1e-9,
+            bloom_max_entries: 100000,
+        }
     }
 }
 
@@ -84,7 +89,12 @@ fn java_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 impl BaseFileWriter {
     /// Starts writing `rel_path` in `storage`.
-    pub fn try_new(storage: &TableStorage, rel_path: &str, schema: SchemaRef, settings: &BaseFileSettings) -> Result<Self> {
+    pub fn try_new(
+        storage: &TableStorage,
+        rel_path: &str,
+        schema: SchemaRef,
+        settings: &BaseFileSettings,
+    ) -> Result<Self> {
         let props = WriterProperties::builder()
             .set_compression(settings.compression()?)
             .set_writer_version(WriterVersion::PARQUET_1_0)
@@ -96,7 +106,11 @@ impl BaseFileWriter {
         Ok(Self {
             rel_path: rel_path.to_string(),
             writer,
-            bloom: HoodieBloomFilter::new_dynamic(settings.bloom_num_entries, settings.bloom_fpp, settings.bloom_max_entries),
+            bloom: HoodieBloomFilter::new_dynamic(
+                settings.bloom_num_entries,
+                settings.bloom_fpp,
+                settings.bloom_max_entries,
+            ),
             min_key: None,
             max_key: None,
             rows: 0,
@@ -112,15 +126,26 @@ impl BaseFileWriter {
             }
             let k = keys.value(i);
             self.bloom.add(k);
-            if self.min_key.as_deref().is_none_or(|m| java_cmp(k, m).is_lt()) {
+            if self
+                .min_key
+                .as_deref()
+                .is_none_or(|m| java_cmp(k, m).is_lt())
+            {
                 self.min_key = Some(k.to_string());
             }
-            if self.max_key.as_deref().is_none_or(|m| java_cmp(k, m).is_gt()) {
+            if self
+                .max_key
+                .as_deref()
+                .is_none_or(|m| java_cmp(k, m).is_gt())
+            {
                 self.max_key = Some(k.to_string());
             }
         }
         self.rows += batch.num_rows() as u64;
-        self.writer.write(batch).await.map_err(|e| FormatError::parquet(&self.rel_path, e))
+        self.writer
+            .write(batch)
+            .await
+            .map_err(|e| FormatError::parquet(&self.rel_path, e))
     }
 
     /// Bytes written so far (an estimate until closed).
@@ -135,19 +160,35 @@ impl BaseFileWriter {
 
     /// Adds the footer and finishes the file.
     pub async fn close(mut self) -> Result<WrittenFile> {
-        self.writer.append_key_value_metadata(KeyValue::new(bloom::BLOOM_FILTER_FOOTER_KEY.into(), self.bloom.to_base64()));
+        self.writer.append_key_value_metadata(KeyValue::new(
+            bloom::BLOOM_FILTER_FOOTER_KEY.into(),
+            self.bloom.to_base64(),
+        ));
         self.writer.append_key_value_metadata(KeyValue::new(
             bloom::BLOOM_FILTER_TYPE_CODE_KEY.into(),
             BloomFilterType::DynamicV0.as_code().to_string(),
         ));
         if let (Some(min), Some(max)) = (self.min_key.take(), self.max_key.take()) {
-            self.writer.append_key_value_metadata(KeyValue::new(bloom::MIN_RECORD_KEY_FOOTER_KEY.into(), min));
-            self.writer.append_key_value_metadata(KeyValue::new(bloom::MAX_RECORD_KEY_FOOTER_KEY.into(), max));
+            self.writer.append_key_value_metadata(KeyValue::new(
+                bloom::MIN_RECORD_KEY_FOOTER_KEY.into(),
+                min,
+            ));
+            self.writer.append_key_value_metadata(KeyValue::new(
+                bloom::MAX_RECORD_KEY_FOOTER_KEY.into(),
+                max,
+            ));
         }
         let rel_path = self.rel_path.clone();
         let rows = self.rows;
-        self.writer.finish().await.map_err(|e| FormatError::parquet(&rel_path, e))?;
+        self.writer
+            .finish()
+            .await
+            .map_err(|e| FormatError::parquet(&rel_path, e))?;
         let size = self.writer.bytes_written() as u64;
-        Ok(WrittenFile { rel_path, size, rows })
+        Ok(WrittenFile {
+            rel_path,
+            size,
+            rows,
+        })
     }
 }

@@ -80,12 +80,21 @@ pub enum FrontStatement {
 }
 
 fn perr(e: ParserError) -> HoodieError {
-    HoodieError::Parse { message: e.to_string() }
+    HoodieError::Parse {
+        message: e.to_string(),
+    }
 }
 
 fn words(sql: &str) -> Result<Vec<Token>> {
-    let toks = Tokenizer::new(&GenericDialect {}, sql).tokenize().map_err(|e| HoodieError::Parse { message: e.to_string() })?;
-    Ok(toks.into_iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect())
+    let toks = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize()
+        .map_err(|e| HoodieError::Parse {
+            message: e.to_string(),
+        })?;
+    Ok(toks
+        .into_iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect())
 }
 
 fn is_word(t: Option<&Token>, w: &str) -> bool {
@@ -94,7 +103,17 @@ fn is_word(t: Option<&Token>, w: &str) -> bool {
 
 fn name_of(o: &ObjectName) -> String {
     o.0.iter()
-        .map(|p| p.as_ident().map(|i| if i.quote_style.is_some() { i.value.clone() } else { i.value.to_ascii_lowercase() }).unwrap_or_else(|| p.to_string()))
+        .map(|p| {
+            p.as_ident()
+                .map(|i| {
+                    if i.quote_style.is_some() {
+                        i.value.clone()
+                    } else {
+                        i.value.to_ascii_lowercase()
+                    }
+                })
+                .unwrap_or_else(|| p.to_string())
+        })
         .collect::<Vec<_>>()
         .join(".")
 }
@@ -104,7 +123,10 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
     let toks = words(sql)?;
     let w = |i: usize, s: &str| is_word(toks.get(i), s);
     if w(0, "CREATE") {
-        let external = toks.iter().take_while(|t| !matches!(t, Token::LParen)).any(|t| is_word(Some(t), "EXTERNAL"));
+        let external = toks
+            .iter()
+            .take_while(|t| !matches!(t, Token::LParen))
+            .any(|t| is_word(Some(t), "EXTERNAL"));
         if external || !w(1, "TABLE") && !(w(1, "OR") && w(2, "REPLACE") && w(3, "TABLE")) {
             return Ok(FrontStatement::PassThrough);
         }
@@ -115,21 +137,29 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
                 Token::LParen => depth += 1,
                 Token::RParen => depth -= 1,
                 _ if depth == 0 && is_word(Some(t), "AS") => break,
-                _ if depth == 0 && is_word(Some(t), "USING") => return parse_create_using(sql).map(FrontStatement::CreateUsing),
+                _ if depth == 0 && is_word(Some(t), "USING") => {
+                    return parse_create_using(sql).map(FrontStatement::CreateUsing)
+                }
                 _ => {}
             }
         }
         return Ok(FrontStatement::PassThrough);
     }
     if w(0, "DROP") && w(1, "TABLE") {
-        let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+        let mut p = Parser::new(&GenericDialect {})
+            .try_with_sql(sql)
+            .map_err(perr)?;
         p.expect_keyword(Keyword::DROP).map_err(perr)?;
         p.expect_keyword(Keyword::TABLE).map_err(perr)?;
         let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
         let name = name_of(&p.parse_object_name(false).map_err(perr)?);
         let purge = p.parse_keyword(Keyword::PURGE);
         expect_end(&mut p)?;
-        return Ok(FrontStatement::DropTable { name, if_exists, purge });
+        return Ok(FrontStatement::DropTable {
+            name,
+            if_exists,
+            purge,
+        });
     }
     if w(0, "SET") || w(0, "RESET") {
         let mut key = String::new();
@@ -147,7 +177,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         let is_hoodie = key.to_ascii_lowercase().starts_with("hoodie.");
         if w(0, "RESET") {
             return Ok(if key.is_empty() || is_hoodie {
-                FrontStatement::Reset { key: (!key.is_empty()).then_some(key) }
+                FrontStatement::Reset {
+                    key: (!key.is_empty()).then_some(key),
+                }
             } else {
                 FrontStatement::PassThrough
             });
@@ -156,7 +188,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             return Ok(FrontStatement::PassThrough);
         }
         if !matches!(toks.get(i), Some(Token::Eq)) {
-            return Err(HoodieError::Parse { message: format!("expected SET {key} = <value>") });
+            return Err(HoodieError::Parse {
+                message: format!("expected SET {key} = <value>"),
+            });
         }
         let value: String = toks[i + 1..]
             .iter()
@@ -170,7 +204,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return Ok(FrontStatement::Set { key, value });
     }
     if w(0, "SHOW") && w(1, "PARTITIONS") {
-        let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+        let mut p = Parser::new(&GenericDialect {})
+            .try_with_sql(sql)
+            .map_err(perr)?;
         p.next_token();
         p.next_token();
         let name = name_of(&p.parse_object_name(false).map_err(perr)?);
@@ -178,7 +214,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return Ok(FrontStatement::ShowPartitions { name });
     }
     if w(0, "ALTER") && w(1, "TABLE") {
-        let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+        let mut p = Parser::new(&GenericDialect {})
+            .try_with_sql(sql)
+            .map_err(perr)?;
         p.next_token();
         p.next_token();
         let name = name_of(&p.parse_object_name(false).map_err(perr)?);
@@ -190,7 +228,11 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return Ok(FrontStatement::PassThrough);
     }
     if w(0, "INSERT") {
-        let stmt = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?.parse_statement().map_err(perr)?;
+        let stmt = Parser::new(&GenericDialect {})
+            .try_with_sql(sql)
+            .map_err(perr)?
+            .parse_statement()
+            .map_err(perr)?;
         return Ok(FrontStatement::Insert(Box::new(stmt)));
     }
     Ok(FrontStatement::PassThrough)
@@ -200,7 +242,9 @@ fn expect_end(p: &mut Parser) -> Result<()> {
     let _ = p.consume_token(&Token::SemiColon);
     let t = p.peek_token();
     if t.token != Token::EOF {
-        return Err(HoodieError::Parse { message: format!("unexpected {} at the end of the statement", t.token) });
+        return Err(HoodieError::Parse {
+            message: format!("unexpected {} at the end of the statement", t.token),
+        });
     }
     Ok(())
 }
@@ -223,12 +267,22 @@ fn parse_properties(p: &mut Parser) -> Result<Vec<(String, String)>> {
                             k.push('.');
                             k.push_str(&w.value);
                         }
-                        other => return Err(HoodieError::Parse { message: format!("expected a property name after '.', found {other}") }),
+                        other => {
+                            return Err(HoodieError::Parse {
+                                message: format!(
+                                    "expected a property name after '.', found {other}"
+                                ),
+                            })
+                        }
                     }
                 }
                 k
             }
-            other => return Err(HoodieError::Parse { message: format!("expected a property name, found {other}") }),
+            other => {
+                return Err(HoodieError::Parse {
+                    message: format!("expected a property name, found {other}"),
+                })
+            }
         };
         let _ = p.consume_token(&Token::Eq);
         let value = match p.next_token().token {
@@ -237,9 +291,17 @@ fn parse_properties(p: &mut Parser) -> Result<Vec<(String, String)>> {
             Token::Word(w) => w.value,
             Token::Minus => match p.next_token().token {
                 Token::Number(n, _) => format!("-{n}"),
-                other => return Err(HoodieError::Parse { message: format!("expected a number, found {other}") }),
+                other => {
+                    return Err(HoodieError::Parse {
+                        message: format!("expected a number, found {other}"),
+                    })
+                }
             },
-            other => return Err(HoodieError::Parse { message: format!("expected a value for property {key}, found {other}") }),
+            other => {
+                return Err(HoodieError::Parse {
+                    message: format!("expected a value for property {key}, found {other}"),
+                })
+            }
         };
         out.push((key, value));
         if p.consume_token(&Token::Comma) {
@@ -254,7 +316,9 @@ fn parse_properties(p: &mut Parser) -> Result<Vec<(String, String)>> {
 /// `PARTITIONED BY`, `TBLPROPERTIES`, `OPTIONS`, `LOCATION`, `COMMENT` in any order, then
 /// optionally `AS <query>`.
 pub fn parse_create_using(sql: &str) -> Result<CreateTableUsing> {
-    let mut p = Parser::new(&GenericDialect {}).try_with_sql(sql).map_err(perr)?;
+    let mut p = Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .map_err(perr)?;
     p.expect_keyword(Keyword::CREATE).map_err(perr)?;
     let or_replace = p.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
     p.expect_keyword(Keyword::TABLE).map_err(perr)?;
@@ -268,13 +332,30 @@ pub fn parse_create_using(sql: &str) -> Result<CreateTableUsing> {
         }
         for c in cols {
             let dt = types::arrow_type(&c.data_type.to_string())?;
-            let not_null = c.options.iter().any(|o| matches!(o.option, sqlparser::ast::ColumnOption::NotNull));
+            let not_null = c
+                .options
+                .iter()
+                .any(|o| matches!(o.option, sqlparser::ast::ColumnOption::NotNull));
             columns.push(Field::new(c.name.value.clone(), dt, !not_null));
         }
     }
     p.expect_keyword(Keyword::USING).map_err(perr)?;
-    let format = p.parse_identifier().map_err(perr)?.value.to_ascii_lowercase();
-    let mut stmt = CreateTableUsing { or_replace, if_not_exists, name, columns, format, partitioned_by: vec![], options: vec![], location: None, query: None };
+    let format = p
+        .parse_identifier()
+        .map_err(perr)?
+        .value
+        .to_ascii_lowercase();
+    let mut stmt = CreateTableUsing {
+        or_replace,
+        if_not_exists,
+        name,
+        columns,
+        format,
+        partitioned_by: vec![],
+        options: vec![],
+        location: None,
+        query: None,
+    };
     loop {
         if p.parse_keywords(&[Keyword::PARTITIONED, Keyword::BY]) {
             p.expect_token(&Token::LParen).map_err(perr)?;
@@ -283,7 +364,11 @@ pub fn parse_create_using(sql: &str) -> Result<CreateTableUsing> {
                 // Hive style `PARTITIONED BY (dt string)` also declares the column
                 if !matches!(p.peek_token().token, Token::Comma | Token::RParen) {
                     let dt = types::arrow_type(&p.parse_data_type().map_err(perr)?.to_string())?;
-                    if !stmt.columns.iter().any(|f| f.name().eq_ignore_ascii_case(&col)) {
+                    if !stmt
+                        .columns
+                        .iter()
+                        .any(|f| f.name().eq_ignore_ascii_case(&col))
+                    {
                         stmt.columns.push(Field::new(col.clone(), dt, true));
                     }
                 }
@@ -333,22 +418,55 @@ mod tests {
         assert_eq!(s.columns.len(), 5);
         assert_eq!(s.format, "hudi");
         assert_eq!(s.partitioned_by, vec!["dt"]);
-        assert_eq!(s.options[2], ("hoodie.index.type".to_string(), "BLOOM".to_string()));
+        assert_eq!(
+            s.options[2],
+            ("hoodie.index.type".to_string(), "BLOOM".to_string())
+        );
         assert_eq!(s.location.as_deref(), Some("/tmp/h0"));
-        let c = parse_create_using("CREATE TABLE c USING hudi LOCATION '/x' OPTIONS ('primaryKey' 'id') AS SELECT 1 AS id").unwrap();
+        let c = parse_create_using(
+            "CREATE TABLE c USING hudi LOCATION '/x' OPTIONS ('primaryKey' 'id') AS SELECT 1 AS id",
+        )
+        .unwrap();
         assert!(c.query.is_some());
-        assert_eq!(c.options, vec![("primaryKey".to_string(), "id".to_string())]);
+        assert_eq!(
+            c.options,
+            vec![("primaryKey".to_string(), "id".to_string())]
+        );
         assert!(parse_create_using("create table t (id int) using hudi bogus").is_err());
     }
 
     #[test]
     fn classifies_statements() {
-        assert!(matches!(classify("SET hoodie.datasource.write.operation = 'upsert'").unwrap(), FrontStatement::Set { ref key, ref value } if key == "hoodie.datasource.write.operation" && value == "upsert"));
-        assert!(matches!(classify("SET datafusion.execution.batch_size = 10").unwrap(), FrontStatement::PassThrough));
-        assert!(matches!(classify("drop table if exists t purge").unwrap(), FrontStatement::DropTable { if_exists: true, purge: true, .. }));
-        assert!(matches!(classify("CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '/x'").unwrap(), FrontStatement::PassThrough));
-        assert!(matches!(classify("create table m as select 1").unwrap(), FrontStatement::PassThrough));
-        assert!(matches!(classify("show partitions t").unwrap(), FrontStatement::ShowPartitions { .. }));
-        assert!(matches!(classify("alter table t set tblproperties ('a' = 'b')").unwrap(), FrontStatement::AlterSetProperties { .. }));
+        assert!(
+            matches!(classify("SET hoodie.datasource.write.operation = 'upsert'").unwrap(), FrontStatement::Set { ref key, ref value } if key == "hoodie.datasource.write.operation" && value == "upsert")
+        );
+        assert!(matches!(
+            classify("SET datafusion.execution.batch_size = 10").unwrap(),
+            FrontStatement::PassThrough
+        ));
+        assert!(matches!(
+            classify("drop table if exists t purge").unwrap(),
+            FrontStatement::DropTable {
+                if_exists: true,
+                purge: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            classify("CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '/x'").unwrap(),
+            FrontStatement::PassThrough
+        ));
+        assert!(matches!(
+            classify("create table m as select 1").unwrap(),
+            FrontStatement::PassThrough
+        ));
+        assert!(matches!(
+            classify("show partitions t").unwrap(),
+            FrontStatement::ShowPartitions { .. }
+        ));
+        assert!(matches!(
+            classify("alter table t set tblproperties ('a' = 'b')").unwrap(),
+            FrontStatement::AlterSetProperties { .. }
+        ));
     }
 }

@@ -10,26 +10,54 @@ use crate::error::{HoodieError, Result};
 /// to the Arrow type hoodie stores.
 pub fn arrow_type(type_name: &str) -> Result<DataType> {
     let t = type_name.trim().to_ascii_lowercase();
-    let unsupported = || HoodieError::Invalid { message: format!("unsupported column type {type_name}") };
+    let unsupported = || HoodieError::Invalid {
+        message: format!("unsupported column type {type_name}"),
+    };
     if let Some(inner) = t.strip_prefix("array<").and_then(|s| s.strip_suffix('>')) {
-        return Ok(DataType::List(Arc::new(Field::new("element", arrow_type(inner)?, true))));
+        return Ok(DataType::List(Arc::new(Field::new(
+            "element",
+            arrow_type(inner)?,
+            true,
+        ))));
     }
     if let Some(inner) = t.strip_prefix("array(").and_then(|s| s.strip_suffix(')')) {
-        return Ok(DataType::List(Arc::new(Field::new("element", arrow_type(inner)?, true))));
+        return Ok(DataType::List(Arc::new(Field::new(
+            "element",
+            arrow_type(inner)?,
+            true,
+        ))));
     }
-    if let Some(args) = t.strip_prefix("decimal").or_else(|| t.strip_prefix("numeric")).or_else(|| t.strip_prefix("dec")) {
+    if let Some(args) = t
+        .strip_prefix("decimal")
+        .or_else(|| t.strip_prefix("numeric"))
+        .or_else(|| t.strip_prefix("dec"))
+    {
         let args = args.trim().trim_start_matches('(').trim_end_matches(')');
         let mut it = args.split(',').map(|s| s.trim()).filter(|s| !s.is_empty());
-        let p: u8 = it.next().map(|s| s.parse().map_err(|_| unsupported())).transpose()?.unwrap_or(10);
-        let s: i8 = it.next().map(|s| s.parse().map_err(|_| unsupported())).transpose()?.unwrap_or(0);
+        let p: u8 = it
+            .next()
+            .map(|s| s.parse().map_err(|_| unsupported()))
+            .transpose()?
+            .unwrap_or(10);
+        let s: i8 = it
+            .next()
+            .map(|s| s.parse().map_err(|_| unsupported()))
+            .transpose()?
+            .unwrap_or(0);
         if p == 0 || p > 38 || s < 0 || s as u8 > p {
-            return Err(HoodieError::Invalid { message: format!("invalid decimal type {type_name}: precision 1..38, 0 <= scale <= precision") });
+            return Err(HoodieError::Invalid {
+                message: format!(
+                    "invalid decimal type {type_name}: precision 1..38, 0 <= scale <= precision"
+                ),
+            });
         }
         return Ok(DataType::Decimal128(p, s));
     }
     let base = t.split('(').next().unwrap_or(&t).trim();
     Ok(match base {
-        "string" | "varchar" | "char" | "text" | "character varying" | "character" => DataType::Utf8,
+        "string" | "varchar" | "char" | "text" | "character varying" | "character" => {
+            DataType::Utf8
+        }
         "int" | "integer" | "int4" | "int32" => DataType::Int32,
         "bigint" | "long" | "int8" | "int64" => DataType::Int64,
         "smallint" | "short" | "int2" | "int16" => DataType::Int16,
@@ -38,7 +66,9 @@ pub fn arrow_type(type_name: &str) -> Result<DataType> {
         "double" | "double precision" | "float8" | "float64" => DataType::Float64,
         "boolean" | "bool" => DataType::Boolean,
         "date" => DataType::Date32,
-        "timestamp" | "timestamp_ltz" | "timestamptz" => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        "timestamp" | "timestamp_ltz" | "timestamptz" => {
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        }
         "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
         "binary" | "bytea" | "blob" | "varbinary" => DataType::Binary,
         _ => return Err(unsupported()),
@@ -53,9 +83,15 @@ mod tests {
     fn maps_spark_names() {
         assert_eq!(arrow_type("STRING").unwrap(), DataType::Utf8);
         assert_eq!(arrow_type("long").unwrap(), DataType::Int64);
-        assert_eq!(arrow_type("decimal(10, 2)").unwrap(), DataType::Decimal128(10, 2));
+        assert_eq!(
+            arrow_type("decimal(10, 2)").unwrap(),
+            DataType::Decimal128(10, 2)
+        );
         assert_eq!(arrow_type("DECIMAL").unwrap(), DataType::Decimal128(10, 0));
-        assert!(matches!(arrow_type("array<int>").unwrap(), DataType::List(_)));
+        assert!(matches!(
+            arrow_type("array<int>").unwrap(),
+            DataType::List(_)
+        ));
         assert!(arrow_type("decimal(50,2)").is_err());
         assert!(arrow_type("geometry").is_err());
     }
