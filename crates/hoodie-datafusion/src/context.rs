@@ -286,7 +286,14 @@ impl HoodieContext {
             )
             .await?;
         // like Spark Hudi, the meta columns of a Hudi source are not data of the new table
-        let data_fields: Vec<Field> = df.schema().as_arrow().fields().iter().filter(|f| !hoodie_format::schema::is_meta_column(f.name())).map(|f| f.as_ref().clone()).collect();
+        let data_fields: Vec<Field> = df
+            .schema()
+            .as_arrow()
+            .fields()
+            .iter()
+            .filter(|f| !hoodie_format::schema::is_meta_column(f.name()))
+            .map(|f| f.as_ref().clone())
+            .collect();
         let columns: SchemaRef = Arc::new(Schema::new(data_fields));
         let spec = TableSpec {
             name: c.name.clone(),
@@ -471,11 +478,13 @@ impl HoodieContext {
             config.set(&key, v);
         }
         table.update_config(config).await?;
-        let managed = std::path::Path::new(table.storage().location()).parent() == Some(self.warehouse.dir());
+        let managed =
+            std::path::Path::new(table.storage().location()).parent() == Some(self.warehouse.dir());
         self.warehouse.deregister_table(name)?;
         if !managed {
             let provider = HudiTableProvider::try_new(name, table, self.options.clone()).await?;
-            self.warehouse.register_table(name.to_string(), Arc::new(provider))?;
+            self.warehouse
+                .register_table(name.to_string(), Arc::new(provider))?;
         }
         Ok(StatementOutput::Done)
     }

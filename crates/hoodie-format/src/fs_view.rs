@@ -40,6 +40,11 @@ pub struct FileSystemView {
     slices: Vec<FileSlice>,
 }
 
+/// (partition path, file id)
+type GroupKey = (String, String);
+/// base files and (relative path, parsed name) of log files of one file group
+type GroupFiles = (Vec<BaseFile>, Vec<(String, LogFileName)>);
+
 fn is_hidden_dir(rel: &str) -> bool {
     rel.starts_with(".hoodie/")
         || rel.starts_with("__MACOSX/")
@@ -72,8 +77,7 @@ impl FileSystemView {
             }
         }
         // group files by (partition, file id)
-        let mut groups: BTreeMap<(String, String), (Vec<BaseFile>, Vec<(String, LogFileName)>)> =
-            BTreeMap::new();
+        let mut groups: BTreeMap<GroupKey, GroupFiles> = BTreeMap::new();
         for meta in storage.list_all("").await? {
             let rel = storage.relative(&meta.location);
             if is_hidden_dir(&rel) {

@@ -50,7 +50,7 @@ pub fn precombine(batch: &RecordBatch, keys: &StringArray, field: &str) -> Resul
         })?;
     let col = batch.column(idx);
     let converter = RowConverter::new(vec![SortField::new(col.data_type().clone())])?;
-    let rows = converter.convert_columns(&[col.clone()])?;
+    let rows = converter.convert_columns(std::slice::from_ref(col))?;
     let mut best: HashMap<&str, u32> = HashMap::with_capacity(keys.len());
     for i in 0..keys.len() {
         let k = keys.value(i);

@@ -224,7 +224,7 @@ mod tests {
         )
         .unwrap();
         let mut reported = Vec::new();
-        let summary = run_paths_with(&[file.clone()], |event| {
+        let summary = run_paths_with(&[file], |event| {
             if let Event::Failure(f) = event {
                 reported.push(f.clone());
             }
