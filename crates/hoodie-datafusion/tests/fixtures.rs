@@ -10,8 +10,14 @@ use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
 fn fixtures_dir() -> PathBuf {
     let dir = std::env::var_os("HOODIE_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hudi-tables"));
-    assert!(dir.join("data").is_dir(), "Spark fixtures not found at {} (set HOODIE_FIXTURES)", dir.display());
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hudi-tables")
+        });
+    assert!(
+        dir.join("data").is_dir(),
+        "Spark fixtures not found at {} (set HOODIE_FIXTURES)",
+        dir.display()
+    );
     dir
 }
 
@@ -19,9 +25,21 @@ fn fixtures_dir() -> PathBuf {
 fn extract(tmp: &Path, rel: &str) -> PathBuf {
     let zip = fixtures_dir().join("data").join(format!("{rel}.zip"));
     let out = tmp.join(rel.replace('/', "_"));
-    let status = std::process::Command::new("unzip").arg("-q").arg("-o").arg(&zip).arg("-d").arg(&out).status().expect("unzip is needed for the fixture tests");
+    let status = std::process::Command::new("unzip")
+        .arg("-q")
+        .arg("-o")
+        .arg(&zip)
+        .arg("-d")
+        .arg(&out)
+        .status()
+        .expect("unzip is needed for the fixture tests");
     assert!(status.success(), "unzip {} failed", zip.display());
-    let stem = Path::new(rel).file_name().unwrap().to_str().unwrap().to_string();
+    let stem = Path::new(rel)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     let base = out.join(&stem);
     let _ = std::fs::remove_dir_all(out.join("__MACOSX"));
     assert!(base.is_dir(), "{} has no {stem}/", zip.display());
@@ -34,9 +52,18 @@ async fn rows(ctx: &HoodieContext, sql: &str) -> Result<Vec<String>, String> {
             let opts = FormatOptions::default().with_null("NULL");
             let mut out = Vec::new();
             for b in batches {
-                let fmts: Vec<_> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap()).collect();
+                let fmts: Vec<_> = b
+                    .columns()
+                    .iter()
+                    .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap())
+                    .collect();
                 for r in 0..b.num_rows() {
-                    out.push(fmts.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join(","));
+                    out.push(
+                        fmts.iter()
+                            .map(|f| f.value(r).to_string())
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    );
                 }
             }
             Ok(out)
@@ -46,107 +73,250 @@ async fn rows(ctx: &HoodieContext, sql: &str) -> Result<Vec<String>, String> {
 }
 
 async fn open(ctx: &HoodieContext, name: &str, base: &Path) {
-    ctx.run(&format!("CREATE EXTERNAL TABLE {name} STORED AS HUDI LOCATION '{}'", base.display())).await.unwrap_or_else(|e| panic!("open {name}: {e}"));
+    ctx.run(&format!(
+        "CREATE EXTERNAL TABLE {name} STORED AS HUDI LOCATION '{}'",
+        base.display()
+    ))
+    .await
+    .unwrap_or_else(|e| panic!("open {name}: {e}"));
 }
 
-const SAMPLE_4: [&str; 4] = ["1,Alice,false", "2,Bob,false", "3,Carol,true", "4,Diana,true"];
+const SAMPLE_4: [&str; 4] = [
+    "1,Alice,false",
+    "2,Bob,false",
+    "3,Carol,true",
+    "4,Diana,true",
+];
 
 #[tokio::test]
 async fn spark_written_copy_on_write_tables_read_with_expected_rows() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh"))).await.unwrap();
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
     let sample = [
         ("sample_table/cow/v6_nonpartitioned", "v6np"),
         ("sample_table/cow/v6_complexkeygen_hivestyle", "v6ck"),
         ("sample_table/cow/v6_simplekeygen_nonhivestyle", "v6nh"),
-        ("sample_table/cow/v6_simplekeygen_hivestyle_no_metafields", "v6nm"),
+        (
+            "sample_table/cow/v6_simplekeygen_hivestyle_no_metafields",
+            "v6nm",
+        ),
         ("sample_table/cow/v8_nonpartitioned", "v8np"),
         ("sample_table/cow/v8_complexkeygen_hivestyle", "v8ck"),
         ("sample_table/cow/v8_simplekeygen_nonhivestyle", "v8nh"),
-        ("sample_table/cow/v8_simplekeygen_hivestyle_no_metafields", "v8nm"),
-        ("sample_table/mor/parquet/v6_simplekeygen_hivestyle_no_metafields", "v6mornm"),
+        (
+            "sample_table/cow/v8_simplekeygen_hivestyle_no_metafields",
+            "v8nm",
+        ),
+        (
+            "sample_table/mor/parquet/v6_simplekeygen_hivestyle_no_metafields",
+            "v6mornm",
+        ),
     ];
     for (rel, name) in sample {
         open(&ctx, name, &extract(tmp.path(), rel)).await;
-        let got = rows(&ctx, &format!("SELECT id, name, \"isActive\" FROM {name} ORDER BY id")).await.unwrap();
+        let got = rows(
+            &ctx,
+            &format!("SELECT id, name, \"isActive\" FROM {name} ORDER BY id"),
+        )
+        .await
+        .unwrap();
         assert_eq!(got, SAMPLE_4, "{rel}");
     }
     // partition pruning on multi-level hive partitions (v6 and v8)
     for name in ["v6ck", "v8ck"] {
         let got = rows(&ctx, &format!("SELECT id, name, \"isActive\" FROM {name} WHERE \"byteField\" >= 10 AND \"byteField\" < 20 AND \"shortField\" <> 100 ORDER BY id")).await.unwrap();
         assert_eq!(got, ["1,Alice,false", "3,Carol,true"], "{name}");
-        let keys = rows(&ctx, &format!("SELECT _hoodie_record_key, _hoodie_partition_path FROM {name} WHERE id = 1")).await.unwrap();
-        assert_eq!(keys, ["id:1,name:Alice,byteField=10/shortField=300"], "{name}");
+        let keys = rows(
+            &ctx,
+            &format!("SELECT _hoodie_record_key, _hoodie_partition_path FROM {name} WHERE id = 1"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            keys,
+            ["id:1,name:Alice,byteField=10/shortField=300"],
+            "{name}"
+        );
     }
     // non-hive partition paths
-    let got = rows(&ctx, "SELECT id, name, \"isActive\" FROM v6nh WHERE \"byteField\" = 10 ORDER BY id").await.unwrap();
+    let got = rows(
+        &ctx,
+        "SELECT id, name, \"isActive\" FROM v6nh WHERE \"byteField\" = 10 ORDER BY id",
+    )
+    .await
+    .unwrap();
     assert_eq!(got, ["1,Alice,false", "3,Carol,true"]);
     // the nested and decimal columns of the sample schema read too
-    let got = rows(&ctx, "SELECT \"decimalField\", \"structField\"['field1'] FROM v6np WHERE id = 1").await.unwrap();
+    let got = rows(
+        &ctx,
+        "SELECT \"decimalField\", \"structField\"['field1'] FROM v6np WHERE id = 1",
+    )
+    .await
+    .unwrap();
     assert_eq!(got.len(), 1);
 
     // replaced file groups (INSERT OVERWRITE TABLE) are invisible
-    open(&ctx, "ow", &extract(tmp.path(), "sample_table/cow/v6_simplekeygen_nonhivestyle_overwritetable")).await;
-    assert_eq!(rows(&ctx, "SELECT id, name, \"isActive\" FROM ow").await.unwrap(), ["4,Diana,false"]);
+    open(
+        &ctx,
+        "ow",
+        &extract(
+            tmp.path(),
+            "sample_table/cow/v6_simplekeygen_nonhivestyle_overwritetable",
+        ),
+    )
+    .await;
+    assert_eq!(
+        rows(&ctx, "SELECT id, name, \"isActive\" FROM ow")
+            .await
+            .unwrap(),
+        ["4,Diana,false"]
+    );
 
     // timestamp-based key generator (read only)
-    open(&ctx, "tb", &extract(tmp.path(), "sample_table/cow/v6_timebasedkeygen_nonhivestyle")).await;
+    open(
+        &ctx,
+        "tb",
+        &extract(
+            tmp.path(),
+            "sample_table/cow/v6_timebasedkeygen_nonhivestyle",
+        ),
+    )
+    .await;
     assert_eq!(rows(&ctx, "SELECT count(*) FROM tb").await.unwrap(), ["4"]);
 }
 
 #[tokio::test]
 async fn spark_written_v9_tables_read_with_expected_rows() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh"))).await.unwrap();
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
     let partitioned_ids = "TXN-001,TXN-003,TXN-007,TXN-008,TXN-011,TXN-012,TXN-013,TXN-014,TXN-015,TXN-016,TXN-017,TXN-018";
     for (rel, name) in [
         ("sample_table/cow/v9_txns_simple_nometa", "s_nometa"),
         ("sample_table/cow/v9_txns_simple_meta", "s_meta"),
         ("sample_table/cow/v9_txns_complex_nometa", "c_nometa"),
         // MOR after compaction: the latest slices have no log files, so it reads normally
-        ("sample_table/mor/avro/v9_txns_simple_nometa", "mor_compacted"),
+        (
+            "sample_table/mor/avro/v9_txns_simple_nometa",
+            "mor_compacted",
+        ),
     ] {
         let base = extract(tmp.path(), rel);
         open(&ctx, name, &base).await;
-        let res = rows(&ctx, &format!("SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM {name}")).await;
+        let res = rows(
+            &ctx,
+            &format!("SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM {name}"),
+        )
+        .await;
         assert_eq!(res.unwrap(), [partitioned_ids], "{rel}");
-        let eu = rows(&ctx, &format!("SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM {name} WHERE region = 'eu'")).await.unwrap();
+        let eu = rows(
+            &ctx,
+            &format!(
+                "SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM {name} WHERE region = 'eu'"
+            ),
+        )
+        .await
+        .unwrap();
         assert_eq!(eu, ["TXN-011,TXN-012,TXN-018"], "{rel}");
         let t1 = rows(&ctx, &format!("SELECT txn_type, CAST(fee_amount AS VARCHAR) FROM {name} WHERE txn_id IN ('TXN-001', 'TXN-007') ORDER BY txn_id")).await.unwrap();
         assert_eq!(t1[0].split(',').next(), Some("reversal"), "{rel}");
         assert_eq!(t1[1].split(',').nth(1), Some("75.00"), "{rel}");
     }
-    open(&ctx, "np", &extract(tmp.path(), "sample_table/cow/v9_txns_nonpart_nometa")).await;
+    open(
+        &ctx,
+        "np",
+        &extract(tmp.path(), "sample_table/cow/v9_txns_nonpart_nometa"),
+    )
+    .await;
     assert_eq!(
         rows(&ctx, "SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM np").await.unwrap(),
         ["TXN-001,TXN-003,TXN-004,TXN-006,TXN-007,TXN-008,TXN-009,TXN-010,TXN-011,TXN-012,TXN-013,TXN-014,TXN-015,TXN-016"]
     );
-    open(&ctx, "ow9", &extract(tmp.path(), "sample_table/cow/v9_txns_simple_overwrite")).await;
+    open(
+        &ctx,
+        "ow9",
+        &extract(tmp.path(), "sample_table/cow/v9_txns_simple_overwrite"),
+    )
+    .await;
     assert_eq!(
-        rows(&ctx, "SELECT txn_id, txn_type, txn_ts FROM ow9 ORDER BY txn_id").await.unwrap(),
-        ["TXN-101,debit,1700500000001", "TXN-102,debit,1700500000002", "TXN-103,debit,1700500000003"]
+        rows(
+            &ctx,
+            "SELECT txn_id, txn_type, txn_ts FROM ow9 ORDER BY txn_id"
+        )
+        .await
+        .unwrap(),
+        [
+            "TXN-101,debit,1700500000001",
+            "TXN-102,debit,1700500000002",
+            "TXN-103,debit,1700500000003"
+        ]
     );
 }
 
 #[tokio::test]
 async fn merge_on_read_with_log_files_is_refused_and_empty_tables_read() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh"))).await.unwrap();
-    open(&ctx, "mor", &extract(tmp.path(), "sample_table/mor/parquet/v6_nonpartitioned")).await;
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    open(
+        &ctx,
+        "mor",
+        &extract(tmp.path(), "sample_table/mor/parquet/v6_nonpartitioned"),
+    )
+    .await;
     let err = rows(&ctx, "SELECT id FROM mor").await.unwrap_err();
-    assert!(err.contains("not supported yet") && err.contains("log files"), "{err}");
-    open(&ctx, "trips", &extract(tmp.path(), "quickstart_trips_table/mor/avro/v8_trips_8i3u1d")).await;
+    assert!(
+        err.contains("not supported yet") && err.contains("log files"),
+        "{err}"
+    );
+    open(
+        &ctx,
+        "trips",
+        &extract(
+            tmp.path(),
+            "quickstart_trips_table/mor/avro/v8_trips_8i3u1d",
+        ),
+    )
+    .await;
     let err = rows(&ctx, "SELECT count(*) FROM trips").await.unwrap_err();
     assert!(err.contains("not supported yet"), "{err}");
-    for (rel, name) in [("sample_table/cow/v6_empty", "e6"), ("sample_table/cow/v8_empty", "e8")] {
+    for (rel, name) in [
+        ("sample_table/cow/v6_empty", "e6"),
+        ("sample_table/cow/v8_empty", "e8"),
+    ] {
         open(&ctx, name, &extract(tmp.path(), rel)).await;
-        assert_eq!(rows(&ctx, &format!("SELECT count(*) FROM {name}")).await.unwrap(), ["0"], "{rel}");
+        assert_eq!(
+            rows(&ctx, &format!("SELECT count(*) FROM {name}"))
+                .await
+                .unwrap(),
+            ["0"],
+            "{rel}"
+        );
     }
     // Lance base files are not supported: a clear error when the table is opened
     let lance = extract(tmp.path(), "sample_table/cow/v9_lance_nonpartitioned");
-    let err = ctx.run(&format!("CREATE EXTERNAL TABLE l STORED AS HUDI LOCATION '{}'", lance.display())).await.unwrap_err().to_string();
-    assert!(err.contains("not supported yet") && err.contains("lance"), "{err}");
+    let err = ctx
+        .run(&format!(
+            "CREATE EXTERNAL TABLE l STORED AS HUDI LOCATION '{}'",
+            lance.display()
+        ))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not supported yet") && err.contains("lance"),
+        "{err}"
+    );
     // hoodie does not write tables of version 8/9 yet, and says so
-    let err = ctx.run("INSERT INTO e8 VALUES (1)").await.map(|_| ()).unwrap_err().to_string();
+    let err = ctx
+        .run("INSERT INTO e8 VALUES (1)")
+        .await
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(!err.is_empty());
 }

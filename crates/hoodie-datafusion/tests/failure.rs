@@ -1,0 +1,258 @@
+//! A write that fails at any point leaves the table readable and unchanged; the next writer
+//! rolls back what the failed one left (deletes its files, records a rollback).
+//! Failures are injected by failing the N-th object store write of an INSERT, for every N.
+
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{Float64Array, Int32Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use futures::stream::BoxStream;
+use hoodie_datafusion::provider::HudiTableProvider;
+use hoodie_datafusion::sink::{to_table_batch, write_batches};
+use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
+use hoodie_format::storage::TableStorage;
+use hoodie_format::transaction::WriteOperation;
+use hoodie_format::HudiTable;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
+};
+
+/// Fails the `fail_at`-th write (1-based) and counts all writes.
+#[derive(Debug)]
+struct FailingStore {
+    inner: Arc<dyn ObjectStore>,
+    writes: AtomicUsize,
+    fail_at: usize,
+}
+
+impl fmt::Display for FailingStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FailingStore(fail at write {})", self.fail_at)
+    }
+}
+
+impl FailingStore {
+    fn check(&self, location: &Path) -> Result<()> {
+        let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == self.fail_at {
+            return Err(object_store::Error::Generic {
+                store: "failing",
+                source: format!("injected failure of write {n} ({location})").into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl ObjectStore for FailingStore {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> Result<PutResult> {
+        self.check(location)?;
+        self.inner.put_opts(location, payload, opts).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> Result<Box<dyn MultipartUpload>> {
+        self.check(location)?;
+        self.inner.put_multipart_opts(location, opts).await
+    }
+    async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, Result<Path>>,
+    ) -> BoxStream<'static, Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+async fn snapshot(ctx: &HoodieContext) -> Vec<String> {
+    let StatementOutput::Rows { batches, .. } = ctx
+        .run("SELECT id, name, price, dt FROM t ORDER BY id, name")
+        .await
+        .unwrap()
+    else {
+        panic!("rows expected")
+    };
+    let mut out = Vec::new();
+    for b in batches {
+        for r in 0..b.num_rows() {
+            out.push(format!(
+                "{:?}",
+                (0..b.num_columns())
+                    .map(|c| datafusion::arrow::util::display::array_value_to_string(
+                        b.column(c),
+                        r
+                    )
+                    .unwrap())
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    out
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    ctx.run(&format!(
+        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id') LOCATION '{}'",
+        loc.display()
+    ))
+    .await
+    .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y')")
+        .await
+        .unwrap();
+    let before = snapshot(&ctx).await;
+    assert_eq!(before.len(), 2);
+
+    let data_schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, true),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("price", DataType::Float64, true),
+        Field::new("dt", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        data_schema,
+        vec![
+            Arc::new(Int32Array::from(vec![3, 4, 5])),
+            Arc::new(StringArray::from(vec!["c", "d", "e"])),
+            Arc::new(Float64Array::from(vec![3.0, 4.0, 5.0])),
+            Arc::new(StringArray::from(vec!["x", "z", "z"])),
+        ],
+    )
+    .unwrap();
+
+    let storage = TableStorage::local(&loc).unwrap();
+    let mut failures = 0;
+    let mut n = 1;
+    loop {
+        let store = Arc::new(FailingStore {
+            inner: storage.store().clone(),
+            writes: AtomicUsize::new(0),
+            fail_at: n,
+        });
+        let table = HudiTable::open(storage.with_store(store.clone()))
+            .await
+            .unwrap();
+        let provider = HudiTableProvider::try_new("t", table.clone(), Default::default())
+            .await
+            .unwrap();
+        let schema = datafusion::datasource::TableProvider::schema(&provider);
+        let input = to_table_batch(&batch, &schema).unwrap();
+        let options = provider.insert_options(true).unwrap();
+        let result = write_batches(
+            &table,
+            &schema,
+            WriteOperation::Insert,
+            &options,
+            vec![input],
+        )
+        .await;
+        match result {
+            Err(e) => {
+                assert!(
+                    e.to_string().contains("injected failure"),
+                    "write {n}: unexpected error {e}"
+                );
+                failures += 1;
+                // the table reads exactly as before
+                assert_eq!(snapshot(&ctx).await, before, "after failing write {n}");
+            }
+            Ok(rows) => {
+                // the fault came after the commit point (or not at all): the insert is visible
+                assert_eq!(rows, 3);
+                assert_eq!(
+                    store.writes.load(Ordering::SeqCst) + 1,
+                    n,
+                    "write {n} was never reached, so the commit completed"
+                );
+                break;
+            }
+        }
+        n += 1;
+        assert!(n < 100, "the insert never succeeded");
+    }
+    // requested, inflight, two partition metadata files, markers, files, commit: several writes
+    assert!(failures >= 6, "only {failures} write points were exercised");
+
+    // the successful write rolled back every failed attempt: no files of pending instants remain
+    let after = snapshot(&ctx).await;
+    assert_eq!(after.len(), 5);
+    let files = files_under(&loc);
+    let timeline = HudiTable::open(storage.clone())
+        .await
+        .unwrap()
+        .timeline()
+        .await
+        .unwrap();
+    assert!(
+        timeline.pending_writes().is_empty(),
+        "pending instants left: {:?}",
+        timeline.pending_writes()
+    );
+    let completed: Vec<String> = timeline
+        .completed_writes()
+        .map(|i| i.timestamp.clone())
+        .collect();
+    for f in files.iter().filter(|f| f.ends_with(".parquet")) {
+        let instant = f.rsplit('_').next().unwrap().trim_end_matches(".parquet");
+        assert!(
+            completed.iter().any(|c| c == instant),
+            "file {f} of an instant that never completed was left behind"
+        );
+    }
+    let rollbacks = files
+        .iter()
+        .filter(|f| f.starts_with(".hoodie/") && f.ends_with(".rollback"))
+        .count();
+    assert!(rollbacks >= 1, "no rollback was recorded: {files:?}");
+    assert!(
+        !files.iter().any(|f| f.starts_with(".hoodie/.temp/")),
+        "markers left behind: {files:?}"
+    );
+}
