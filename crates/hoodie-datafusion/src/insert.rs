@@ -119,6 +119,42 @@ pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Sta
             .collect::<Result<_>>()?
     };
     let _ = dynamic_parts;
+    // Hudi/Spark's arity check for positional inserts: the data columns not given statically
+    if insert.columns.is_empty() {
+        if let Some(source) = &insert.source {
+            let arity = match source.body.as_ref() {
+                SetExpr::Values(v) => v.rows.first().map(|r| r.len()),
+                _ => {
+                    let plan = ctx
+                        .state()
+                        .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                            Statement::Query(source.clone()),
+                        )))
+                        .await?;
+                    Some(plan.schema().fields().len())
+                }
+            };
+            if let Some(arity) = arity {
+                let (expected, reason) = (
+                    columns.len(),
+                    if arity > columns.len() {
+                        "too many data columns"
+                    } else {
+                        "not enough data columns"
+                    },
+                );
+                if arity != expected {
+                    return Err(HoodieError::Invalid {
+                        message: format!(
+                            "Cannot write to {table_name}, the reason is {reason}: table columns: {} ({expected}{}), data columns: {arity}",
+                            columns.join(", "),
+                            if static_parts.is_empty() { String::new() } else { ", not counting static partition columns".to_string() }
+                        ),
+                    });
+                }
+            }
+        }
+    }
     if !static_parts.is_empty() {
         let mut source = insert.source.take().ok_or_else(|| HoodieError::Invalid {
             message: "INSERT ... PARTITION needs VALUES or a SELECT".into(),

@@ -127,7 +127,8 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             .iter()
             .take_while(|t| !matches!(t, Token::LParen))
             .any(|t| is_word(Some(t), "EXTERNAL"));
-        if external || !w(1, "TABLE") && !(w(1, "OR") && w(2, "REPLACE") && w(3, "TABLE")) {
+        let create_table = w(1, "TABLE") || (w(1, "OR") && w(2, "REPLACE") && w(3, "TABLE"));
+        if external || !create_table {
             return Ok(FrontStatement::PassThrough);
         }
         // USING at paren depth 0 before AS
