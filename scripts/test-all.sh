@@ -4,6 +4,10 @@
 # reads hoodie-written tables with the Python `hudi` reader (hudi-rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the fixture tests unzip the Spark-written tables in ../shared/fixtures
+if ! command -v unzip >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq unzip
+fi
 cargo test --workspace
 cargo build --bin hoodie
 bash tests/interop/run.sh target/debug/hoodie

@@ -23,22 +23,7 @@ pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Sta
         return Ok(Statement::Insert(insert));
     };
     let table_name = name.to_string();
-    let lookup_name = name
-        .0
-        .iter()
-        .map(|p| {
-            p.as_ident()
-                .map(|i| {
-                    if i.quote_style.is_some() {
-                        i.value.clone()
-                    } else {
-                        i.value.to_ascii_lowercase()
-                    }
-                })
-                .unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(".");
+    let lookup_name = crate::frontend::name_of(name);
     let provider: Option<Arc<dyn TableProvider>> =
         ctx.table_provider(lookup_name.as_str()).await.ok();
     let Some(provider) = provider else {

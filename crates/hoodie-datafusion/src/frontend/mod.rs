@@ -101,7 +101,8 @@ fn is_word(t: Option<&Token>, w: &str) -> bool {
     matches!(t, Some(Token::Word(x)) if x.value.eq_ignore_ascii_case(w) && x.quote_style.is_none())
 }
 
-fn name_of(o: &ObjectName) -> String {
+/// A table name as DataFusion resolves it: unquoted parts lower-cased.
+pub fn name_of(o: &ObjectName) -> String {
     o.0.iter()
         .map(|p| {
             p.as_ident()
