@@ -25,9 +25,10 @@ use crate::create::TableSpec;
 use crate::error::{HoodieError, Result};
 use crate::factory::{open_or_create, HudiTableFactory};
 use crate::frontend::{self, CreateTableUsing, FrontStatement};
-use crate::insert::rewrite_insert;
+use crate::insert::{rewrite_insert, InsertInfo};
 use crate::options::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
+use crate::sink::WriteMode;
 
 /// How a [`HoodieContext`] is set up.
 #[derive(Debug, Clone)]
@@ -181,7 +182,10 @@ impl HoodieContext {
                 self.alter_properties(&name, properties).await
             }
             FrontStatement::Insert(stmt) => {
-                let stmt = rewrite_insert(*stmt, &self.ctx).await?;
+                let (mut stmt, info) = rewrite_insert(*stmt, &self.ctx).await?;
+                if info.hudi && info.overwrite && !info.static_values.is_empty() {
+                    return self.overwrite_partitions(&mut stmt, &info).await;
+                }
                 let plan = self
                     .ctx
                     .state()
@@ -190,6 +194,51 @@ impl HoodieContext {
                 self.run_plan(plan).await
             }
         }
+    }
+
+    /// INSERT OVERWRITE ... PARTITION (...) into a Hudi table: DataFusion plans the rows (as an
+    /// INSERT INTO), we write them as a replacecommit of the named partitions.
+    async fn overwrite_partitions(
+        &self,
+        stmt: &mut sqlparser::ast::Statement,
+        info: &InsertInfo,
+    ) -> Result<StatementOutput> {
+        let sqlparser::ast::Statement::Insert(insert) = stmt else {
+            return Err(HoodieError::Invalid {
+                message: "expected an INSERT".into(),
+            });
+        };
+        insert.overwrite = false;
+        let table_name = crate::frontend::name_of(match &insert.table {
+            sqlparser::ast::TableObject::TableName(n) => n,
+            _ => {
+                return Err(HoodieError::Invalid {
+                    message: "INSERT OVERWRITE needs a table name".into(),
+                })
+            }
+        });
+        let provider = self.hudi_table(&table_name).await?;
+        let hudi = as_hudi(&provider).ok_or_else(|| HoodieError::TableNotFound {
+            name: table_name.clone(),
+        })?;
+        let (prefix, full) = hudi.static_partition_prefix(&info.static_values)?.unzip();
+        let mode = hudi.overwrite_mode(prefix, full.unwrap_or(false))?;
+        let plan = self
+            .ctx
+            .state()
+            .statement_to_plan(DFStatement::Statement(Box::new(stmt.clone())))
+            .await?;
+        let LogicalPlan::Dml(dml) = plan else {
+            return Err(HoodieError::Invalid {
+                message: "INSERT did not plan as DML".into(),
+            });
+        };
+        let mut input = self.ctx.state().create_physical_plan(&dml.input).await?;
+        if input.output_partitioning().partition_count() > 1 {
+            input = Arc::new(CoalescePartitionsExec::new(input));
+        }
+        let batches = collect(hudi.write_plan(input, mode), self.ctx.task_ctx()).await?;
+        Ok(StatementOutput::Count(count_of(&batches)))
     }
 
     async fn run_datafusion(&self, sql: &str) -> Result<StatementOutput> {
@@ -329,7 +378,13 @@ impl HoodieContext {
             if plan.output_partitioning().partition_count() > 1 {
                 plan = Arc::new(CoalescePartitionsExec::new(plan));
             }
-            let write = provider.write_plan(plan, WriteOperation::BulkInsert, false)?;
+            let write = provider.write_plan(
+                plan,
+                WriteMode::Insert {
+                    operation: WriteOperation::BulkInsert,
+                    options: provider.insert_options(false)?,
+                },
+            );
             let batches = collect(write, self.ctx.task_ctx()).await?;
             Ok::<u64, HoodieError>(count_of(&batches))
         }

@@ -7,7 +7,7 @@ use hoodie_format::FormatError;
 #[derive(Debug, thiserror::Error)]
 pub enum HoodieError {
     /// An error raised by DataFusion while planning or executing.
-    #[error("{0}")]
+    #[error("{}", df_message(.0))]
     DataFusion(#[from] DataFusionError),
     /// An Arrow error.
     #[error("{0}")]
@@ -57,14 +57,6 @@ pub enum HoodieError {
         /// What is not supported, and what to do instead.
         feature: String,
     },
-    /// An INSERT that Hudi would run as an upsert, before the upsert path exists.
-    #[error("INSERT INTO {table} would run as an upsert ({reason}), which hoodie does not support yet; set hoodie.spark.sql.insert.into.operation = 'insert' (keeps duplicates) or 'bulk_insert' to insert instead")]
-    UpsertNotSupported {
-        /// The table.
-        table: String,
-        /// Why Hudi picks upsert.
-        reason: String,
-    },
     /// An I/O error on the local file system (warehouse).
     #[error("I/O error on {path}: {source}")]
     Io {
@@ -74,6 +66,20 @@ pub enum HoodieError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The message of a DataFusion error without the wrapping DataFusion adds around errors that
+/// hoodie raised itself ("External error: ...").
+pub fn df_message(e: &DataFusionError) -> String {
+    match e {
+        DataFusionError::External(inner) => match inner.downcast_ref::<DataFusionError>() {
+            Some(df) => df_message(df),
+            None => inner.to_string(),
+        },
+        DataFusionError::Context(ctx, inner) => format!("{ctx}: {}", df_message(inner)),
+        DataFusionError::Shared(inner) => df_message(inner),
+        other => other.to_string(),
+    }
 }
 
 /// Result alias of this crate.

@@ -14,13 +14,38 @@ use sqlparser::parser::Parser;
 use crate::error::{HoodieError, Result};
 use crate::provider::as_hudi;
 
+/// What the rewrite learned about an INSERT.
+#[derive(Debug, Clone, Default)]
+pub struct InsertInfo {
+    /// The target is a Hudi table.
+    pub hudi: bool,
+    /// INSERT OVERWRITE.
+    pub overwrite: bool,
+    /// Static partition values of a `PARTITION (col = value)` clause, as text.
+    pub static_values: Vec<(String, String)>,
+}
+
+fn literal_text(e: &Expr) -> String {
+    match e {
+        Expr::Value(v) => match &v.value {
+            sqlparser::ast::Value::SingleQuotedString(s)
+            | sqlparser::ast::Value::DoubleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
 /// Rewrites `stmt` if it inserts into a Hudi table; returns other statements unchanged.
-pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Statement> {
+pub async fn rewrite_insert(
+    stmt: Statement,
+    ctx: &SessionContext,
+) -> Result<(Statement, InsertInfo)> {
     let Statement::Insert(mut insert) = stmt else {
-        return Ok(stmt);
+        return Ok((stmt, InsertInfo::default()));
     };
     let TableObject::TableName(name) = &insert.table else {
-        return Ok(Statement::Insert(insert));
+        return Ok((Statement::Insert(insert), InsertInfo::default()));
     };
     let table_name = name.to_string();
     let lookup_name = crate::frontend::name_of(name);
@@ -30,7 +55,7 @@ pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Sta
         return Err(HoodieError::TableNotFound { name: table_name });
     };
     if as_hudi(&provider).is_none() {
-        return Ok(Statement::Insert(insert));
+        return Ok((Statement::Insert(insert), InsertInfo::default()));
     }
     let schema = provider.schema();
     let data_columns: Vec<String> = schema
@@ -173,5 +198,13 @@ pub async fn rewrite_insert(stmt: Statement, ctx: &SessionContext) -> Result<Sta
         .into_iter()
         .map(|c| ObjectName::from(vec![Ident::with_quote('"', c)]))
         .collect();
-    Ok(Statement::Insert(insert))
+    let info = InsertInfo {
+        hudi: true,
+        overwrite: insert.overwrite,
+        static_values: static_parts
+            .iter()
+            .map(|(c, e)| (c.clone(), literal_text(e)))
+            .collect(),
+    };
+    Ok((Statement::Insert(insert), info))
 }

@@ -25,13 +25,15 @@ use hoodie_format::config;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::insert::InsertOptions;
 use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::overwrite::OverwriteScope;
 use hoodie_format::transaction::WriteOperation;
+use hoodie_format::upsert::{DupPolicy, UpsertOptions};
 use hoodie_format::writer::BaseFileSettings;
 use hoodie_format::HudiTable;
 
 use crate::error::{df_err, HoodieError};
 use crate::options::{SessionOptions, WriteOptions};
-use crate::sink::HudiSink;
+use crate::sink::{HudiSink, WriteMode};
 
 /// A Hudi table registered in a DataFusion session.
 #[derive(Debug)]
@@ -99,21 +101,145 @@ impl HudiTableProvider {
         })
     }
 
-    /// A plan that writes `input` with `operation` as one commit.
+    /// The options of a keyed write (upsert, or insert with a duplicate policy).
+    pub fn upsert_options(
+        &self,
+        insert_dup_policy: Option<DupPolicy>,
+    ) -> Result<UpsertOptions, HoodieError> {
+        let w = self.write_options();
+        let insert = self.insert_options(true)?;
+        let index = w
+            .get(&config::INDEX_TYPE)
+            .unwrap_or_default()
+            .to_ascii_uppercase();
+        let global_index = match index.as_str() {
+            "SIMPLE" | "BLOOM" => false,
+            "GLOBAL_SIMPLE" | "GLOBAL_BLOOM" => true,
+            other => {
+                return Err(HoodieError::Unsupported {
+                    feature: format!("hoodie.index.type = {other} (hoodie supports SIMPLE, BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM)"),
+                })
+            }
+        };
+        let update_key = if index == "GLOBAL_BLOOM" {
+            config::BLOOM_INDEX_UPDATE_PARTITION_PATH
+        } else {
+            config::SIMPLE_INDEX_UPDATE_PARTITION_PATH
+        };
+        Ok(UpsertOptions {
+            ordering_field: self.table.config().ordering_field(),
+            merge_mode: w.merge_mode()?,
+            insert_dup_policy,
+            global_index,
+            update_partition_path: w
+                .get(&update_key)
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            small_file_limit: w.get_usize(&config::PARQUET_SMALL_FILE_LIMIT)? as u64,
+            max_file_size: insert.max_file_size as u64,
+            small_file_candidates: w.get_usize(&config::PARQUET_SMALL_FILE_CANDIDATES)?,
+            record_size_estimate: w.get_usize(&config::RECORD_SIZE_ESTIMATE)? as u64,
+            file_settings: insert.file_settings,
+        })
+    }
+
+    /// A plan that runs `input` through `mode` as one commit.
     pub fn write_plan(
         &self,
         input: Arc<dyn ExecutionPlan>,
-        operation: WriteOperation,
-        precombine: bool,
-    ) -> Result<Arc<dyn ExecutionPlan>, HoodieError> {
+        mode: WriteMode,
+    ) -> Arc<dyn ExecutionPlan> {
         let sink = HudiSink::new(
             self.table.clone(),
             self.name.clone(),
             self.schema.clone(),
-            operation,
-            self.insert_options(precombine)?,
+            mode,
         );
-        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+        Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
+    }
+
+    /// The write an `INSERT OVERWRITE` runs; `static_prefix` is the partition path prefix of a
+    /// static `PARTITION (...)` clause and `full_static` says whether it names every
+    /// partition column.
+    pub fn overwrite_mode(
+        &self,
+        static_prefix: Option<String>,
+        full_static: bool,
+    ) -> Result<WriteMode, HoodieError> {
+        let w = self.write_options();
+        let options = self.insert_options(true)?;
+        let partitioned = self.table.config().is_partitioned();
+        let table = || WriteMode::Overwrite {
+            operation: WriteOperation::InsertOverwriteTable,
+            options: options.clone(),
+            scope: OverwriteScope::Table,
+        };
+        let partitions = |scope| WriteMode::Overwrite {
+            operation: WriteOperation::InsertOverwrite,
+            options: options.clone(),
+            scope,
+        };
+        if !partitioned {
+            return Ok(table());
+        }
+        let dynamic_scope = |prefix: Option<String>| match prefix {
+            Some(p) if full_static => OverwriteScope::Prefixes(vec![p]),
+            _ => OverwriteScope::InputPartitions,
+        };
+        if let Some(op) = w.explicit(&config::WRITE_OPERATION) {
+            match WriteOperation::parse(&op)? {
+                WriteOperation::InsertOverwriteTable => return Ok(table()),
+                WriteOperation::InsertOverwrite => {
+                    return Ok(partitions(match static_prefix {
+                        Some(p) => OverwriteScope::Prefixes(vec![p]),
+                        None => OverwriteScope::InputPartitions,
+                    }))
+                }
+                _ => {}
+            }
+        }
+        let mode = w
+            .explicit(&config::OVERWRITE_MODE)
+            .unwrap_or_else(|| "STATIC".into())
+            .to_ascii_uppercase();
+        match (mode.as_str(), static_prefix) {
+            ("STATIC", Some(p)) => Ok(partitions(OverwriteScope::Prefixes(vec![p]))),
+            ("STATIC", None) => Ok(table()),
+            ("DYNAMIC", prefix) => Ok(partitions(dynamic_scope(prefix))),
+            (other, _) => Err(HoodieError::Invalid {
+                message: format!(
+                    "hoodie.datasource.overwrite.mode must be STATIC or DYNAMIC, got {other:?}"
+                ),
+            }),
+        }
+    }
+
+    /// The partition path prefix of static partition values (`[(column, value)]`), which must
+    /// name leading partition columns. Returns the prefix and whether it names them all.
+    pub fn static_partition_prefix(
+        &self,
+        values: &[(String, String)],
+    ) -> Result<Option<(String, bool)>, HoodieError> {
+        if values.is_empty() {
+            return Ok(None);
+        }
+        let cfg = self.table.config();
+        let fields = cfg.partition_fields();
+        let hive = cfg.hive_style_partitioning()?;
+        let mut parts = Vec::new();
+        for f in &fields {
+            match values.iter().find(|(c, _)| c.eq_ignore_ascii_case(f)) {
+                Some((_, v)) => parts.push(if hive { format!("{f}={v}") } else { v.clone() }),
+                None => break,
+            }
+        }
+        if parts.len() != values.len() {
+            return Err(HoodieError::Unsupported {
+                feature:
+                    "static PARTITION values after a dynamic partition column in INSERT OVERWRITE"
+                        .into(),
+            });
+        }
+        Ok(Some((parts.join("/"), parts.len() == fields.len())))
     }
 
     /// Partition paths of the latest snapshot.
@@ -131,49 +257,31 @@ impl HudiTableProvider {
         Ok(parts)
     }
 
-    fn insert_operation(&self) -> Result<WriteOperation, HoodieError> {
+    /// The write an `INSERT INTO` runs, by Hudi 1.2's operation precedence.
+    pub fn insert_mode(&self) -> Result<WriteMode, HoodieError> {
         let w = self.write_options();
         let (op, why) = w.insert_into_operation()?;
+        let policy = DupPolicy::parse(
+            &w.get(&config::INSERT_DUP_POLICY)
+                .unwrap_or_else(|| "none".into()),
+        )?;
         match op {
-            WriteOperation::Insert | WriteOperation::BulkInsert => {}
+            WriteOperation::BulkInsert if policy == DupPolicy::Drop => Err(HoodieError::Invalid {
+                message: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
+            }),
+            WriteOperation::BulkInsert => Ok(WriteMode::Insert { operation: op, options: self.insert_options(true)? }),
+            WriteOperation::Insert if policy == DupPolicy::None => Ok(WriteMode::Insert { operation: op, options: self.insert_options(true)? }),
+            WriteOperation::Insert => Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(Some(policy))? }),
             WriteOperation::Upsert => {
-                return Err(HoodieError::UpsertNotSupported {
-                    table: self.name.clone(),
-                    reason: why.to_string(),
-                })
+                if self.table.config().record_key_fields().is_empty() {
+                    return Err(HoodieError::Invalid { message: format!("INSERT INTO {} as an upsert ({why}) needs a primary key; the table has none", self.name) });
+                }
+                Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(None)? })
             }
-            other => {
-                return Err(HoodieError::Unsupported {
-                    feature: format!(
-                        "INSERT INTO with operation {} ({why})",
-                        other.java_name().to_ascii_lowercase()
-                    ),
-                })
-            }
+            WriteOperation::InsertOverwrite => self.overwrite_mode(None, false),
+            WriteOperation::InsertOverwriteTable => Ok(WriteMode::Overwrite { operation: op, options: self.insert_options(true)?, scope: OverwriteScope::Table }),
+            WriteOperation::Delete => Err(HoodieError::Invalid { message: format!("INSERT INTO cannot run the delete operation ({why})") }),
         }
-        let policy = w
-            .get(&config::INSERT_DUP_POLICY)
-            .unwrap_or_else(|| "none".into())
-            .to_ascii_lowercase();
-        match policy.as_str() {
-            "none" => {}
-            "drop" if op == WriteOperation::BulkInsert => {
-                return Err(HoodieError::Invalid {
-                    message: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
-                })
-            }
-            "drop" | "fail" => {
-                return Err(HoodieError::Unsupported {
-                    feature: format!("hoodie.datasource.insert.dup.policy = {policy} (needs the index lookup of the upsert path)"),
-                })
-            }
-            other => {
-                return Err(HoodieError::Invalid {
-                    message: format!("hoodie.datasource.insert.dup.policy must be none, drop or fail, got {other:?}"),
-                })
-            }
-        }
-        Ok(op)
     }
 
     /// Keeps the slices whose partition values can satisfy the filters on partition columns.
@@ -331,17 +439,18 @@ impl TableProvider for HudiTableProvider {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        if insert_op != InsertOp::Append {
-            return Err(HoodieError::Unsupported {
-                feature: format!("{insert_op} on Hudi tables (INSERT OVERWRITE comes with the upsert write path)"),
-            }
-            .into_datafusion());
+        let mode = match insert_op {
+            InsertOp::Append => self.insert_mode(),
+            // without a PARTITION clause (the front-end handles INSERT OVERWRITE ... PARTITION)
+            InsertOp::Overwrite => self.overwrite_mode(None, false),
+            InsertOp::Replace => Err(HoodieError::Unsupported {
+                feature:
+                    "REPLACE INTO on Hudi tables (use INSERT INTO, which upserts on keyed tables)"
+                        .into(),
+            }),
         }
-        let op = self
-            .insert_operation()
-            .map_err(HoodieError::into_datafusion)?;
-        self.write_plan(input, op, true)
-            .map_err(HoodieError::into_datafusion)
+        .map_err(HoodieError::into_datafusion)?;
+        Ok(self.write_plan(input, mode))
     }
 
     async fn delete_from(
@@ -368,7 +477,7 @@ impl TableProvider for HudiTableProvider {
 
 fn unsupported_dml(what: &str) -> DataFusionError {
     HoodieError::Unsupported {
-        feature: format!("{what} on Hudi tables (it needs the upsert write path, which is next)"),
+        feature: format!("{what} on Hudi tables"),
     }
     .into_datafusion()
 }

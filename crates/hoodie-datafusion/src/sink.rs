@@ -15,9 +15,50 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::TryStreamExt;
 use hoodie_format::insert::{write_inserts, InsertOptions};
 use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::overwrite::{write_overwrite, OverwriteScope};
 use hoodie_format::schema::{avro_schema, is_meta_column};
 use hoodie_format::transaction::{Transaction, WriteOperation};
+use hoodie_format::upsert::{write_upserts, UpsertOptions};
 use hoodie_format::HudiTable;
+
+/// How a write runs.
+#[derive(Debug, Clone)]
+pub enum WriteMode {
+    /// insert / bulk_insert into new file groups.
+    Insert {
+        /// The operation recorded in the commit.
+        operation: WriteOperation,
+        /// Pre-combine and file settings.
+        options: InsertOptions,
+    },
+    /// A keyed write: upsert, or insert with a duplicate policy.
+    Upsert {
+        /// The operation recorded in the commit.
+        operation: WriteOperation,
+        /// Ordering, index and file settings.
+        options: UpsertOptions,
+    },
+    /// INSERT OVERWRITE: a replacecommit.
+    Overwrite {
+        /// The operation recorded in the commit.
+        operation: WriteOperation,
+        /// Pre-combine and file settings.
+        options: InsertOptions,
+        /// What is replaced.
+        scope: OverwriteScope,
+    },
+}
+
+impl WriteMode {
+    /// The operation recorded in the commit.
+    pub fn operation(&self) -> WriteOperation {
+        match self {
+            WriteMode::Insert { operation, .. }
+            | WriteMode::Upsert { operation, .. }
+            | WriteMode::Overwrite { operation, .. } => *operation,
+        }
+    }
+}
 
 use crate::error::df_err;
 
@@ -27,37 +68,45 @@ pub struct HudiSink {
     table: HudiTable,
     name: String,
     schema: SchemaRef,
-    operation: WriteOperation,
-    options: InsertOptions,
+    mode: WriteMode,
 }
 
 impl HudiSink {
-    /// A sink writing `operation` into `table` (whose full schema is `schema`).
-    pub fn new(
-        table: HudiTable,
-        name: String,
-        schema: SchemaRef,
-        operation: WriteOperation,
-        options: InsertOptions,
-    ) -> Self {
+    /// A sink writing into `table` (whose full schema is `schema`).
+    pub fn new(table: HudiTable, name: String, schema: SchemaRef, mode: WriteMode) -> Self {
         Self {
             table,
             name,
             schema,
-            operation,
-            options,
+            mode,
         }
     }
 }
 
 impl DisplayAs for HudiSink {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let detail = match &self.mode {
+            WriteMode::Insert { options, .. } => format!(
+                "precombine={}",
+                options.precombine_field.as_deref().unwrap_or("none")
+            ),
+            WriteMode::Upsert { options, .. } => format!(
+                "ordering={}, merge_mode={}, index={}",
+                options.ordering_field.as_deref().unwrap_or("none"),
+                options.merge_mode.as_str(),
+                if options.global_index {
+                    "global"
+                } else {
+                    "partition"
+                }
+            ),
+            WriteMode::Overwrite { scope, .. } => format!("replace={scope:?}"),
+        };
         write!(
             f,
-            "HudiSink: table={}, operation={}, precombine={}",
+            "HudiSink: table={}, operation={}, {detail}",
             self.name,
-            self.operation.java_name().to_ascii_lowercase(),
-            self.options.precombine_field.as_deref().unwrap_or("none")
+            self.mode.operation().java_name().to_ascii_lowercase()
         )
     }
 }
@@ -119,14 +168,7 @@ impl DataSink for HudiSink {
             .await?
             .into_iter()
             .collect::<DFResult<_>>()?;
-        write_batches(
-            &self.table,
-            &self.schema,
-            self.operation,
-            &self.options,
-            batches,
-        )
-        .await
+        write_batches(&self.table, &self.schema, &self.mode, batches).await
     }
 }
 
@@ -137,12 +179,12 @@ impl HudiSink {
     }
 }
 
-/// Writes `batches` (table schema) as one commit; returns the rows written.
+/// Writes `batches` (table schema) as one commit; returns the rows written (inserted +
+/// updated + deleted).
 pub async fn write_batches(
     table: &HudiTable,
     schema: &SchemaRef,
-    operation: WriteOperation,
-    options: &InsertOptions,
+    mode: &WriteMode,
     batches: Vec<RecordBatch>,
 ) -> DFResult<u64> {
     let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
@@ -155,10 +197,29 @@ pub async fn write_batches(
     let avro = avro_schema(table.config().name(), schema)
         .map_err(df_err)?
         .to_string();
-    let mut txn = Transaction::begin(table, operation).await.map_err(df_err)?;
-    let result = write_inserts(&mut txn, &keygen, schema, batches, options)
+    let mut txn = Transaction::begin(table, mode.operation())
         .await
         .map_err(df_err)?;
+    let rows = match mode {
+        WriteMode::Insert { options, .. } => {
+            write_inserts(&mut txn, &keygen, schema, batches, options)
+                .await
+                .map_err(df_err)?
+                .rows
+        }
+        WriteMode::Upsert { options, .. } => {
+            write_upserts(&mut txn, &keygen, schema, batches, None, options)
+                .await
+                .map_err(df_err)?
+                .affected()
+        }
+        WriteMode::Overwrite { options, scope, .. } => {
+            write_overwrite(&mut txn, &keygen, schema, batches, options, scope)
+                .await
+                .map_err(df_err)?
+                .rows
+        }
+    };
     txn.commit(avro).await.map_err(df_err)?;
-    Ok(result.rows)
+    Ok(rows)
 }

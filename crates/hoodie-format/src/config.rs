@@ -77,6 +77,12 @@ keys! {
     PARQUET_MAX_FILE_SIZE = ("hoodie.parquet.max.file.size", [], Some("125829120"), "Target base file size in bytes.");
     PARQUET_SMALL_FILE_LIMIT = ("hoodie.parquet.small.file.limit", [], Some("104857600"), "Base files below this size take new inserts.");
     PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), "Parquet compression codec of base files.");
+    PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), "How many small file groups of a partition take new inserts.");
+    RECORD_SIZE_ESTIMATE = ("hoodie.copyonwrite.record.size.estimate", [], Some("1024"), "Record size estimate in bytes when a partition has no files to learn it from.");
+    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), "SIMPLE or BLOOM (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions).");
+    SIMPLE_INDEX_UPDATE_PARTITION_PATH = ("hoodie.simple.index.update.partition.path", [], Some("true"), "GLOBAL_SIMPLE: move a record whose partition value changed.");
+    BLOOM_INDEX_UPDATE_PARTITION_PATH = ("hoodie.bloom.index.update.partition.path", [], Some("true"), "GLOBAL_BLOOM: move a record whose partition value changed.");
+    OVERWRITE_MODE = ("hoodie.datasource.overwrite.mode", ["spark.sql.sources.partitionOverwriteMode"], None, "INSERT OVERWRITE without a PARTITION clause: STATIC replaces the table, DYNAMIC the partitions in the input.");
     BLOOM_NUM_ENTRIES = ("hoodie.index.bloom.num_entries", [], Some("60000"), "Bloom filter sizing: expected entries.");
     BLOOM_FPP = ("hoodie.index.bloom.fpp", [], Some("0.000000001"), "Bloom filter false positive rate.");
     BLOOM_MAX_ENTRIES = ("hoodie.bloom.index.filter.dynamic.max.entries", [], Some("100000"), "Dynamic bloom filter maximum entries.");

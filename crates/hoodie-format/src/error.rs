@@ -57,6 +57,12 @@ pub enum FormatError {
         /// "null" or "" (the value found).
         value: &'static str,
     },
+    /// An INSERT with `hoodie.datasource.insert.dup.policy = fail` met a key that exists.
+    #[error("Duplicate key found for insert statement, key is: {key}")]
+    DuplicateKey {
+        /// The key.
+        key: String,
+    },
     /// A column the table needs is missing from a batch.
     #[error("column {column} not found in the data being written")]
     MissingColumn {

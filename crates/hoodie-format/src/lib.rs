@@ -4,6 +4,7 @@
 //! columns, key generators, commit metadata, the Java-compatible bloom filter, the file-system
 //! view and the commit protocol. Everything works on plain Arrow record batches.
 
+pub mod base_file;
 pub mod bloom;
 pub mod commit_metadata;
 pub mod config;
@@ -11,10 +12,12 @@ pub mod error;
 pub mod file_name;
 pub mod footer;
 pub mod fs_view;
+pub mod index;
 pub mod insert;
 pub mod instant;
 pub mod keygen;
 pub mod meta;
+pub mod overwrite;
 pub mod properties;
 pub mod rollback_avro;
 pub mod schema;
@@ -23,6 +26,7 @@ pub mod table;
 pub mod table_config;
 pub mod timeline;
 pub mod transaction;
+pub mod upsert;
 pub mod writer;
 
 pub use error::{FormatError, Result};

@@ -176,7 +176,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             }
             i += 1;
         }
-        let is_hoodie = key.to_ascii_lowercase().starts_with("hoodie.");
+        let lower = key.to_ascii_lowercase();
+        // hoodie.* and the Spark keys Hudi reads (spark.sql.sources.partitionOverwriteMode)
+        let is_hoodie = lower.starts_with("hoodie.") || lower.starts_with("spark.sql.");
         if w(0, "RESET") {
             return Ok(if key.is_empty() || is_hoodie {
                 FrontStatement::Reset {

@@ -1,0 +1,62 @@
+//! INSERT OVERWRITE: new file groups for the input, and a replacecommit that replaces the file
+//! groups of the overwritten partitions (or of the whole table).
+
+use std::collections::BTreeSet;
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+
+use crate::error::Result;
+use crate::insert::{write_inserts, InsertOptions, InsertResult};
+use crate::keygen::KeyGenerator;
+use crate::transaction::Transaction;
+
+/// Which file groups an overwrite replaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverwriteScope {
+    /// Every file group of the table.
+    Table,
+    /// The partitions present in the input (dynamic overwrite).
+    InputPartitions,
+    /// Partitions under these partition path prefixes (static `PARTITION (...)` specs).
+    Prefixes(Vec<String>),
+}
+
+/// Writes `batches` as new file groups and replaces the file groups `scope` names.
+pub async fn write_overwrite(
+    txn: &mut Transaction,
+    keygen: &KeyGenerator,
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    options: &InsertOptions,
+    scope: &OverwriteScope,
+) -> Result<InsertResult> {
+    let mut input_partitions: BTreeSet<String> = BTreeSet::new();
+    for b in &batches {
+        input_partitions.extend(
+            keygen
+                .partition_paths(b)?
+                .iter()
+                .flatten()
+                .map(str::to_string),
+        );
+    }
+    let table = txn.table().clone();
+    let timeline = table.timeline().await?;
+    let slices = table.file_slices(&timeline, None).await?;
+    let result = write_inserts(txn, keygen, schema, batches, options).await?;
+    for s in slices {
+        let p = s.partition_path.as_str();
+        let replace = match scope {
+            OverwriteScope::Table => true,
+            OverwriteScope::InputPartitions => input_partitions.contains(p),
+            OverwriteScope::Prefixes(prefixes) => prefixes
+                .iter()
+                .any(|x| p == x || p.starts_with(&format!("{x}/"))),
+        };
+        if replace {
+            txn.replace_file_group(&s.partition_path, &s.file_id);
+        }
+    }
+    Ok(result)
+}

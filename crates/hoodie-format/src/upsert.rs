@@ -1,0 +1,512 @@
+//! The keyed write path: upsert (and insert with a duplicate policy) of a batch of records.
+//!
+//! 1. record keys and partition paths of the incoming rows; pre-combine duplicate keys,
+//! 2. tag location: which file group holds each key (only the partitions the input touches,
+//!    or every partition with a global index),
+//! 3. per touched file group: merge old and incoming records by the ordering rules and write a
+//!    new base file (copy-on-write); untouched file groups keep their files,
+//! 4. inserts fill small files of their partition first, then open new file groups.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow::array::{
+    make_comparator, Array, ArrayRef, AsArray, BooleanArray, StringArray, UInt32Array,
+};
+use arrow::compute::kernels::sort::SortOptions;
+use arrow::compute::{concat_batches, interleave_record_batch, take_record_batch};
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+
+use crate::base_file::read_base_file;
+use crate::commit_metadata::WriteStat;
+use crate::error::{FormatError, Result};
+use crate::file_name::{new_file_id, write_token};
+use crate::footer::read_footer;
+use crate::fs_view::FileSlice;
+use crate::index::{tag_locations, LookupStats};
+use crate::insert::precombine;
+use crate::keygen::KeyGenerator;
+use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
+use crate::table_config::MergeMode;
+use crate::transaction::Transaction;
+use crate::writer::BaseFileSettings;
+
+/// What an INSERT does with keys that already exist (`hoodie.datasource.insert.dup.policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupPolicy {
+    /// Keep duplicates (plain insert).
+    None,
+    /// Drop incoming rows whose key exists.
+    Drop,
+    /// Fail on the first incoming key that exists.
+    Fail,
+}
+
+impl DupPolicy {
+    /// Parses `none`, `drop` or `fail` (case-insensitive).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" => Ok(DupPolicy::None),
+            "drop" => Ok(DupPolicy::Drop),
+            "fail" => Ok(DupPolicy::Fail),
+            _ => Err(FormatError::InvalidProperty {
+                key: crate::config::INSERT_DUP_POLICY.key.into(),
+                value: s.into(),
+                reason: "expected none, drop or fail".into(),
+            }),
+        }
+    }
+}
+
+/// How a keyed write runs.
+#[derive(Debug, Clone)]
+pub struct UpsertOptions {
+    /// Ordering field (pre-combine and event-time ordering).
+    pub ordering_field: Option<String>,
+    /// Event-time or commit-time ordering.
+    pub merge_mode: MergeMode,
+    /// `insert` with this duplicate policy instead of an upsert (`None`: upsert).
+    pub insert_dup_policy: Option<DupPolicy>,
+    /// Look keys up in every partition (GLOBAL_SIMPLE / GLOBAL_BLOOM).
+    pub global_index: bool,
+    /// With a global index: move a record whose partition changed.
+    pub update_partition_path: bool,
+    /// Base files below this size take new inserts.
+    pub small_file_limit: u64,
+    /// Target base file size.
+    pub max_file_size: u64,
+    /// How many small file groups of a partition may take inserts.
+    pub small_file_candidates: usize,
+    /// Record size estimate when a partition has no files yet.
+    pub record_size_estimate: u64,
+    /// Base file settings.
+    pub file_settings: BaseFileSettings,
+}
+
+/// What a keyed write did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpsertResult {
+    /// Records inserted.
+    pub inserted: u64,
+    /// Records updated (replaced or merged).
+    pub updated: u64,
+    /// Records deleted.
+    pub deleted: u64,
+    /// Incoming records dropped (dup policy drop, or older than the stored record).
+    pub dropped: u64,
+    /// Existing file groups rewritten.
+    pub rewritten_file_groups: usize,
+    /// New file groups.
+    pub new_file_groups: usize,
+    /// The index lookup.
+    pub lookup: LookupStats,
+}
+
+impl UpsertResult {
+    /// Rows the statement affected (inserted + updated + deleted).
+    pub fn affected(&self) -> u64 {
+        self.inserted + self.updated + self.deleted
+    }
+}
+
+/// One file group to rewrite: its slice and the incoming rows it takes.
+#[derive(Default)]
+struct Bucket {
+    updates: Vec<u32>,
+    inserts: Vec<u32>,
+    deletes: Vec<u32>,
+}
+
+/// Writes `batches` (table schema; `deletes` marks incoming rows that delete their key) as
+/// one keyed write of `txn`.
+pub async fn write_upserts(
+    txn: &mut Transaction,
+    keygen: &KeyGenerator,
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    deletes: Option<BooleanArray>,
+    options: &UpsertOptions,
+) -> Result<UpsertResult> {
+    let mut result = UpsertResult::default();
+    if batches.iter().all(|b| b.num_rows() == 0) {
+        return Ok(result);
+    }
+    if keygen.has_generated_keys() {
+        return Err(FormatError::Unsupported {
+            feature:
+                "upserts into a table without a primary key (its keys are generated per write)"
+                    .into(),
+        });
+    }
+    let batch = concat_batches(schema, &batches)?;
+    drop(batches);
+    let keys = keygen.record_keys(&batch)?;
+    // pre-combine: one row per key (greatest ordering value, ties first; commit-time: last)
+    let keep: Vec<u32> = match &options.ordering_field {
+        Some(f) => precombine(&batch, &keys, f)?,
+        None => {
+            let mut last: HashMap<&str, u32> = HashMap::new();
+            for i in 0..keys.len() {
+                last.insert(keys.value(i), i as u32);
+            }
+            let mut v: Vec<u32> = last.into_values().collect();
+            v.sort_unstable();
+            v
+        }
+    };
+    let (batch, keys, deletes) = if keep.len() == batch.num_rows() {
+        (batch, keys, deletes)
+    } else {
+        let idx = UInt32Array::from(keep);
+        let d = deletes
+            .map(|d| arrow::compute::take(&d, &idx, None).map(|a| a.as_boolean().clone()))
+            .transpose()?;
+        (
+            take_record_batch(&batch, &idx)?,
+            arrow::compute::take(&keys, &idx, None)?
+                .as_string::<i32>()
+                .clone(),
+            d,
+        )
+    };
+    let is_delete = |i: usize| {
+        deletes
+            .as_ref()
+            .is_some_and(|d| d.is_valid(i) && d.value(i))
+    };
+    let paths = keygen.partition_paths(&batch)?;
+
+    // the latest slices of the partitions to look in
+    let table = txn.table().clone();
+    let timeline = table.timeline().await?;
+    let all_slices = table.file_slices(&timeline, None).await?;
+    if all_slices.iter().any(|s| !s.log_files.is_empty()) {
+        return Err(FormatError::Unsupported {
+            feature: "writing to merge-on-read file groups that have log files".into(),
+        });
+    }
+    let touched: HashSet<&str> = paths.iter().flatten().collect();
+    let slices: Vec<FileSlice> = all_slices
+        .into_iter()
+        .filter(|s| options.global_index || touched.contains(s.partition_path.as_str()))
+        .collect();
+    let mut sorted_keys: Vec<&str> = keys.iter().flatten().collect();
+    sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(a, b));
+    sorted_keys.dedup();
+    let (located, lookup) = tag_locations(table.storage(), &slices, &sorted_keys).await?;
+    result.lookup = lookup;
+
+    // route every incoming row
+    let mut moved = 0u64; // records whose partition changed: a delete plus an insert, counted as updates
+    let mut buckets: BTreeMap<usize, Bucket> = BTreeMap::new();
+    let mut inserts: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for i in 0..batch.num_rows() {
+        let key = keys.value(i);
+        let path = paths.value(i);
+        match located.get(key) {
+            Some(&s) => {
+                if let Some(policy) = options.insert_dup_policy {
+                    match policy {
+                        DupPolicy::Fail => {
+                            return Err(FormatError::DuplicateKey {
+                                key: key.to_string(),
+                            })
+                        }
+                        DupPolicy::Drop => {
+                            result.dropped += 1;
+                            continue;
+                        }
+                        DupPolicy::None => {}
+                    }
+                }
+                let partition_changed = slices[s].partition_path != path;
+                if is_delete(i) {
+                    buckets.entry(s).or_default().deletes.push(i as u32);
+                } else if partition_changed && options.update_partition_path {
+                    // delete from the old partition, insert into the new one
+                    buckets.entry(s).or_default().deletes.push(i as u32);
+                    inserts.entry(path.to_string()).or_default().push(i as u32);
+                    moved += 1;
+                } else {
+                    buckets.entry(s).or_default().updates.push(i as u32);
+                }
+            }
+            None if is_delete(i) => {} // deleting a missing key is a no-op
+            None => inserts.entry(path.to_string()).or_default().push(i as u32),
+        }
+    }
+
+    // inserts fill small files of their partition first
+    let mut new_groups: Vec<(String, Vec<u32>, u64)> = Vec::new(); // partition, rows, rows per file
+    for (partition, rows) in inserts {
+        let mut rows = rows.as_slice();
+        let mut candidates: Vec<(usize, u64, u64)> = Vec::new(); // slice idx, size, row count
+        for (i, s) in slices.iter().enumerate() {
+            if s.partition_path != partition {
+                continue;
+            }
+            if let Some(b) = &s.base_file {
+                if b.size < options.small_file_limit {
+                    let meta = read_footer(table.storage(), &b.rel_path).await?;
+                    candidates.push((i, b.size, meta.file_metadata().num_rows().max(0) as u64));
+                }
+            }
+        }
+        candidates.sort_by_key(|c| c.1);
+        let avg = partition_record_size(&candidates)
+            .unwrap_or(options.record_size_estimate)
+            .max(1);
+        for (i, size, _) in candidates.into_iter().take(options.small_file_candidates) {
+            if rows.is_empty() {
+                break;
+            }
+            let room = (options.max_file_size.saturating_sub(size) / avg) as usize;
+            let n = room.min(rows.len());
+            if n > 0 {
+                buckets
+                    .entry(i)
+                    .or_default()
+                    .inserts
+                    .extend_from_slice(&rows[..n]);
+                rows = &rows[n..];
+            }
+        }
+        if !rows.is_empty() {
+            new_groups.push((
+                partition,
+                rows.to_vec(),
+                (options.max_file_size / avg).max(1),
+            ));
+        }
+    }
+
+    // rewrite touched file groups
+    let mut task = 0usize;
+    for (s, bucket) in buckets {
+        let slice = &slices[s];
+        let base = slice
+            .base_file
+            .as_ref()
+            .ok_or_else(|| FormatError::Unsupported {
+                feature: "log-only file groups".into(),
+            })?;
+        let old = read_base_file(table.storage(), &base.rel_path, schema).await?;
+        let stat = merge_file_group(
+            txn,
+            schema,
+            slice,
+            &old,
+            &batch,
+            &keys,
+            &bucket,
+            options,
+            task,
+            &mut result,
+        )
+        .await?;
+        txn.record_stat(stat);
+        result.rewritten_file_groups += 1;
+        task += 1;
+    }
+    // new file groups
+    for (partition, rows, per_file) in new_groups {
+        for chunk in rows.chunks(per_file as usize) {
+            let idx = UInt32Array::from(chunk.to_vec());
+            let part = take_record_batch(&batch, &idx)?;
+            let part_keys = arrow::compute::take(&keys, &idx, None)?
+                .as_string::<i32>()
+                .clone();
+            let file_id = new_file_id();
+            let (mut writer, name) = txn
+                .new_base_file(
+                    &partition,
+                    &file_id,
+                    &write_token(task),
+                    schema.clone(),
+                    &options.file_settings,
+                )
+                .await?;
+            let file_name = name.name();
+            let meta = MetaValues {
+                instant: txn.instant(),
+                task_partition_id: task,
+                first_row: 0,
+                file_name: &file_name,
+                partition_path: &partition,
+            };
+            writer
+                .write(&with_meta_columns(&part, &part_keys, &meta, schema)?)
+                .await?;
+            let written = writer.close().await?;
+            txn.record_stat(WriteStat {
+                file_id: Some(file_id),
+                path: Some(written.rel_path.clone()),
+                prev_commit: Some("null".into()),
+                num_writes: written.rows as i64,
+                num_inserts: written.rows as i64,
+                total_write_bytes: written.size as i64,
+                file_size_in_bytes: written.size as i64,
+                partition_path: Some(partition.clone()),
+                ..Default::default()
+            });
+            result.inserted += written.rows;
+            result.new_file_groups += 1;
+            task += 1;
+        }
+    }
+    result.deleted -= moved;
+    result.inserted -= moved;
+    result.updated += moved;
+    Ok(result)
+}
+
+fn partition_record_size(candidates: &[(usize, u64, u64)]) -> Option<u64> {
+    let (bytes, rows) = candidates
+        .iter()
+        .fold((0u64, 0u64), |(b, r), c| (b + c.1, r + c.2));
+    (rows > 0).then(|| bytes / rows)
+}
+
+/// Rewrites one file group: old records merged with the incoming ones routed to it.
+#[allow(clippy::too_many_arguments)]
+async fn merge_file_group(
+    txn: &mut Transaction,
+    schema: &SchemaRef,
+    slice: &FileSlice,
+    old: &RecordBatch,
+    incoming: &RecordBatch,
+    incoming_keys: &StringArray,
+    bucket: &Bucket,
+    options: &UpsertOptions,
+    task: usize,
+    result: &mut UpsertResult,
+) -> Result<WriteStat> {
+    let old_keys = old.column(2).as_string::<i32>();
+    let mut by_key: HashMap<&str, (u32, bool)> = HashMap::new(); // incoming row, is delete
+    for &i in &bucket.updates {
+        by_key.insert(incoming_keys.value(i as usize), (i, false));
+    }
+    for &i in &bucket.deletes {
+        by_key.insert(incoming_keys.value(i as usize), (i, true));
+    }
+    let ordering = match (&options.ordering_field, options.merge_mode) {
+        (Some(f), MergeMode::EventTimeOrdering) => {
+            let idx = schema
+                .index_of(f)
+                .map_err(|_| FormatError::MissingColumn { column: f.clone() })?;
+            Some(make_comparator(
+                incoming.column(idx).as_ref(),
+                old.column(idx).as_ref(),
+                SortOptions::default(),
+            )?)
+        }
+        _ => None,
+    };
+    // (source, row): 0 = old, 1 = incoming
+    let mut picks: Vec<(usize, usize)> = Vec::with_capacity(old.num_rows() + bucket.inserts.len());
+    let (mut updates, mut deletes_done) = (0u64, 0u64);
+    for r in 0..old.num_rows() {
+        match by_key.get(old_keys.value(r)) {
+            None => picks.push((0, r)),
+            Some(&(i, true)) => {
+                let _ = i;
+                deletes_done += 1;
+            }
+            Some(&(i, false)) => {
+                // event-time ordering: the incoming record wins only if its ordering value >= stored
+                let wins = ordering
+                    .as_ref()
+                    .is_none_or(|cmp| cmp(i as usize, r).is_ge());
+                if wins {
+                    picks.push((1, i as usize));
+                    updates += 1;
+                } else {
+                    picks.push((0, r));
+                    result.dropped += 1;
+                }
+            }
+        }
+    }
+    for &i in &bucket.inserts {
+        picks.push((1, i as usize));
+    }
+    let file_id = slice.file_id.clone();
+    let (mut writer, name) = txn
+        .new_base_file(
+            &slice.partition_path,
+            &file_id,
+            &write_token(task),
+            schema.clone(),
+            &options.file_settings,
+        )
+        .await?;
+    let file_name = name.name();
+    // incoming rows get fresh meta columns; kept rows keep theirs but point at the new file
+    let incoming_idx: Vec<u32> = picks
+        .iter()
+        .filter(|p| p.0 == 1)
+        .map(|p| p.1 as u32)
+        .collect();
+    let idx = UInt32Array::from(incoming_idx.clone());
+    let inc = take_record_batch(incoming, &idx)?;
+    let inc_keys = arrow::compute::take(incoming_keys, &idx, None)?
+        .as_string::<i32>()
+        .clone();
+    let meta = MetaValues {
+        instant: txn.instant(),
+        task_partition_id: task,
+        first_row: 0,
+        file_name: &file_name,
+        partition_path: &slice.partition_path,
+    };
+    let inc = with_meta_columns(&inc, &inc_keys, &meta, schema)?;
+    let old_renamed = set_column(
+        old,
+        FILE_NAME,
+        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+            file_name.as_str(),
+            old.num_rows(),
+        ))),
+    )?;
+    let mut next_incoming = 0usize;
+    let positions: Vec<(usize, usize)> = picks
+        .iter()
+        .map(|&(src, row)| {
+            if src == 0 {
+                (0, row)
+            } else {
+                next_incoming += 1;
+                (1, next_incoming - 1)
+            }
+        })
+        .collect();
+    let merged = interleave_record_batch(&[&old_renamed, &inc], &positions)?;
+    writer.write(&merged).await?;
+    let written = writer.close().await?;
+    let inserts = bucket.inserts.len() as u64;
+    result.updated += updates;
+    result.deleted += deletes_done;
+    result.inserted += inserts;
+    Ok(WriteStat {
+        file_id: Some(file_id),
+        path: Some(written.rel_path.clone()),
+        prev_commit: Some(slice.base_instant.clone()),
+        num_writes: written.rows as i64,
+        num_inserts: inserts as i64,
+        num_update_writes: updates as i64,
+        num_deletes: deletes_done as i64,
+        total_write_bytes: written.size as i64,
+        file_size_in_bytes: written.size as i64,
+        partition_path: Some(slice.partition_path.clone()),
+        prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
+        ..Default::default()
+    })
+}
+
+fn set_column(batch: &RecordBatch, name: &str, col: ArrayRef) -> Result<RecordBatch> {
+    let idx = batch.schema().index_of(name)?;
+    let mut cols = batch.columns().to_vec();
+    cols[idx] = col;
+    Ok(RecordBatch::try_new(batch.schema(), cols)?)
+}
