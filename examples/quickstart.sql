@@ -1,7 +1,8 @@
 -- hoodie quickstart: a Hudi table on local disk, written and read with SQL.
 -- Run it with:  cargo run --release --bin hoodie -- -f examples/quickstart.sql
 
--- A partitioned copy-on-write table with a record key (Hudi's Spark SQL dialect).
+-- A partitioned copy-on-write table with a record key and an ordering field
+-- (Hudi's Spark SQL dialect; the clauses may come in any order).
 DROP TABLE IF EXISTS trips;
 CREATE TABLE trips (
   uuid STRING,
@@ -12,9 +13,9 @@ CREATE TABLE trips (
   city STRING
 ) USING hudi
 PARTITIONED BY (city)
-TBLPROPERTIES (primaryKey = 'uuid', type = 'cow');
+TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', type = 'cow');
 
--- INSERT INTO: without an ordering field Hudi 1.2 runs it as an `insert`.
+-- With a primary key and an ordering field, Hudi 1.2 runs INSERT INTO as an upsert.
 INSERT INTO trips VALUES
   ('334e26e9', 'rider-A', 'driver-K', 19.10, 1695159649087, 'san_francisco'),
   ('e96c4396', 'rider-B', 'driver-L', 27.70, 1695091554788, 'san_francisco'),
@@ -24,8 +25,18 @@ INSERT INTO trips VALUES
 -- A static partition insert (Spark's INSERT ... PARTITION).
 INSERT INTO trips PARTITION (city = 'chennai') VALUES ('c8abbe79', 'rider-E', 'driver-O', 17.85, 1695115999911);
 
+-- Upsert: rider-A's trip gets a new fare (newer ts wins); the change to rider-B carries an
+-- older ts and loses under event-time ordering; rider-F is new.
+INSERT INTO trips VALUES
+  ('334e26e9', 'rider-A', 'driver-K', 25.00, 1695159649088, 'san_francisco'),
+  ('e96c4396', 'rider-B', 'driver-L', 99.99, 1695091554000, 'san_francisco'),
+  ('3f3d9565', 'rider-F', 'driver-P', 41.06, 1695516137016, 'sao_paulo');
+
 -- Every row carries the five Hudi meta columns.
 SELECT _hoodie_record_key, _hoodie_partition_path, rider, fare, city FROM trips ORDER BY rider;
+
+-- INSERT OVERWRITE of one partition (a replacecommit).
+INSERT OVERWRITE trips PARTITION (city = 'sao_paulo') VALUES ('a1b2c3d4', 'rider-G', 'driver-Q', 12.50, 1695600000000);
 
 -- Partition pruning, aggregation, the partitions on disk.
 SELECT city, count(*) AS trips, round(sum(fare), 2) AS fares FROM trips GROUP BY city ORDER BY city;

@@ -64,6 +64,19 @@ t, tab, commits = read("ctas_t")
 check("ctas_t rows", rows(tab, ["id", "name", "dt"]), [(1, "a1", "2024-01-01"), (2, "a2", "2024-01-02"), (3, "a3", "2024-01-01")])
 check("ctas_t commits", len(commits), 1)
 
+# upserts
+t, tab, commits = read("ups")
+check("ups rows", rows(tab, ["id", "name", "ts", "dt"]), [(1, "a2", 2, "x"), (2, "b", 1, "x"), (3, "c", 1, "y"), (4, "d", 1, "y")])
+check("ups commits", len(commits), 2)
+check("ups updated row has the second commit time", [r["_hoodie_commit_time"] for r in tab.to_pylist() if r["id"] == 1], [commits[1]])
+check("ups untouched row keeps the first commit time", [r["_hoodie_commit_time"] for r in tab.to_pylist() if r["id"] == 2], [commits[0]])
+
+# overwrites (replacecommits)
+t, tab, commits = read("ow")
+check("ow rows", rows(tab, ["id", "v", "dt"]), [(1, "a", "x"), (3, "c", "y")])
+t, tab, commits = read("owt")
+check("owt rows", rows(tab, ["id", "v"]), [(2, "b")])
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

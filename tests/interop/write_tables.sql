@@ -15,3 +15,17 @@ INSERT INTO multi_part VALUES (1, 'one', 2024, 1), (2, 'two', 2024, 2), (3, 'thr
 
 CREATE TABLE ctas_t USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id')
   AS SELECT id, name, dt FROM part_simple;
+
+-- upserts: updated rows, an older ordering value that loses, a new row
+CREATE TABLE ups (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+INSERT INTO ups VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y');
+INSERT INTO ups VALUES (1, 'a2', 2, 'x'), (4, 'd', 1, 'y'), (2, 'b_old', 0, 'x');
+
+-- INSERT OVERWRITE of a partition and of a whole table (replacecommits)
+CREATE TABLE ow (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id');
+INSERT INTO ow VALUES (1, 'a', 'x'), (2, 'b', 'y');
+INSERT OVERWRITE ow PARTITION (dt = 'y') VALUES (3, 'c');
+CREATE TABLE owt (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id');
+INSERT INTO owt VALUES (1, 'a');
+INSERT OVERWRITE owt VALUES (2, 'b');

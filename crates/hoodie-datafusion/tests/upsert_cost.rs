@@ -1,0 +1,87 @@
+//! An upsert into a table of many file groups rewrites only the file groups that hold the
+//! incoming keys, as the commit metadata records; the others keep their files.
+
+use hoodie_datafusion::{HoodieConfig, HoodieContext};
+use hoodie_format::storage::TableStorage;
+use hoodie_format::HudiTable;
+
+#[tokio::test]
+async fn upsert_rewrites_only_touched_file_groups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    ctx.run(&format!(
+        "CREATE TABLE t (id INT, v STRING, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{}'",
+        loc.display()
+    ))
+    .await
+    .unwrap();
+    // 10 partitions x 100 rows: 10 file groups
+    let values: Vec<String> = (0..1000)
+        .map(|i| format!("({i}, 'v{i}', 1, {})", i % 10))
+        .collect();
+    ctx.run(&format!("INSERT INTO t VALUES {}", values.join(", ")))
+        .await
+        .unwrap();
+    let table = HudiTable::open(TableStorage::local(&loc).unwrap())
+        .await
+        .unwrap();
+    let before = table
+        .file_slices(&table.timeline().await.unwrap(), None)
+        .await
+        .unwrap();
+    assert_eq!(before.len(), 10);
+
+    // update 3 keys of partition 7 (ids 7, 17, 27) and insert 2 new keys there; small-file
+    // handling puts the inserts into the same file group
+    ctx.run("INSERT INTO t VALUES (7, 'u', 2, 7), (17, 'u', 2, 7), (27, 'u', 2, 7), (5007, 'n', 1, 7), (5017, 'n', 1, 7)").await.unwrap();
+
+    let timeline = table.timeline().await.unwrap();
+    let last = timeline.last_completed_write().unwrap().clone();
+    let meta = timeline
+        .read_commit_metadata(table.storage(), &last)
+        .await
+        .unwrap();
+    assert_eq!(meta.operation_type.as_deref(), Some("UPSERT"));
+    assert_eq!(
+        meta.partition_to_write_stats.keys().collect::<Vec<_>>(),
+        ["p=7"],
+        "only partition p=7 is written"
+    );
+    let stats: Vec<_> = meta.write_stats().collect();
+    assert_eq!(stats.len(), 1, "one file group rewritten: {stats:?}");
+    assert_eq!(stats[0].num_update_writes, 3);
+    assert_eq!(stats[0].num_inserts, 2);
+    assert_eq!(stats[0].num_writes, 102);
+    let old7 = before.iter().find(|s| s.partition_path == "p=7").unwrap();
+    assert_eq!(stats[0].file_id.as_deref(), Some(old7.file_id.as_str()));
+    assert_eq!(
+        stats[0].prev_commit.as_deref(),
+        Some(old7.base_instant.as_str())
+    );
+
+    // the other nine file groups keep their base files
+    let after = table.file_slices(&timeline, None).await.unwrap();
+    for s in &after {
+        let b = before.iter().find(|x| x.file_id == s.file_id).unwrap();
+        if s.partition_path == "p=7" {
+            assert_ne!(s.base_file, b.base_file);
+        } else {
+            assert_eq!(
+                s.base_file, b.base_file,
+                "{} was rewritten",
+                s.partition_path
+            );
+        }
+    }
+    let out = ctx.run("SELECT count(*) FROM t").await.unwrap();
+    let hoodie_datafusion::StatementOutput::Rows { batches, .. } = out else {
+        panic!()
+    };
+    assert_eq!(
+        datafusion::arrow::util::display::array_value_to_string(batches[0].column(0), 0).unwrap(),
+        "1002"
+    );
+}
