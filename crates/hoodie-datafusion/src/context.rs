@@ -22,6 +22,7 @@ use hoodie_format::transaction::WriteOperation;
 
 use crate::catalog::WarehouseSchema;
 use crate::create::TableSpec;
+use crate::dml::{HoodieQueryPlanner, HudiDmlRule};
 use crate::error::{HoodieError, Result};
 use crate::factory::{open_or_create, HudiTableFactory};
 use crate::frontend::{self, CreateTableUsing, FrontStatement};
@@ -96,6 +97,8 @@ impl HoodieContext {
             .with_config(session_config)
             .with_runtime_env(runtime.build_arc()?)
             .with_default_features()
+            .with_analyzer_rule(Arc::new(HudiDmlRule))
+            .with_query_planner(Arc::new(HoodieQueryPlanner))
             .with_table_factory(
                 "HUDI".to_string(),
                 Arc::new(HudiTableFactory::new(options.clone())),
@@ -180,6 +183,14 @@ impl HoodieContext {
             }
             FrontStatement::AlterSetProperties { name, properties } => {
                 self.alter_properties(&name, properties).await
+            }
+            FrontStatement::Update(stmt) => {
+                let plan = self
+                    .ctx
+                    .state()
+                    .statement_to_plan(DFStatement::Statement(stmt))
+                    .await?;
+                self.run_plan(plan).await
             }
             FrontStatement::Insert(stmt) => {
                 let (mut stmt, info) = rewrite_insert(*stmt, &self.ctx).await?;

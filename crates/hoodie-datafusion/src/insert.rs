@@ -32,6 +32,11 @@ fn literal_text(e: &Expr) -> String {
             | sqlparser::ast::Value::DoubleQuotedString(s) => s.clone(),
             other => other.to_string(),
         },
+        Expr::TypedString(t) => match &t.value.value {
+            sqlparser::ast::Value::SingleQuotedString(s)
+            | sqlparser::ast::Value::DoubleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
         other => other.to_string(),
     }
 }

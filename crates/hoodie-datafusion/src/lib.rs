@@ -7,6 +7,7 @@
 pub mod catalog;
 pub mod context;
 pub mod create;
+pub mod dml;
 pub mod error;
 pub mod factory;
 pub mod frontend;

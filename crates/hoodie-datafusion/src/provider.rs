@@ -139,6 +139,7 @@ impl HudiTableProvider {
             small_file_candidates: w.get_usize(&config::PARQUET_SMALL_FILE_CANDIDATES)?,
             record_size_estimate: w.get_usize(&config::RECORD_SIZE_ESTIMATE)? as u64,
             file_settings: insert.file_settings,
+            prepped: false,
         })
     }
 
@@ -154,6 +155,16 @@ impl HudiTableProvider {
             self.schema.clone(),
             mode,
         );
+        Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
+    }
+
+    /// A plan that writes a change set (the table's columns plus a delete flag) as one commit.
+    pub fn change_set_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        mode: WriteMode,
+    ) -> Arc<dyn ExecutionPlan> {
+        let sink = HudiSink::new(self.table.clone(), self.name.clone(), input.schema(), mode);
         Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
     }
 
@@ -280,7 +291,9 @@ impl HudiTableProvider {
             }
             WriteOperation::InsertOverwrite => self.overwrite_mode(None, false),
             WriteOperation::InsertOverwriteTable => Ok(WriteMode::Overwrite { operation: op, options: self.insert_options(true)?, scope: OverwriteScope::Table }),
-            WriteOperation::Delete => Err(HoodieError::Invalid { message: format!("INSERT INTO cannot run the delete operation ({why})") }),
+            WriteOperation::Delete | WriteOperation::DeletePrepped | WriteOperation::UpsertPrepped => {
+                Err(HoodieError::Invalid { message: format!("INSERT INTO cannot run the {} operation ({why})", op.java_name().to_ascii_lowercase()) })
+            }
         }
     }
 
@@ -417,13 +430,9 @@ impl TableProvider for HudiTableProvider {
         for (i, f) in files.into_iter().enumerate() {
             groups[i % n_groups].push(f);
         }
-        let mut source = ParquetSource::new(self.schema.clone());
-        if let Some(pred) = conjunction(filters.iter().cloned()) {
-            let df_schema = DFSchema::try_from(self.schema.as_ref().clone())?;
-            if let Ok(p) = state.create_physical_expr(pred, &df_schema) {
-                source = source.with_predicate(p);
-            }
-        }
+        // filters are Inexact: DataFusion keeps a FilterExec above the scan and pushes the
+        // predicate into the parquet source for row-group pruning
+        let source = ParquetSource::new(self.schema.clone());
         let url = ObjectStoreUrl::local_filesystem();
         let config = FileScanConfigBuilder::new(url, Arc::new(source))
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
@@ -458,7 +467,7 @@ impl TableProvider for HudiTableProvider {
         _state: &dyn Session,
         _filters: Vec<Expr>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        Err(unsupported_dml("DELETE"))
+        Err(planned_by_rule("DELETE"))
     }
 
     async fn update(
@@ -467,7 +476,7 @@ impl TableProvider for HudiTableProvider {
         _a: Vec<(String, Expr)>,
         _f: Vec<Expr>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        Err(unsupported_dml("UPDATE"))
+        Err(planned_by_rule("UPDATE"))
     }
 
     async fn truncate(&self, _state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
@@ -475,6 +484,11 @@ impl TableProvider for HudiTableProvider {
     }
 }
 
+fn planned_by_rule(what: &str) -> DataFusionError {
+    DataFusionError::Plan(format!("{what} on Hudi tables is planned by hoodie's analyzer rule, which this session lacks: run it through hoodie_datafusion::HoodieContext (or add dml::HudiDmlRule and dml::HoodieQueryPlanner to your session)"))
+}
+
+#[allow(dead_code)]
 fn unsupported_dml(what: &str) -> DataFusionError {
     HoodieError::Unsupported {
         feature: format!("{what} on Hudi tables"),

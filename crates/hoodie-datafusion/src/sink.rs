@@ -38,6 +38,14 @@ pub enum WriteMode {
         /// Ordering, index and file settings.
         options: UpsertOptions,
     },
+    /// A change set read from the table (UPDATE / DELETE): the table's columns plus a delete
+    /// flag as the last column.
+    ChangeSet {
+        /// The operation recorded in the commit.
+        operation: WriteOperation,
+        /// Ordering and file settings (`prepped` is set).
+        options: UpsertOptions,
+    },
     /// INSERT OVERWRITE: a replacecommit.
     Overwrite {
         /// The operation recorded in the commit.
@@ -55,6 +63,7 @@ impl WriteMode {
         match self {
             WriteMode::Insert { operation, .. }
             | WriteMode::Upsert { operation, .. }
+            | WriteMode::ChangeSet { operation, .. }
             | WriteMode::Overwrite { operation, .. } => *operation,
         }
     }
@@ -101,6 +110,11 @@ impl DisplayAs for HudiSink {
                 }
             ),
             WriteMode::Overwrite { scope, .. } => format!("replace={scope:?}"),
+            WriteMode::ChangeSet { options, .. } => format!(
+                "ordering={}, merge_mode={}",
+                options.ordering_field.as_deref().unwrap_or("none"),
+                options.merge_mode.as_str()
+            ),
         };
         write!(
             f,
@@ -161,6 +175,10 @@ impl DataSink for HudiSink {
         data: SendableRecordBatchStream,
         _context: &Arc<TaskContext>,
     ) -> DFResult<u64> {
+        if let WriteMode::ChangeSet { .. } = self.mode {
+            let batches: Vec<RecordBatch> = data.try_collect().await?;
+            return write_batches(&self.table, &self.schema, &self.mode, batches).await;
+        }
         let schema = self.schema.clone();
         let batches: Vec<RecordBatch> = data
             .map_ok(|b| to_table_batch(&b, &schema))
@@ -188,6 +206,9 @@ pub async fn write_batches(
     batches: Vec<RecordBatch>,
 ) -> DFResult<u64> {
     let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
+    if let WriteMode::ChangeSet { options, .. } = mode {
+        return write_change_set(table, schema, mode.operation(), options, batches).await;
+    }
     // Validate keys before anything is written, so bad input leaves no trace on the timeline.
     if !keygen.has_generated_keys() {
         for b in &batches {
@@ -213,6 +234,7 @@ pub async fn write_batches(
                 .map_err(df_err)?
                 .affected()
         }
+        WriteMode::ChangeSet { .. } => unreachable!("handled above"),
         WriteMode::Overwrite { options, scope, .. } => {
             write_overwrite(&mut txn, &keygen, schema, batches, options, scope)
                 .await
@@ -222,4 +244,58 @@ pub async fn write_batches(
     };
     txn.commit(avro).await.map_err(df_err)?;
     Ok(rows)
+}
+
+/// Writes a change set (the table's columns plus a trailing delete flag; `schema` is the
+/// change-set schema) as one commit.
+async fn write_change_set(
+    table: &HudiTable,
+    schema: &SchemaRef,
+    operation: WriteOperation,
+    options: &UpsertOptions,
+    batches: Vec<RecordBatch>,
+) -> DFResult<u64> {
+    use datafusion::arrow::array::{Array, AsArray, BooleanArray};
+    let n = schema.fields().len() - 1;
+    let table_schema: SchemaRef = Arc::new(datafusion::arrow::datatypes::Schema::new(
+        schema.fields()[..n].to_vec(),
+    ));
+    let mut flags: Vec<bool> = Vec::new();
+    let mut rows = Vec::with_capacity(batches.len());
+    for b in batches {
+        let flag = b.column(n).as_boolean();
+        flags.extend((0..flag.len()).map(|i| flag.is_valid(i) && flag.value(i)));
+        let cols = b.columns()[..n]
+            .iter()
+            .zip(table_schema.fields())
+            .map(|(c, f)| {
+                if c.data_type() == f.data_type() {
+                    Ok(c.clone())
+                } else {
+                    cast(c, f.data_type())
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.push(RecordBatch::try_new(table_schema.clone(), cols)?);
+    }
+    if flags.is_empty() {
+        return Ok(0);
+    }
+    let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
+    let avro = avro_schema(table.config().name(), &table_schema)
+        .map_err(df_err)?
+        .to_string();
+    let mut txn = Transaction::begin(table, operation).await.map_err(df_err)?;
+    let result = write_upserts(
+        &mut txn,
+        &keygen,
+        &table_schema,
+        rows,
+        Some(BooleanArray::from(flags)),
+        options,
+    )
+    .await
+    .map_err(df_err)?;
+    txn.commit(avro).await.map_err(df_err)?;
+    Ok(result.updated + result.deleted)
 }

@@ -11,7 +11,7 @@ use datafusion::arrow::array::{Float64Array, Int32Array, RecordBatch, StringArra
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use futures::stream::BoxStream;
 use hoodie_datafusion::provider::HudiTableProvider;
-use hoodie_datafusion::sink::{to_table_batch, write_batches};
+use hoodie_datafusion::sink::{to_table_batch, write_batches, WriteMode};
 use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::transaction::WriteOperation;
@@ -185,14 +185,11 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
         let schema = datafusion::datasource::TableProvider::schema(&provider);
         let input = to_table_batch(&batch, &schema).unwrap();
         let options = provider.insert_options(true).unwrap();
-        let result = write_batches(
-            &table,
-            &schema,
-            WriteOperation::Insert,
-            &options,
-            vec![input],
-        )
-        .await;
+        let mode = WriteMode::Insert {
+            operation: WriteOperation::Insert,
+            options,
+        };
+        let result = write_batches(&table, &schema, &mode, vec![input]).await;
         match result {
             Err(e) => {
                 assert!(

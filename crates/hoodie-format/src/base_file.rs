@@ -25,7 +25,7 @@ pub async fn read_base_file(
         .map_err(|e| FormatError::parquet(rel, e))?;
     let mut batches = Vec::new();
     for b in reader {
-        let b = b.map_err(|e| FormatError::Arrow(e))?;
+        let b = b?;
         batches.push(adapt(&b, schema, rel)?);
     }
     Ok(concat_batches(schema, &batches)?)

@@ -39,6 +39,10 @@ pub enum WriteOperation {
     InsertOverwriteTable,
     /// Delete by key.
     Delete,
+    /// Upsert of records read from the table (UPDATE).
+    UpsertPrepped,
+    /// Delete of records read from the table (DELETE).
+    DeletePrepped,
 }
 
 impl WriteOperation {
@@ -51,6 +55,8 @@ impl WriteOperation {
             WriteOperation::InsertOverwrite => "INSERT_OVERWRITE",
             WriteOperation::InsertOverwriteTable => "INSERT_OVERWRITE_TABLE",
             WriteOperation::Delete => "DELETE",
+            WriteOperation::UpsertPrepped => "UPSERT_PREPPED",
+            WriteOperation::DeletePrepped => "DELETE_PREPPED",
         }
     }
 

@@ -82,6 +82,9 @@ pub struct UpsertOptions {
     pub record_size_estimate: u64,
     /// Base file settings.
     pub file_settings: BaseFileSettings,
+    /// The rows come from the table itself (UPDATE / DELETE): their meta columns give the
+    /// record key, partition path and file group, so no key generation or index lookup is needed.
+    pub prepped: bool,
 }
 
 /// What a keyed write did.
@@ -132,7 +135,7 @@ pub async fn write_upserts(
     if batches.iter().all(|b| b.num_rows() == 0) {
         return Ok(result);
     }
-    if keygen.has_generated_keys() {
+    if keygen.has_generated_keys() && !options.prepped {
         return Err(FormatError::Unsupported {
             feature:
                 "upserts into a table without a primary key (its keys are generated per write)"
@@ -141,9 +144,14 @@ pub async fn write_upserts(
     }
     let batch = concat_batches(schema, &batches)?;
     drop(batches);
-    let keys = keygen.record_keys(&batch)?;
+    let keys = if options.prepped {
+        meta_strings(&batch, 2)?
+    } else {
+        keygen.record_keys(&batch)?
+    };
     // pre-combine: one row per key (greatest ordering value, ties first; commit-time: last)
     let keep: Vec<u32> = match &options.ordering_field {
+        _ if options.prepped => (0..batch.num_rows() as u32).collect(),
         Some(f) => precombine(&batch, &keys, f)?,
         None => {
             let mut last: HashMap<&str, u32> = HashMap::new();
@@ -175,7 +183,11 @@ pub async fn write_upserts(
             .as_ref()
             .is_some_and(|d| d.is_valid(i) && d.value(i))
     };
-    let paths = keygen.partition_paths(&batch)?;
+    let paths = if options.prepped {
+        meta_strings(&batch, 3)?
+    } else {
+        keygen.partition_paths(&batch)?
+    };
 
     // the latest slices of the partitions to look in
     let table = txn.table().clone();
@@ -194,7 +206,14 @@ pub async fn write_upserts(
     let mut sorted_keys: Vec<&str> = keys.iter().flatten().collect();
     sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(a, b));
     sorted_keys.dedup();
-    let (located, lookup) = tag_locations(table.storage(), &slices, &sorted_keys).await?;
+    let (located, lookup) = if options.prepped {
+        (
+            locate_prepped(&batch, &keys, &slices)?,
+            LookupStats::default(),
+        )
+    } else {
+        tag_locations(table.storage(), &slices, &sorted_keys).await?
+    };
     result.lookup = lookup;
 
     // route every incoming row
@@ -359,6 +378,44 @@ pub async fn write_upserts(
     result.inserted -= moved;
     result.updated += moved;
     Ok(result)
+}
+
+fn meta_strings(batch: &RecordBatch, col: usize) -> Result<StringArray> {
+    let c = batch.column(col).as_string::<i32>().clone();
+    if c.null_count() > 0 {
+        return Err(FormatError::Corrupt {
+            path: "change set".into(),
+            reason: format!(
+                "{} is null in rows read from the table (table written without meta fields?)",
+                batch.schema().field(col).name()
+            ),
+        });
+    }
+    Ok(c)
+}
+
+/// Locations of rows read from the table: `_hoodie_file_name` names the file group.
+fn locate_prepped(
+    batch: &RecordBatch,
+    keys: &StringArray,
+    slices: &[FileSlice],
+) -> Result<HashMap<String, usize>> {
+    let by_group: HashMap<(&str, &str), usize> = slices
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ((s.partition_path.as_str(), s.file_id.as_str()), i))
+        .collect();
+    let paths = meta_strings(batch, 3)?;
+    let files = meta_strings(batch, 4)?;
+    let mut out = HashMap::with_capacity(keys.len());
+    for i in 0..keys.len() {
+        let file_id = crate::file_name::BaseFileName::parse(files.value(i))?.file_id;
+        // a row whose file group is gone (replaced meanwhile) is not written
+        if let Some(&s) = by_group.get(&(paths.value(i), file_id.as_str())) {
+            out.insert(keys.value(i).to_string(), s);
+        }
+    }
+    Ok(out)
 }
 
 fn partition_record_size(candidates: &[(usize, u64, u64)]) -> Option<u64> {

@@ -75,6 +75,8 @@ pub enum FrontStatement {
     },
     /// An INSERT (parsed, so a Hudi target can be rewritten).
     Insert(Box<Statement>),
+    /// An UPDATE with its assignment targets normalised (Spark matches them case-insensitively).
+    Update(Box<Statement>),
     /// Anything else: run by DataFusion as written.
     PassThrough,
 }
@@ -230,6 +232,29 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             return Ok(FrontStatement::AlterSetProperties { name, properties });
         }
         return Ok(FrontStatement::PassThrough);
+    }
+    if w(0, "UPDATE") {
+        let mut stmt = Parser::new(&GenericDialect {})
+            .try_with_sql(sql)
+            .map_err(perr)?
+            .parse_statement()
+            .map_err(perr)?;
+        if let Statement::Update(u) = &mut stmt {
+            for a in &mut u.assignments {
+                if let sqlparser::ast::AssignmentTarget::ColumnName(name) = &mut a.target {
+                    for part in &mut name.0 {
+                        if let Some(ident) = part.as_ident() {
+                            if ident.quote_style.is_none() {
+                                *part = sqlparser::ast::ObjectNamePart::Identifier(
+                                    sqlparser::ast::Ident::new(ident.value.to_ascii_lowercase()),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return Ok(FrontStatement::Update(Box::new(stmt)));
     }
     if w(0, "INSERT") {
         let stmt = Parser::new(&GenericDialect {})

@@ -1,0 +1,274 @@
+//! UPDATE and DELETE on Hudi tables, planned from the full input plan.
+//!
+//! DataFusion's `update` / `delete_from` hooks receive only the WHERE conjuncts it could extract:
+//! a subquery or a folded predicate reaches them as "no filters", which reads as "every row".
+//! So an analyzer rule turns `LogicalPlan::Dml { Update | Delete }` on a Hudi table into a
+//! [`HudiDmlNode`] whose input is the whole DataFusion plan of the rows to change (the target
+//! snapshot, filtered by the WHERE as written, with the SET expressions applied) plus a delete
+//! flag: a change set. The extension planner writes it through the keyed write path as one
+//! commit. Nothing happens until the plan runs, and EXPLAIN shows it all.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::Session;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::{DFSchema, DFSchemaRef};
+use datafusion::datasource::source_as_provider;
+use datafusion::datasource::TableProvider;
+use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::context::QueryPlanner;
+use datafusion::logical_expr::dml::WriteOp;
+use datafusion::logical_expr::{
+    lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNode,
+    UserDefinedLogicalNodeCore,
+};
+use datafusion::optimizer::AnalyzerRule;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
+use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
+use hoodie_format::transaction::WriteOperation;
+
+use crate::error::HoodieError;
+use crate::provider::{as_hudi, HudiTableProvider};
+use crate::sink::WriteMode;
+
+/// Name of the change-set column that marks a delete.
+pub const DELETE_FLAG: &str = "__hoodie_is_delete";
+
+/// What a DML statement does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
+pub enum DmlKind {
+    /// UPDATE.
+    Update,
+    /// DELETE.
+    Delete,
+}
+
+/// A change set to write into a Hudi table.
+#[derive(Clone)]
+pub struct HudiDmlNode {
+    table: String,
+    kind: DmlKind,
+    provider: Arc<dyn TableProvider>,
+    input: LogicalPlan,
+    schema: DFSchemaRef,
+}
+
+impl fmt::Debug for HudiDmlNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HudiDml: table={}, op={:?}", self.table, self.kind)
+    }
+}
+
+impl PartialEq for HudiDmlNode {
+    fn eq(&self, other: &Self) -> bool {
+        self.table == other.table && self.kind == other.kind && self.input == other.input
+    }
+}
+impl Eq for HudiDmlNode {}
+impl Hash for HudiDmlNode {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.table.hash(state);
+        self.kind.hash(state);
+        self.input.hash(state);
+    }
+}
+impl PartialOrd for HudiDmlNode {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        match self.table.partial_cmp(&other.table) {
+            Some(Ordering::Equal) => match self.kind.partial_cmp(&other.kind) {
+                Some(Ordering::Equal) => self.input.partial_cmp(&other.input),
+                o => o,
+            },
+            o => o,
+        }
+    }
+}
+
+fn count_schema() -> DFSchemaRef {
+    Arc::new(
+        DFSchema::try_from(Schema::new(vec![Field::new(
+            "count",
+            DataType::UInt64,
+            false,
+        )]))
+        .unwrap_or_else(|_| DFSchema::empty()),
+    )
+}
+
+impl UserDefinedLogicalNodeCore for HudiDmlNode {
+    fn name(&self) -> &str {
+        "HudiDml"
+    }
+    fn inputs(&self) -> Vec<&LogicalPlan> {
+        vec![&self.input]
+    }
+    fn schema(&self) -> &DFSchemaRef {
+        &self.schema
+    }
+    fn expressions(&self) -> Vec<Expr> {
+        vec![]
+    }
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "HudiDml: op={:?} table={}", self.kind, self.table)
+    }
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> DFResult<Self> {
+        Ok(Self {
+            input: inputs.swap_remove(0),
+            ..self.clone()
+        })
+    }
+}
+
+/// The analyzer rule that plans UPDATE and DELETE on Hudi tables as change sets.
+#[derive(Debug, Default)]
+pub struct HudiDmlRule;
+
+impl AnalyzerRule for HudiDmlRule {
+    fn name(&self) -> &str {
+        "hudi_dml"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DFResult<LogicalPlan> {
+        let LogicalPlan::Dml(dml) = &plan else {
+            return Ok(plan);
+        };
+        let kind = match dml.op {
+            WriteOp::Update => DmlKind::Update,
+            WriteOp::Delete => DmlKind::Delete,
+            _ => return Ok(plan),
+        };
+        let provider = source_as_provider(&dml.target)?;
+        let Some(hudi) = as_hudi(&provider) else {
+            return Ok(plan);
+        };
+        let table = dml.table_name.to_string();
+        if kind == DmlKind::Update {
+            check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
+        }
+        // the change set: the rows to change as the table's columns, plus the delete flag
+        let input = Arc::unwrap_or_clone(dml.input.clone());
+        let mut exprs: Vec<Expr> = input
+            .schema()
+            .columns()
+            .into_iter()
+            .map(Expr::Column)
+            .collect();
+        exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
+        let change_set = LogicalPlanBuilder::from(input).project(exprs)?.build()?;
+        let node = HudiDmlNode {
+            table,
+            kind,
+            provider: provider.clone(),
+            input: change_set,
+            schema: count_schema(),
+        };
+        Ok(LogicalPlan::Extension(Extension {
+            node: Arc::new(node),
+        }))
+    }
+}
+
+/// Hudi's rule: an UPDATE may not assign the record key or a partition column.
+fn check_assignments(
+    hudi: &HudiTableProvider,
+    table: &str,
+    input: &LogicalPlan,
+) -> Result<(), HoodieError> {
+    let LogicalPlan::Projection(p) = input else {
+        return Ok(());
+    };
+    let cfg = hudi.table().config();
+    let keys = cfg.record_key_fields();
+    let parts = cfg.partition_fields();
+    for (expr, field) in p.expr.iter().zip(p.schema.fields()) {
+        let name = field.name();
+        let unchanged = matches!(expr, Expr::Alias(a) if matches!(a.expr.as_ref(), Expr::Column(c) if c.name == *name))
+            || matches!(expr, Expr::Column(c) if c.name == *name);
+        if unchanged {
+            continue;
+        }
+        if hoodie_format::schema::is_meta_column(name) {
+            return Err(HoodieError::Invalid {
+                message: format!("UPDATE cannot assign the Hudi meta column {name}"),
+            });
+        }
+        if keys.iter().any(|k| k.eq_ignore_ascii_case(name)) {
+            return Err(HoodieError::Invalid {
+                message: format!("Detected disallowed assignment clause in UPDATE statement for record key field `{name}` for table `{table}`. Please remove the assignment clause to avoid the error."),
+            });
+        }
+        if parts.iter().any(|k| k.eq_ignore_ascii_case(name)) {
+            return Err(HoodieError::Invalid {
+                message: format!("Detected disallowed assignment clause in UPDATE statement for partition field `{name}` for table `{table}`. Please remove the assignment clause to avoid the error."),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Plans [`HudiDmlNode`]s into the keyed write.
+#[derive(Debug, Default)]
+pub struct HudiDmlPlanner;
+
+#[async_trait]
+impl ExtensionPlanner for HudiDmlPlanner {
+    async fn plan_extension(
+        &self,
+        _planner: &dyn PhysicalPlanner,
+        node: &dyn UserDefinedLogicalNode,
+        _logical_inputs: &[&LogicalPlan],
+        physical_inputs: &[Arc<dyn ExecutionPlan>],
+        _session: &dyn Session,
+        _ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
+    ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
+        let Some(node) = node.as_any().downcast_ref::<HudiDmlNode>() else {
+            return Ok(None);
+        };
+        let hudi = as_hudi(&node.provider).ok_or_else(|| {
+            DataFusionError::Internal("HudiDml on a table that is not Hudi".into())
+        })?;
+        let mut input = physical_inputs[0].clone();
+        if input.output_partitioning().partition_count() > 1 {
+            input = Arc::new(CoalescePartitionsExec::new(input));
+        }
+        let mut options = hudi
+            .upsert_options(None)
+            .map_err(HoodieError::into_datafusion)?;
+        options.prepped = true;
+        let operation = match node.kind {
+            DmlKind::Update => WriteOperation::UpsertPrepped,
+            DmlKind::Delete => WriteOperation::DeletePrepped,
+        };
+        Ok(Some(hudi.change_set_plan(
+            input,
+            WriteMode::ChangeSet { operation, options },
+        )))
+    }
+}
+
+/// The query planner of a hoodie session: DataFusion's, plus [`HudiDmlPlanner`].
+#[derive(Debug, Default)]
+pub struct HoodieQueryPlanner;
+
+#[async_trait]
+impl QueryPlanner for HoodieQueryPlanner {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session: &dyn Session,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let planner =
+            DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(HudiDmlPlanner)]);
+        planner.create_physical_plan(logical_plan, session).await
+    }
+}
