@@ -77,6 +77,11 @@ check("ow rows", rows(tab, ["id", "v", "dt"]), [(1, "a", "x"), (3, "c", "y")])
 t, tab, commits = read("owt")
 check("owt rows", rows(tab, ["id", "v"]), [(2, "b")])
 
+# UPDATE and DELETE
+t, tab, commits = read("ud")
+check("ud rows", rows(tab, ["id", "name", "ts", "dt"]), [(2, "B", 1, "x"), (4, "d", 1, "y")])
+check("ud commits", len(commits), 3)
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

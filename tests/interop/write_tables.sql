@@ -29,3 +29,10 @@ INSERT OVERWRITE ow PARTITION (dt = 'y') VALUES (3, 'c');
 CREATE TABLE owt (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id');
 INSERT INTO owt VALUES (1, 'a');
 INSERT OVERWRITE owt VALUES (2, 'b');
+
+-- UPDATE and DELETE
+CREATE TABLE ud (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+INSERT INTO ud VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y'), (4, 'd', 1, 'y');
+UPDATE ud SET name = 'B' WHERE id = 2;
+DELETE FROM ud WHERE id IN (3, 1);

@@ -253,3 +253,79 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
         "markers left behind: {files:?}"
     );
 }
+
+#[tokio::test]
+async fn failed_updates_leave_the_table_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    ctx.run(&format!(
+        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id') LOCATION '{}'",
+        loc.display()
+    ))
+    .await
+    .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
+        .await
+        .unwrap();
+    let before = snapshot(&ctx).await;
+
+    // the change set an `UPDATE t SET name = 'zz' WHERE id >= 2` produces
+    let StatementOutput::Rows { batches, .. } = ctx
+        .run("SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, id, 'zz' AS name, price, dt, false AS __hoodie_is_delete FROM t WHERE id >= 2")
+        .await
+        .unwrap()
+    else {
+        panic!("rows expected")
+    };
+    let change_schema = batches[0].schema();
+    let storage = TableStorage::local(&loc).unwrap();
+    let mut n = 1;
+    loop {
+        let store = Arc::new(FailingStore {
+            inner: storage.store().clone(),
+            writes: AtomicUsize::new(0),
+            fail_at: n,
+        });
+        let table = HudiTable::open(storage.with_store(store.clone()))
+            .await
+            .unwrap();
+        let provider = HudiTableProvider::try_new("t", table.clone(), Default::default())
+            .await
+            .unwrap();
+        let mut options = provider.upsert_options(None).unwrap();
+        options.prepped = true;
+        let mode = WriteMode::ChangeSet {
+            operation: WriteOperation::UpsertPrepped,
+            options,
+        };
+        match write_batches(&table, &change_schema, &mode, batches.clone()).await {
+            Err(e) => {
+                assert!(e.to_string().contains("injected failure"), "write {n}: {e}");
+                assert_eq!(snapshot(&ctx).await, before, "after failing write {n}");
+            }
+            Ok(rows) => {
+                assert_eq!(rows, 2);
+                assert_eq!(store.writes.load(Ordering::SeqCst) + 1, n);
+                break;
+            }
+        }
+        n += 1;
+        assert!(n < 100);
+    }
+    assert!(n > 5, "only {} write points were exercised", n - 1);
+    let after = snapshot(&ctx).await;
+    assert!(
+        after.iter().filter(|r| r.contains("\"zz\"")).count() == 2,
+        "{after:?}"
+    );
+    let timeline = HudiTable::open(storage)
+        .await
+        .unwrap()
+        .timeline()
+        .await
+        .unwrap();
+    assert!(timeline.pending_writes().is_empty());
+}
