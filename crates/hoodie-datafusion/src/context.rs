@@ -184,6 +184,15 @@ impl HoodieContext {
             FrontStatement::AlterSetProperties { name, properties } => {
                 self.alter_properties(&name, properties).await
             }
+            FrontStatement::Merge(mut stmt) => {
+                self.expand_merge_stars(&mut stmt).await?;
+                let plan = self
+                    .ctx
+                    .state()
+                    .statement_to_plan(DFStatement::Statement(stmt))
+                    .await?;
+                self.run_plan(plan).await
+            }
             FrontStatement::Update(stmt) => {
                 let plan = self
                     .ctx
@@ -250,6 +259,63 @@ impl HoodieContext {
         }
         let batches = collect(hudi.write_plan(input, mode), self.ctx.task_ctx()).await?;
         Ok(StatementOutput::Count(count_of(&batches)))
+    }
+
+    /// Expands `UPDATE SET *` / `INSERT *` of a MERGE by column name.
+    async fn expand_merge_stars(&self, stmt: &mut sqlparser::ast::Statement) -> Result<()> {
+        use sqlparser::ast::{Statement, TableFactor};
+        let Statement::Merge(m) = &*stmt else {
+            return Ok(());
+        };
+        let TableFactor::Table { name, .. } = &m.table else {
+            return Err(HoodieError::Invalid {
+                message: "MERGE INTO needs a table name as its target".into(),
+            });
+        };
+        let target_name = crate::frontend::name_of(name);
+        let target =
+            self.table_provider(&target_name)
+                .await?
+                .ok_or_else(|| HoodieError::TableNotFound {
+                    name: target_name.clone(),
+                })?;
+        let target_columns: Vec<String> = target
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|n| !hoodie_format::schema::is_meta_column(n))
+            .collect();
+        let source_columns: Vec<String> = match &m.source {
+            TableFactor::Table { name, .. } => {
+                let n = crate::frontend::name_of(name);
+                let t = self
+                    .table_provider(&n)
+                    .await?
+                    .ok_or_else(|| HoodieError::TableNotFound { name: n.clone() })?;
+                t.schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect()
+            }
+            TableFactor::Derived { subquery, .. } => {
+                let plan = self
+                    .ctx
+                    .state()
+                    .statement_to_plan(DFStatement::Statement(Box::new(Statement::Query(
+                        subquery.clone(),
+                    ))))
+                    .await?;
+                plan.schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect()
+            }
+            _ => vec![],
+        };
+        crate::frontend::merge::expand_stars(stmt, &target_columns, &source_columns)
     }
 
     async fn run_datafusion(&self, sql: &str) -> Result<StatementOutput> {

@@ -47,6 +47,8 @@ pub enum DmlKind {
     Update,
     /// DELETE.
     Delete,
+    /// MERGE INTO.
+    Merge,
 }
 
 /// A change set to write into a Hudi table.
@@ -142,9 +144,10 @@ impl AnalyzerRule for HudiDmlRule {
         let LogicalPlan::Dml(dml) = &plan else {
             return Ok(plan);
         };
-        let kind = match dml.op {
+        let kind = match &dml.op {
             WriteOp::Update => DmlKind::Update,
             WriteOp::Delete => DmlKind::Delete,
+            WriteOp::MergeInto(_) => DmlKind::Merge,
             _ => return Ok(plan),
         };
         let provider = source_as_provider(&dml.target)?;
@@ -154,6 +157,19 @@ impl AnalyzerRule for HudiDmlRule {
         let table = dml.table_name.to_string();
         if kind == DmlKind::Update {
             check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
+        }
+        if let WriteOp::MergeInto(merge) = &dml.op {
+            let change_set = crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?;
+            let node = HudiDmlNode {
+                table,
+                kind,
+                provider: provider.clone(),
+                input: change_set,
+                schema: count_schema(),
+            };
+            return Ok(LogicalPlan::Extension(Extension {
+                node: Arc::new(node),
+            }));
         }
         // the change set: the rows to change as the table's columns, plus the delete flag
         let input = Arc::unwrap_or_clone(dml.input.clone());
@@ -246,7 +262,7 @@ impl ExtensionPlanner for HudiDmlPlanner {
             .map_err(HoodieError::into_datafusion)?;
         options.prepped = true;
         let operation = match node.kind {
-            DmlKind::Update => WriteOperation::UpsertPrepped,
+            DmlKind::Update | DmlKind::Merge => WriteOperation::UpsertPrepped,
             DmlKind::Delete => WriteOperation::DeletePrepped,
         };
         Ok(Some(hudi.change_set_plan(

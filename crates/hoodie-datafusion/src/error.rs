@@ -76,6 +76,8 @@ pub fn df_message(e: &DataFusionError) -> String {
             Some(df) => df_message(df),
             None => inner.to_string(),
         },
+        // our own analyzer rule's name adds nothing for the user
+        DataFusionError::Context(ctx, inner) if ctx == "hudi_dml" => df_message(inner),
         DataFusionError::Context(ctx, inner) => format!("{ctx}: {}", df_message(inner)),
         DataFusionError::Shared(inner) => df_message(inner),
         other => other.to_string(),

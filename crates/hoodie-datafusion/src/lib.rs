@@ -12,6 +12,7 @@ pub mod error;
 pub mod factory;
 pub mod frontend;
 pub mod insert;
+pub mod merge;
 pub mod options;
 pub mod provider;
 pub mod sink;

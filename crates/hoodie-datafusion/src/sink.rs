@@ -297,5 +297,5 @@ async fn write_change_set(
     .await
     .map_err(df_err)?;
     txn.commit(avro).await.map_err(df_err)?;
-    Ok(result.updated + result.deleted)
+    Ok(result.affected())
 }

@@ -26,13 +26,14 @@ pub struct LookupStats {
     pub files_read: usize,
 }
 
-/// Finds the slice (index into `slices`) holding each of `keys` (sorted, deduplicated).
+/// Finds the slices (indices into `slices`) holding each of `keys` (sorted, deduplicated); a
+/// key is in several slices when a non-global index let it exist in several partitions.
 pub async fn tag_locations(
     storage: &TableStorage,
     slices: &[FileSlice],
     keys: &[&str],
-) -> Result<(HashMap<String, usize>, LookupStats)> {
-    let mut found: HashMap<String, usize> = HashMap::new();
+) -> Result<(HashMap<String, Vec<usize>>, LookupStats)> {
+    let mut found: HashMap<String, Vec<usize>> = HashMap::new();
     let mut stats = LookupStats::default();
     if keys.is_empty() {
         return Ok((found, stats));
@@ -85,7 +86,7 @@ pub async fn tag_locations(
         let present: std::collections::HashSet<&str> = file_keys.iter().flatten().collect();
         for k in candidates {
             if present.contains(k) {
-                found.insert(k.to_string(), i);
+                found.entry(k.to_string()).or_default().push(i);
             }
         }
     }

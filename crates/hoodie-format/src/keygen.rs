@@ -141,6 +141,21 @@ impl KeyGenerator {
         Ok(out.finish())
     }
 
+    /// Record keys of every row, with null or empty keys rendered as empty strings instead of
+    /// failing (for batches whose new rows were validated separately).
+    pub fn record_keys_lenient(&self, batch: &RecordBatch) -> Result<StringArray> {
+        let n = batch.num_rows();
+        let mut out = StringBuilder::with_capacity(n, n * 8);
+        for row in 0..n {
+            match self.record_keys(&batch.slice(row, 1)) {
+                Ok(k) => out.append_value(k.value(0)),
+                Err(FormatError::NullRecordKey { .. }) => out.append_value(""),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out.finish())
+    }
+
     /// Partition paths of every row (`""` for non-partitioned tables).
     pub fn partition_paths(&self, batch: &RecordBatch) -> Result<StringArray> {
         let n = batch.num_rows();

@@ -145,13 +145,12 @@ pub async fn write_upserts(
     let batch = concat_batches(schema, &batches)?;
     drop(batches);
     let keys = if options.prepped {
-        meta_strings(&batch, 2)?
+        prepped_keys(&batch, keygen, txn.instant())?
     } else {
         keygen.record_keys(&batch)?
     };
     // pre-combine: one row per key (greatest ordering value, ties first; commit-time: last)
     let keep: Vec<u32> = match &options.ordering_field {
-        _ if options.prepped => (0..batch.num_rows() as u32).collect(),
         Some(f) => precombine(&batch, &keys, f)?,
         None => {
             let mut last: HashMap<&str, u32> = HashMap::new();
@@ -184,7 +183,7 @@ pub async fn write_upserts(
             .is_some_and(|d| d.is_valid(i) && d.value(i))
     };
     let paths = if options.prepped {
-        meta_strings(&batch, 3)?
+        prepped_paths(&batch, keygen)?
     } else {
         keygen.partition_paths(&batch)?
     };
@@ -223,8 +222,17 @@ pub async fn write_upserts(
     for i in 0..batch.num_rows() {
         let key = keys.value(i);
         let path = paths.value(i);
-        match located.get(key) {
-            Some(&s) => {
+        // the slice holding the key: in the row's own partition (a non-global index keeps keys
+        // unique per partition only), or anywhere with a global index
+        let slice = located.get(key).and_then(|found| {
+            found
+                .iter()
+                .copied()
+                .find(|&s| slices[s].partition_path == path)
+                .or_else(|| options.global_index.then(|| found[0]))
+        });
+        match slice {
+            Some(s) => {
                 if let Some(policy) = options.insert_dup_policy {
                     match policy {
                         DupPolicy::Fail => {
@@ -273,7 +281,7 @@ pub async fn write_upserts(
             }
         }
         candidates.sort_by_key(|c| c.1);
-        let avg = partition_record_size(&candidates)
+        let avg = partition_record_size(&candidates, options.small_file_limit)
             .unwrap_or(options.record_size_estimate)
             .max(1);
         for (i, size, _) in candidates.into_iter().take(options.small_file_candidates) {
@@ -380,18 +388,58 @@ pub async fn write_upserts(
     Ok(result)
 }
 
-fn meta_strings(batch: &RecordBatch, col: usize) -> Result<StringArray> {
-    let c = batch.column(col).as_string::<i32>().clone();
-    if c.null_count() > 0 {
-        return Err(FormatError::Corrupt {
-            path: "change set".into(),
-            reason: format!(
-                "{} is null in rows read from the table (table written without meta fields?)",
-                batch.schema().field(col).name()
-            ),
-        });
+fn meta_strings(batch: &RecordBatch, col: usize) -> StringArray {
+    batch.column(col).as_string::<i32>().clone()
+}
+
+/// Record keys of a change set: from `_hoodie_record_key` for rows read from the table, from
+/// the key generator for new rows (MERGE inserts), where the meta column is null.
+fn prepped_keys(batch: &RecordBatch, keygen: &KeyGenerator, instant: &str) -> Result<StringArray> {
+    let meta = meta_strings(batch, 2);
+    if meta.null_count() == 0 {
+        return Ok(meta);
     }
-    Ok(c)
+    let fresh = if keygen.has_generated_keys() {
+        StringArray::from_iter_values(
+            (0..batch.num_rows() as u64).map(|r| crate::keygen::generated_key(instant, 0, r)),
+        )
+    } else {
+        let new_rows: Vec<u32> = (0..meta.len())
+            .filter(|&i| meta.is_null(i))
+            .map(|i| i as u32)
+            .collect();
+        // the new rows must have valid keys (a null key is an error); rows read from the table
+        // keep theirs
+        keygen.record_keys(&take_record_batch(batch, &UInt32Array::from(new_rows))?)?;
+        keygen.record_keys_lenient(batch)?
+    };
+    Ok((0..meta.len())
+        .map(|i| {
+            Some(if meta.is_null(i) {
+                fresh.value(i)
+            } else {
+                meta.value(i)
+            })
+        })
+        .collect())
+}
+
+/// Partition paths of a change set (see [`prepped_keys`]).
+fn prepped_paths(batch: &RecordBatch, keygen: &KeyGenerator) -> Result<StringArray> {
+    let meta = meta_strings(batch, 3);
+    if meta.null_count() == 0 {
+        return Ok(meta);
+    }
+    let fresh = keygen.partition_paths(batch)?;
+    Ok((0..meta.len())
+        .map(|i| {
+            Some(if meta.is_null(i) {
+                fresh.value(i)
+            } else {
+                meta.value(i)
+            })
+        })
+        .collect())
 }
 
 /// Locations of rows read from the table: `_hoodie_file_name` names the file group.
@@ -399,30 +447,33 @@ fn locate_prepped(
     batch: &RecordBatch,
     keys: &StringArray,
     slices: &[FileSlice],
-) -> Result<HashMap<String, usize>> {
+) -> Result<HashMap<String, Vec<usize>>> {
     let by_group: HashMap<(&str, &str), usize> = slices
         .iter()
         .enumerate()
         .map(|(i, s)| ((s.partition_path.as_str(), s.file_id.as_str()), i))
         .collect();
-    let paths = meta_strings(batch, 3)?;
-    let files = meta_strings(batch, 4)?;
-    let mut out = HashMap::with_capacity(keys.len());
+    let paths = meta_strings(batch, 3);
+    let files = meta_strings(batch, 4);
+    let mut out: HashMap<String, Vec<usize>> = HashMap::with_capacity(keys.len());
     for i in 0..keys.len() {
+        if files.is_null(i) {
+            continue; // a new row (MERGE insert)
+        }
         let file_id = crate::file_name::BaseFileName::parse(files.value(i))?.file_id;
         // a row whose file group is gone (replaced meanwhile) is not written
         if let Some(&s) = by_group.get(&(paths.value(i), file_id.as_str())) {
-            out.insert(keys.value(i).to_string(), s);
+            out.entry(keys.value(i).to_string()).or_default().push(s);
         }
     }
     Ok(out)
 }
 
-fn partition_record_size(candidates: &[(usize, u64, u64)]) -> Option<u64> {
+fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Option<u64> {
     let (bytes, rows) = candidates
         .iter()
         .fold((0u64, 0u64), |(b, r), c| (b + c.1, r + c.2));
-    (rows > 0).then(|| bytes / rows)
+    (rows > 0 && bytes >= threshold).then(|| bytes / rows)
 }
 
 /// Rewrites one file group: old records merged with the incoming ones routed to it.

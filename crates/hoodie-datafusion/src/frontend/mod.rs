@@ -1,6 +1,7 @@
 //! The SQL front-end: the statements of Hudi's Spark SQL dialect that sqlparser 0.62 cannot
 //! parse or DataFusion cannot plan. Everything else goes to DataFusion unchanged.
 
+pub mod merge;
 pub mod types;
 
 use datafusion::arrow::datatypes::{Field, Schema};
@@ -75,6 +76,8 @@ pub enum FrontStatement {
     },
     /// An INSERT (parsed, so a Hudi target can be rewritten).
     Insert(Box<Statement>),
+    /// A MERGE INTO, parsed with Hudi's `UPDATE SET *` / `INSERT *` (stars not yet expanded).
+    Merge(Box<Statement>),
     /// An UPDATE with its assignment targets normalised (Spark matches them case-insensitively).
     Update(Box<Statement>),
     /// Anything else: run by DataFusion as written.
@@ -232,6 +235,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             return Ok(FrontStatement::AlterSetProperties { name, properties });
         }
         return Ok(FrontStatement::PassThrough);
+    }
+    if w(0, "MERGE") {
+        return Ok(FrontStatement::Merge(Box::new(merge::parse_merge(sql)?)));
     }
     if w(0, "UPDATE") {
         let mut stmt = Parser::new(&GenericDialect {})

@@ -1,0 +1,184 @@
+//! MERGE INTO with Hudi's `UPDATE SET *` and `INSERT *`, which sqlparser 0.62 cannot parse:
+//! the stars are rewritten to placeholders before parsing, then expanded by column name
+//! against the target table and the source.
+
+use sqlparser::ast::helpers::attached_token::AttachedToken;
+use sqlparser::ast::{
+    Assignment, AssignmentTarget, Expr, Ident, MergeAction, MergeInsertKind, ObjectName, Parens,
+    Statement, TableFactor, Values,
+};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer, Word};
+
+use crate::error::{HoodieError, Result};
+
+const STAR: &str = "__hoodie_star__";
+
+/// Parses a MERGE statement, accepting `UPDATE SET *` and `INSERT *`.
+pub fn parse_merge(sql: &str) -> Result<Statement> {
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize()
+        .map_err(|e| HoodieError::Parse {
+            message: e.to_string(),
+        })?;
+    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+    let last_word = |out: &[Token]| -> Option<String> {
+        out.iter()
+            .rev()
+            .find(|t| !matches!(t, Token::Whitespace(_)))
+            .and_then(|t| match t {
+                Token::Word(w) => Some(w.value.to_ascii_uppercase()),
+                _ => None,
+            })
+    };
+    for t in tokens {
+        if t == Token::Mul {
+            match last_word(&out).as_deref() {
+                Some("SET") => {
+                    out.push(Token::make_word(STAR, None));
+                    out.push(Token::Eq);
+                    out.push(Token::Number("0".into(), false));
+                    continue;
+                }
+                Some("INSERT") => {
+                    out.push(Token::Word(Word {
+                        value: "ROW".into(),
+                        quote_style: None,
+                        keyword: sqlparser::keywords::Keyword::ROW,
+                    }));
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(t);
+    }
+    Parser::new(&GenericDialect {})
+        .with_tokens(out)
+        .parse_statement()
+        .map_err(|e| HoodieError::Parse {
+            message: e.to_string(),
+        })
+}
+
+/// The qualifier source columns are referred to by: the alias, or the table name.
+fn source_qualifier(source: &TableFactor) -> Option<String> {
+    match source {
+        TableFactor::Table { alias: Some(a), .. } | TableFactor::Derived { alias: Some(a), .. } => {
+            Some(a.name.value.clone())
+        }
+        TableFactor::Table { name, .. } => name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.value.clone()),
+        _ => None,
+    }
+}
+
+/// Expands `UPDATE SET *` / `INSERT *` of `stmt` with the target's data columns, each taken
+/// by name from the source (`source_columns`); every target column must exist in the source.
+pub fn expand_stars(
+    stmt: &mut Statement,
+    target_columns: &[String],
+    source_columns: &[String],
+) -> Result<()> {
+    let Statement::Merge(merge) = stmt else {
+        return Ok(());
+    };
+    let qualifier = source_qualifier(&merge.source);
+    let source_ref = |c: &str| -> Result<Expr> {
+        let found = source_columns.iter().find(|s| s.eq_ignore_ascii_case(c)).ok_or_else(|| HoodieError::Invalid {
+            message: format!("MERGE INTO field resolution error: cannot resolve target column `{c}` in the source (UPDATE SET * and INSERT * match columns by name)"),
+        })?;
+        let col = Ident::with_quote('"', found.clone());
+        Ok(match &qualifier {
+            Some(q) => Expr::CompoundIdentifier(vec![Ident::with_quote('"', q.clone()), col]),
+            None => Expr::Identifier(col),
+        })
+    };
+    for clause in &mut merge.clauses {
+        match &mut clause.action {
+            MergeAction::Update(u) => {
+                let star = u.assignments.iter().any(|a| matches!(&a.target, AssignmentTarget::ColumnName(n) if n.to_string() == STAR));
+                if star {
+                    if u.assignments.len() != 1 {
+                        return Err(HoodieError::Parse {
+                            message: "UPDATE SET * cannot be combined with other assignments"
+                                .into(),
+                        });
+                    }
+                    u.assignments = target_columns
+                        .iter()
+                        .map(|c| {
+                            Ok(Assignment {
+                                target: AssignmentTarget::ColumnName(ObjectName::from(vec![
+                                    Ident::with_quote('"', c.clone()),
+                                ])),
+                                value: source_ref(c)?,
+                            })
+                        })
+                        .collect::<Result<_>>()?;
+                }
+            }
+            MergeAction::Insert(i)
+                if matches!(i.kind, MergeInsertKind::Row) && i.columns.is_empty() =>
+            {
+                i.columns = target_columns
+                    .iter()
+                    .map(|c| ObjectName::from(vec![Ident::with_quote('"', c.clone())]))
+                    .collect();
+                let values = target_columns
+                    .iter()
+                    .map(|c| source_ref(c))
+                    .collect::<Result<Vec<_>>>()?;
+                i.kind = MergeInsertKind::Values(Values {
+                    explicit_row: false,
+                    value_keyword: false,
+                    rows: vec![Parens {
+                        opening_token: AttachedToken::empty(),
+                        content: values,
+                        closing_token: AttachedToken::empty(),
+                    }],
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_stars_by_name() {
+        let mut s = parse_merge("merge into t using s on t.id = s.id when matched then update set * when not matched then insert *").unwrap();
+        expand_stars(
+            &mut s,
+            &["id".into(), "name".into()],
+            &["name".into(), "ID".into(), "extra".into()],
+        )
+        .unwrap();
+        let text = s.to_string();
+        assert!(
+            text.contains(r#"UPDATE SET "id" = "s"."ID", "name" = "s"."name""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"INSERT ("id", "name") VALUES ("s"."ID", "s"."name")"#),
+            "{text}"
+        );
+        let mut s =
+            parse_merge("merge into t using s on t.id = s.id when matched then update set *")
+                .unwrap();
+        let err = expand_stars(&mut s, &["id".into(), "price".into()], &["id".into()]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot resolve target column `price`"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,300 @@
+//! MERGE INTO on Hudi tables as one change set: the source joined to the target snapshot, one
+//! CASE picking the first WHEN clause that holds for each row (Hudi's expression payload,
+//! vectorised), the target columns computed per clause, and a delete flag. Rows no clause takes
+//! are left alone. The change set is written as one commit, deletes included.
+
+use std::sync::Arc;
+
+use datafusion::common::{Column, TableReference};
+use datafusion::datasource::{provider_as_source, TableProvider};
+use datafusion::error::Result as DFResult;
+use datafusion::logical_expr::conditional_expressions::CaseBuilder;
+use datafusion::logical_expr::dml::{
+    DmlStatement, MergeIntoAction, MergeIntoClauseKind, MergeIntoOp,
+};
+use datafusion::logical_expr::utils::split_conjunction;
+use datafusion::logical_expr::{
+    cast, lit, when, BinaryExpr, Expr, JoinType, LogicalPlan, LogicalPlanBuilder, Operator,
+};
+use datafusion::scalar::ScalarValue;
+use hoodie_format::schema::is_meta_column;
+use hoodie_format::table_config::{MergeMode, TableType};
+use std::ops::Not;
+
+use crate::dml::DELETE_FLAG;
+use crate::error::HoodieError;
+use crate::provider::HudiTableProvider;
+
+const TARGET_FLAG: &str = "__hoodie_t";
+const SOURCE_FLAG: &str = "__hoodie_s";
+const CLAUSE: &str = "__hoodie_clause";
+
+fn unwrap_cast(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(c) => unwrap_cast(&c.expr),
+        Expr::TryCast(c) => unwrap_cast(&c.expr),
+        other => other,
+    }
+}
+
+fn target_column<'a>(e: &'a Expr, target: &TableReference) -> Option<&'a Column> {
+    match unwrap_cast(e) {
+        Expr::Column(c) if c.relation.as_ref() == Some(target) => Some(c),
+        _ => None,
+    }
+}
+
+fn refers_to_target(e: &Expr, target: &TableReference) -> bool {
+    e.column_refs()
+        .iter()
+        .any(|c| c.relation.as_ref() == Some(target))
+}
+
+/// Hudi's rules for the ON condition of a table with a record key: a plain equality on every
+/// record key column.
+fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<(), HoodieError> {
+    let conjuncts = split_conjunction(on);
+    for key in keys {
+        let mut found = false;
+        for c in &conjuncts {
+            let Expr::BinaryExpr(BinaryExpr {
+                left,
+                op: Operator::Eq,
+                right,
+            }) = c
+            else {
+                continue;
+            };
+            for (t, s) in [(left, right), (right, left)] {
+                let simple = target_column(t, target)
+                    .is_some_and(|col| col.name.eq_ignore_ascii_case(key))
+                    && !refers_to_target(s, target);
+                if simple {
+                    found = true;
+                } else if refers_to_target(t, target)
+                    && t.column_refs()
+                        .iter()
+                        .any(|col| col.name.eq_ignore_ascii_case(key))
+                    && target_column(t, target).is_none()
+                {
+                    return Err(HoodieError::Invalid {
+                        message: format!("Only simple conditions of the form `t.id = s.id` are allowed on the primary-key and partition path column. Found `{c}`"),
+                    });
+                }
+            }
+        }
+        if !found {
+            return Err(HoodieError::Invalid {
+                message: format!("Hudi tables with record key are required to match on all record key columns. Column: '{key}' not found in the ON condition `{on}`"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Builds the change set of a MERGE into `hudi`.
+pub fn plan_merge(
+    dml: &DmlStatement,
+    merge: &MergeIntoOp,
+    provider: Arc<dyn TableProvider>,
+    hudi: &HudiTableProvider,
+) -> DFResult<LogicalPlan> {
+    plan(dml, merge, provider, hudi).map_err(HoodieError::into_datafusion)
+}
+
+fn plan(
+    dml: &DmlStatement,
+    merge: &MergeIntoOp,
+    provider: Arc<dyn TableProvider>,
+    hudi: &HudiTableProvider,
+) -> Result<LogicalPlan, HoodieError> {
+    let target = dml.table_name.clone();
+    let cfg = hudi.table().config();
+    let keys = cfg.record_key_fields();
+    let schema = provider.schema();
+    let data_columns: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| !is_meta_column(f.name()))
+        .map(|f| f.name().clone())
+        .collect();
+    let find = |n: &str| {
+        data_columns
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(n))
+            .cloned()
+    };
+    if !keys.is_empty() {
+        check_on(&merge.on, &keys, &target)?;
+    }
+    let event_time = hudi.write_options().merge_mode()? == MergeMode::EventTimeOrdering;
+    let ordering = cfg.ordering_field();
+    let mor = cfg.table_type()? == TableType::MergeOnRead;
+    // Hudi's clause rules
+    for clause in &merge.clauses {
+        let assigned: Vec<String> = match &clause.action {
+            MergeIntoAction::Update(a) => a.iter().map(|(c, _)| c.clone()).collect(),
+            MergeIntoAction::Insert { columns, .. } if columns.is_empty() => data_columns.clone(),
+            MergeIntoAction::Insert { columns, .. } => columns.clone(),
+            MergeIntoAction::Delete => continue,
+        };
+        for c in &assigned {
+            if find(c).is_none() {
+                return Err(HoodieError::Invalid { message: format!("MERGE INTO cannot assign `{c}`: it is not a column of {target} (MERGE does not evolve the schema)") });
+            }
+        }
+        let has = |name: &str| assigned.iter().any(|c| c.eq_ignore_ascii_case(name));
+        if let (Some(o), true) = (&ordering, event_time) {
+            if !has(o) {
+                return Err(HoodieError::Invalid {
+                    message: format!(
+                        "No matching assignment found for target table ordering field `{o}`"
+                    ),
+                });
+            }
+        }
+        if let MergeIntoAction::Insert { .. } = clause.action {
+            for k in &keys {
+                if !has(k) {
+                    return Err(HoodieError::Invalid {
+                        message: format!(
+                            "No matching assignment found for target table record key field `{k}`"
+                        ),
+                    });
+                }
+            }
+        }
+        if let (MergeIntoAction::Update(a), true) = (&clause.action, mor) {
+            if let Some((c, _)) = a.iter().find(|(_, e)| refers_to_target(e, &target)) {
+                return Err(HoodieError::Invalid {
+                    message: format!("MERGE INTO a merge-on-read table cannot read target columns on the right-hand side of an UPDATE assignment (`{c}`)"),
+                });
+            }
+        }
+    }
+
+    let not_by_source = merge
+        .clauses
+        .iter()
+        .any(|c| c.kind == MergeIntoClauseKind::NotMatchedBySource);
+    let target_plan =
+        LogicalPlanBuilder::scan(target.clone(), provider_as_source(provider.clone()), None)?;
+    let mut t_exprs: Vec<Expr> = target_plan
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    t_exprs.push(lit(true).alias(TARGET_FLAG));
+    let target_plan = target_plan.project(t_exprs)?.build()?;
+    let source = Arc::unwrap_or_clone(dml.input.clone());
+    let mut s_exprs: Vec<Expr> = source
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    s_exprs.push(lit(true).alias(SOURCE_FLAG));
+    let joined = LogicalPlanBuilder::from(source).project(s_exprs)?.join_on(
+        target_plan,
+        if not_by_source {
+            JoinType::Full
+        } else {
+            JoinType::Left
+        },
+        vec![merge.on.clone()],
+    )?;
+
+    let t_present = Expr::Column(Column::from_name(TARGET_FLAG)).is_not_null();
+    let s_present = Expr::Column(Column::from_name(SOURCE_FLAG)).is_not_null();
+    let mut case: Option<CaseBuilder> = None;
+    for (k, clause) in merge.clauses.iter().enumerate() {
+        let base = match clause.kind.canonical() {
+            MergeIntoClauseKind::Matched => t_present.clone().and(s_present.clone()),
+            MergeIntoClauseKind::NotMatchedBySource => {
+                t_present.clone().and(s_present.clone().not())
+            }
+            _ => s_present.clone().and(t_present.clone().not()),
+        };
+        let cond = match &clause.predicate {
+            Some(p) => base.and(p.clone()),
+            None => base,
+        };
+        case = Some(match case {
+            None => when(cond, lit(k as i32)),
+            Some(mut b) => b.when(cond, lit(k as i32)),
+        });
+    }
+    let clause_expr = case.expect("MERGE has at least one clause").end()?;
+    let mut with_clause: Vec<Expr> = joined
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    with_clause.push(clause_expr.alias(CLAUSE));
+    let picked = joined
+        .project(with_clause)?
+        .filter(Expr::Column(Column::from_name(CLAUSE)).is_not_null())?;
+
+    // the target columns, per clause
+    let clause_col = || Expr::Column(Column::from_name(CLAUSE));
+    let mut out: Vec<Expr> = Vec::with_capacity(schema.fields().len() + 1);
+    for f in schema.fields() {
+        let current = Expr::Column(Column::new(Some(target.clone()), f.name()));
+        if is_meta_column(f.name()) {
+            out.push(current.alias(f.name()));
+            continue;
+        }
+        let mut b: Option<CaseBuilder> = None;
+        for (k, clause) in merge.clauses.iter().enumerate() {
+            let value = match &clause.action {
+                MergeIntoAction::Update(a) => a
+                    .iter()
+                    .find(|(c, _)| c.eq_ignore_ascii_case(f.name()))
+                    .map(|(_, e)| e.clone()),
+                MergeIntoAction::Insert { columns, values } => {
+                    let pos = if columns.is_empty() {
+                        data_columns.iter().position(|c| c == f.name())
+                    } else {
+                        columns
+                            .iter()
+                            .position(|c| c.eq_ignore_ascii_case(f.name()))
+                    };
+                    Some(
+                        pos.and_then(|p| values.get(p).cloned())
+                            .unwrap_or(Expr::Literal(ScalarValue::Null, None)),
+                    )
+                }
+                MergeIntoAction::Delete => None,
+            };
+            if let Some(v) = value {
+                let v = cast(v, f.data_type().clone());
+                let cond = clause_col().eq(lit(k as i32));
+                b = Some(match b {
+                    None => when(cond, v),
+                    Some(mut b) => b.when(cond, v),
+                });
+            }
+        }
+        let e = match b {
+            Some(mut b) => b.otherwise(current)?,
+            None => current,
+        };
+        out.push(e.alias(f.name()));
+    }
+    let deletes: Vec<Expr> = merge
+        .clauses
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c.action, MergeIntoAction::Delete))
+        .map(|(k, _)| lit(k as i32))
+        .collect();
+    let flag = if deletes.is_empty() {
+        lit(false)
+    } else {
+        clause_col().in_list(deletes, false)
+    };
+    out.push(flag.alias(DELETE_FLAG));
+    Ok(picked.project(out)?.build()?)
+}
