@@ -38,6 +38,24 @@ SELECT _hoodie_record_key, _hoodie_partition_path, rider, fare, city FROM trips 
 -- INSERT OVERWRITE of one partition (a replacecommit).
 INSERT OVERWRITE trips PARTITION (city = 'sao_paulo') VALUES ('a1b2c3d4', 'rider-G', 'driver-Q', 12.50, 1695600000000);
 
+-- MERGE INTO: delete, update and insert in one commit (UPDATE SET * / INSERT * match by name).
+MERGE INTO trips
+USING (SELECT * FROM (VALUES
+         ('c8abbe79', 'rider-E', 'driver-O', 17.85, 1695115999912, 'chennai', 'delete'),
+         ('7a84095f', 'rider-D', 'driver-N', 36.00, 1695332066205, 'chennai', 'upsert'),
+         ('b2c3d4e5', 'rider-H', 'driver-R', 22.00, 1695700000000, 'chennai', 'upsert')
+       ) AS v(uuid, rider, driver, fare, ts, city, op)) AS changes
+ON trips.uuid = changes.uuid
+WHEN MATCHED AND changes.op = 'delete' THEN DELETE
+WHEN MATCHED THEN UPDATE SET *
+WHEN NOT MATCHED THEN INSERT *;
+
+-- UPDATE and DELETE with any WHERE.
+UPDATE trips SET fare = round(fare * 1.1, 2) WHERE city = 'san_francisco' AND fare > 26;
+DELETE FROM trips WHERE rider IN (SELECT rider FROM trips WHERE fare < 15);
+
+SELECT rider, fare, city FROM trips ORDER BY rider;
+
 -- Partition pruning, aggregation, the partitions on disk.
 SELECT city, count(*) AS trips, round(sum(fare), 2) AS fares FROM trips GROUP BY city ORDER BY city;
 SHOW PARTITIONS trips;

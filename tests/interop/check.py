@@ -82,6 +82,11 @@ t, tab, commits = read("ud")
 check("ud rows", rows(tab, ["id", "name", "ts", "dt"]), [(2, "B", 1, "x"), (4, "d", 1, "y")])
 check("ud commits", len(commits), 3)
 
+# MERGE INTO
+t, tab, commits = read("mg")
+check("mg rows", rows(tab, ["id", "name", "ts", "dt"]), [(1, "a2", 2, "x"), (3, "c", 1, "y"), (4, "d", 1, "y")])
+check("mg commits", len(commits), 2)
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

@@ -36,3 +36,13 @@ CREATE TABLE ud (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
 INSERT INTO ud VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y'), (4, 'd', 1, 'y');
 UPDATE ud SET name = 'B' WHERE id = 2;
 DELETE FROM ud WHERE id IN (3, 1);
+
+-- MERGE INTO: update, delete and insert in one commit
+CREATE TABLE mg (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+INSERT INTO mg VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y');
+MERGE INTO mg USING (SELECT * FROM (VALUES (1, 'a2', 2, 'x', 'u'), (2, 'b', 2, 'x', 'd'), (4, 'd', 1, 'y', 'i')) AS v(id, name, ts, dt, op)) s
+  ON mg.id = s.id
+  WHEN MATCHED AND s.op = 'd' THEN DELETE
+  WHEN MATCHED THEN UPDATE SET *
+  WHEN NOT MATCHED THEN INSERT *;
