@@ -277,7 +277,15 @@ fn plan(
                 });
             }
         }
+        // when every clause that keeps the row assigns the column, the target's value is never
+        // used: leave it out so the target scan reads only the columns it needs
+        let always_assigned = merge.clauses.iter().all(|c| match &c.action {
+            MergeIntoAction::Delete => true,
+            MergeIntoAction::Update(a) => a.iter().any(|(n, _)| n.eq_ignore_ascii_case(f.name())),
+            MergeIntoAction::Insert { .. } => true,
+        });
         let e = match b {
+            Some(b) if always_assigned => b.end()?,
             Some(mut b) => b.otherwise(current)?,
             None => current,
         };

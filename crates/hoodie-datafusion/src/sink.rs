@@ -282,6 +282,24 @@ async fn write_change_set(
         return Ok(0);
     }
     let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
+    // new rows (MERGE inserts, no meta columns yet) must have valid keys: check before the
+    // commit starts, so bad input leaves no pending instant behind
+    if !keygen.has_generated_keys() {
+        for b in &rows {
+            let meta = b.column(2);
+            if meta.null_count() > 0 {
+                let idx: Vec<u32> = (0..meta.len())
+                    .filter(|&i| meta.is_null(i))
+                    .map(|i| i as u32)
+                    .collect();
+                let fresh = datafusion::arrow::compute::take_record_batch(
+                    b,
+                    &datafusion::arrow::array::UInt32Array::from(idx),
+                )?;
+                keygen.record_keys(&fresh).map_err(df_err)?;
+            }
+        }
+    }
     let avro = avro_schema(table.config().name(), &table_schema)
         .map_err(df_err)?
         .to_string();

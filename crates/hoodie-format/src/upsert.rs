@@ -308,34 +308,72 @@ pub async fn write_upserts(
         }
     }
 
-    // rewrite touched file groups
+    // rewrite touched file groups: markers and writers in order, the heavy work in parallel
+    let batch = Arc::new(batch);
+    let keys = Arc::new(keys);
     let mut task = 0usize;
+    let mut jobs = Vec::with_capacity(buckets.len());
     for (s, bucket) in buckets {
-        let slice = &slices[s];
+        let slice = slices[s].clone();
         let base = slice
             .base_file
-            .as_ref()
+            .clone()
             .ok_or_else(|| FormatError::Unsupported {
                 feature: "log-only file groups".into(),
             })?;
-        let old = read_base_file(table.storage(), &base.rel_path, schema).await?;
-        let stat = merge_file_group(
-            txn,
-            schema,
+        let (writer, name) = txn
+            .new_base_file(
+                &slice.partition_path,
+                &slice.file_id,
+                &write_token(task),
+                schema.clone(),
+                &options.file_settings,
+            )
+            .await?;
+        jobs.push(MergeJob {
             slice,
-            &old,
-            &batch,
-            &keys,
-            &bucket,
-            options,
+            base_path: base.rel_path,
+            bucket,
+            writer,
+            file_name: name.name(),
             task,
-            &mut result,
-        )
-        .await?;
-        txn.record_stat(stat);
-        result.rewritten_file_groups += 1;
+        });
         task += 1;
     }
+    let parallelism = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    let permits = Arc::new(tokio::sync::Semaphore::new(parallelism));
+    let mut handles = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let (storage, schema, batch, keys, options, permits) = (
+            table.storage().clone(),
+            schema.clone(),
+            batch.clone(),
+            keys.clone(),
+            options.clone(),
+            permits.clone(),
+        );
+        let instant = txn.instant().to_string();
+        handles.push(tokio::spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let old = read_base_file(&storage, &job.base_path, &schema).await?;
+            merge_file_group(&schema, &old, &batch, &keys, job, &options, &instant).await
+        }));
+    }
+    for h in handles {
+        let (stat, counts) = h.await.map_err(|e| FormatError::Unsupported {
+            feature: format!("a file group rewrite task failed: {e}"),
+        })??;
+        txn.record_stat(stat);
+        result.updated += counts.updated;
+        result.deleted += counts.deleted;
+        result.inserted += counts.inserted;
+        result.dropped += counts.dropped;
+        result.rewritten_file_groups += 1;
+    }
+    let batch = Arc::unwrap_or_clone(batch);
+    let keys = Arc::unwrap_or_clone(keys);
     // new file groups
     for (partition, rows, per_file) in new_groups {
         for chunk in rows.chunks(per_file as usize) {
@@ -476,20 +514,45 @@ fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Op
     (rows > 0 && bytes >= threshold).then(|| bytes / rows)
 }
 
-/// Rewrites one file group: old records merged with the incoming ones routed to it.
-#[allow(clippy::too_many_arguments)]
+/// One file group to rewrite, with its new file already opened.
+struct MergeJob {
+    slice: FileSlice,
+    base_path: String,
+    bucket: Bucket,
+    writer: crate::writer::BaseFileWriter,
+    file_name: String,
+    task: usize,
+}
+
+/// What one rewrite did.
+#[derive(Default)]
+struct MergeCounts {
+    updated: u64,
+    deleted: u64,
+    inserted: u64,
+    dropped: u64,
+}
+
+/// Rewrites one file group: old records merged with the incoming ones routed to it. Runs on
+/// its own task, so it blocks only its worker thread while it decodes, merges and encodes.
 async fn merge_file_group(
-    txn: &mut Transaction,
     schema: &SchemaRef,
-    slice: &FileSlice,
     old: &RecordBatch,
     incoming: &RecordBatch,
     incoming_keys: &StringArray,
-    bucket: &Bucket,
+    job: MergeJob,
     options: &UpsertOptions,
-    task: usize,
-    result: &mut UpsertResult,
-) -> Result<WriteStat> {
+    instant: &str,
+) -> Result<(WriteStat, MergeCounts)> {
+    let MergeJob {
+        slice,
+        bucket,
+        mut writer,
+        file_name,
+        task,
+        ..
+    } = job;
+    let mut counts = MergeCounts::default();
     let old_keys = old.column(2).as_string::<i32>();
     let mut by_key: HashMap<&str, (u32, bool)> = HashMap::new(); // incoming row, is delete
     for &i in &bucket.updates {
@@ -531,7 +594,7 @@ async fn merge_file_group(
                     updates += 1;
                 } else {
                     picks.push((0, r));
-                    result.dropped += 1;
+                    counts.dropped += 1;
                 }
             }
         }
@@ -540,16 +603,6 @@ async fn merge_file_group(
         picks.push((1, i as usize));
     }
     let file_id = slice.file_id.clone();
-    let (mut writer, name) = txn
-        .new_base_file(
-            &slice.partition_path,
-            &file_id,
-            &write_token(task),
-            schema.clone(),
-            &options.file_settings,
-        )
-        .await?;
-    let file_name = name.name();
     // incoming rows get fresh meta columns; kept rows keep theirs but point at the new file
     let incoming_idx: Vec<u32> = picks
         .iter()
@@ -562,7 +615,7 @@ async fn merge_file_group(
         .as_string::<i32>()
         .clone();
     let meta = MetaValues {
-        instant: txn.instant(),
+        instant,
         task_partition_id: task,
         first_row: 0,
         file_name: &file_name,
@@ -593,23 +646,26 @@ async fn merge_file_group(
     writer.write(&merged).await?;
     let written = writer.close().await?;
     let inserts = bucket.inserts.len() as u64;
-    result.updated += updates;
-    result.deleted += deletes_done;
-    result.inserted += inserts;
-    Ok(WriteStat {
-        file_id: Some(file_id),
-        path: Some(written.rel_path.clone()),
-        prev_commit: Some(slice.base_instant.clone()),
-        num_writes: written.rows as i64,
-        num_inserts: inserts as i64,
-        num_update_writes: updates as i64,
-        num_deletes: deletes_done as i64,
-        total_write_bytes: written.size as i64,
-        file_size_in_bytes: written.size as i64,
-        partition_path: Some(slice.partition_path.clone()),
-        prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
-        ..Default::default()
-    })
+    counts.updated = updates;
+    counts.deleted = deletes_done;
+    counts.inserted = inserts;
+    Ok((
+        WriteStat {
+            file_id: Some(file_id),
+            path: Some(written.rel_path.clone()),
+            prev_commit: Some(slice.base_instant.clone()),
+            num_writes: written.rows as i64,
+            num_inserts: inserts as i64,
+            num_update_writes: updates as i64,
+            num_deletes: deletes_done as i64,
+            total_write_bytes: written.size as i64,
+            file_size_in_bytes: written.size as i64,
+            partition_path: Some(slice.partition_path.clone()),
+            prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
+            ..Default::default()
+        },
+        counts,
+    ))
 }
 
 fn set_column(batch: &RecordBatch, name: &str, col: ArrayRef) -> Result<RecordBatch> {

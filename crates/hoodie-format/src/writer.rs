@@ -120,12 +120,13 @@ impl BaseFileWriter {
     /// Writes a batch (table schema; the record key is column 2).
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let keys = batch.column(2).as_string::<i32>();
+        // the batched path hashes several keys side by side (same bits as one by one)
+        self.bloom.add_all(keys.iter().flatten());
         for i in 0..keys.len() {
             if keys.is_null(i) {
                 continue;
             }
             let k = keys.value(i);
-            self.bloom.add(k);
             if self
                 .min_key
                 .as_deref()
