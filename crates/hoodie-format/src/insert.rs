@@ -137,46 +137,70 @@ pub async fn write_inserts(
                     (0..len as u64).map(|r| generated_key(txn.instant(), task, r)),
                 ),
             };
-            let file_id = new_file_id();
-            let token = write_token(task);
-            let (mut writer, name) = txn
-                .new_base_file(
-                    partition,
-                    &file_id,
-                    &token,
-                    table_schema.clone(),
-                    &options.file_settings,
-                )
-                .await?;
-            let file_name = name.name();
-            let meta = MetaValues {
-                instant: txn.instant(),
-                task_partition_id: task,
-                first_row: 0,
-                file_name: &file_name,
-                partition_path: partition,
-            };
-            let with_meta = with_meta_columns(&chunk, &chunk_keys, &meta, table_schema)?;
-            writer.write(&with_meta).await?;
-            let written = writer.close().await?;
-            txn.record_stat(WriteStat {
-                file_id: Some(file_id),
-                path: Some(written.rel_path.clone()),
-                prev_commit: Some("null".into()),
-                num_writes: written.rows as i64,
-                num_inserts: written.rows as i64,
-                total_write_bytes: written.size as i64,
-                file_size_in_bytes: written.size as i64,
-                partition_path: Some(partition.to_string()),
-                ..Default::default()
-            });
-            result.rows += written.rows;
+            let rows = write_new_file_group(
+                txn,
+                partition,
+                &chunk,
+                &chunk_keys,
+                task,
+                table_schema,
+                &options.file_settings,
+            )
+            .await?;
+            result.rows += rows;
             result.files += 1;
             offset += len;
             task += 1;
         }
     }
     Ok(result)
+}
+
+/// Writes `rows` (table schema; meta columns are computed) as a new file group of
+/// `partition`, records its statistics in `txn` and returns the rows written.
+pub(crate) async fn write_new_file_group(
+    txn: &mut Transaction,
+    partition: &str,
+    rows: &RecordBatch,
+    keys: &StringArray,
+    task: usize,
+    schema: &SchemaRef,
+    settings: &BaseFileSettings,
+) -> Result<u64> {
+    let file_id = new_file_id();
+    let (mut writer, name) = txn
+        .new_base_file(
+            partition,
+            &file_id,
+            &write_token(task),
+            schema.clone(),
+            settings,
+        )
+        .await?;
+    let file_name = name.name();
+    let meta = MetaValues {
+        instant: txn.instant(),
+        task_partition_id: task,
+        first_row: 0,
+        file_name: &file_name,
+        partition_path: partition,
+    };
+    writer
+        .write(&with_meta_columns(rows, keys, &meta, schema)?)
+        .await?;
+    let written = writer.close().await?;
+    txn.record_stat(WriteStat {
+        file_id: Some(file_id),
+        path: Some(written.rel_path.clone()),
+        prev_commit: Some("null".into()),
+        num_writes: written.rows as i64,
+        num_inserts: written.rows as i64,
+        total_write_bytes: written.size as i64,
+        file_size_in_bytes: written.size as i64,
+        partition_path: Some(partition.to_string()),
+        ..Default::default()
+    });
+    Ok(written.rows)
 }
 
 #[cfg(test)]

@@ -21,11 +21,11 @@ use arrow::record_batch::RecordBatch;
 use crate::base_file::read_base_file;
 use crate::commit_metadata::WriteStat;
 use crate::error::{FormatError, Result};
-use crate::file_name::{new_file_id, write_token};
+use crate::file_name::write_token;
 use crate::footer::read_footer;
 use crate::fs_view::FileSlice;
 use crate::index::{tag_locations, LookupStats};
-use crate::insert::precombine;
+use crate::insert::{precombine, write_new_file_group};
 use crate::keygen::KeyGenerator;
 use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
@@ -382,40 +382,16 @@ pub async fn write_upserts(
             let part_keys = arrow::compute::take(&keys, &idx, None)?
                 .as_string::<i32>()
                 .clone();
-            let file_id = new_file_id();
-            let (mut writer, name) = txn
-                .new_base_file(
-                    &partition,
-                    &file_id,
-                    &write_token(task),
-                    schema.clone(),
-                    &options.file_settings,
-                )
-                .await?;
-            let file_name = name.name();
-            let meta = MetaValues {
-                instant: txn.instant(),
-                task_partition_id: task,
-                first_row: 0,
-                file_name: &file_name,
-                partition_path: &partition,
-            };
-            writer
-                .write(&with_meta_columns(&part, &part_keys, &meta, schema)?)
-                .await?;
-            let written = writer.close().await?;
-            txn.record_stat(WriteStat {
-                file_id: Some(file_id),
-                path: Some(written.rel_path.clone()),
-                prev_commit: Some("null".into()),
-                num_writes: written.rows as i64,
-                num_inserts: written.rows as i64,
-                total_write_bytes: written.size as i64,
-                file_size_in_bytes: written.size as i64,
-                partition_path: Some(partition.clone()),
-                ..Default::default()
-            });
-            result.inserted += written.rows;
+            result.inserted += write_new_file_group(
+                txn,
+                &partition,
+                &part,
+                &part_keys,
+                task,
+                schema,
+                &options.file_settings,
+            )
+            .await?;
             result.new_file_groups += 1;
             task += 1;
         }
