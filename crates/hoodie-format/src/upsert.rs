@@ -149,13 +149,23 @@ pub async fn write_upserts(
     } else {
         keygen.record_keys(&batch)?
     };
-    // pre-combine: one row per key (greatest ordering value, ties first; commit-time: last)
+    // pre-combine: one row per record (greatest ordering value, ties first; commit-time: last).
+    // Without a global index a key may live in several partitions: there a record is
+    // (partition path, key), so rows of a change set read from different partitions stay apart.
+    let dedup_keys: StringArray = if options.prepped && !options.global_index {
+        let paths = prepped_paths(&batch, keygen)?;
+        (0..keys.len())
+            .map(|i| Some(format!("{}\u{0}{}", paths.value(i), keys.value(i))))
+            .collect()
+    } else {
+        keys.clone()
+    };
     let keep: Vec<u32> = match &options.ordering_field {
-        Some(f) => precombine(&batch, &keys, f)?,
+        Some(f) => precombine(&batch, &dedup_keys, f)?,
         None => {
             let mut last: HashMap<&str, u32> = HashMap::new();
-            for i in 0..keys.len() {
-                last.insert(keys.value(i), i as u32);
+            for i in 0..dedup_keys.len() {
+                last.insert(dedup_keys.value(i), i as u32);
             }
             let mut v: Vec<u32> = last.into_values().collect();
             v.sort_unstable();
