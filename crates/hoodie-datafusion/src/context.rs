@@ -186,21 +186,9 @@ impl HoodieContext {
             }
             FrontStatement::Merge(mut stmt) => {
                 self.expand_merge_stars(&mut stmt).await?;
-                let plan = self
-                    .ctx
-                    .state()
-                    .statement_to_plan(DFStatement::Statement(stmt))
-                    .await?;
-                self.run_plan(plan).await
+                self.run_statement(*stmt).await
             }
-            FrontStatement::Update(stmt) => {
-                let plan = self
-                    .ctx
-                    .state()
-                    .statement_to_plan(DFStatement::Statement(stmt))
-                    .await?;
-                self.run_plan(plan).await
-            }
+            FrontStatement::Update(stmt) => self.run_statement(*stmt).await,
             FrontStatement::Insert(stmt) => {
                 let (mut stmt, info) = rewrite_insert(*stmt, &self.ctx).await?;
                 if info.hudi && info.overwrite && !info.static_values.is_empty() {
@@ -279,13 +267,7 @@ impl HoodieContext {
                 .ok_or_else(|| HoodieError::TableNotFound {
                     name: target_name.clone(),
                 })?;
-        let target_columns: Vec<String> = target
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .filter(|n| !hoodie_format::schema::is_meta_column(n))
-            .collect();
+        let target_columns = hoodie_format::schema::data_column_names(&target.schema());
         let source_columns: Vec<String> = match &m.source {
             TableFactor::Table { name, .. } => {
                 let n = crate::frontend::name_of(name);
@@ -316,6 +298,16 @@ impl HoodieContext {
             _ => vec![],
         };
         crate::frontend::merge::expand_stars(stmt, &target_columns, &source_columns)
+    }
+
+    /// Plans a parsed statement with DataFusion and runs it.
+    async fn run_statement(&self, stmt: sqlparser::ast::Statement) -> Result<StatementOutput> {
+        let plan = self
+            .ctx
+            .state()
+            .statement_to_plan(DFStatement::Statement(Box::new(stmt)))
+            .await?;
+        self.run_plan(plan).await
     }
 
     async fn run_datafusion(&self, sql: &str) -> Result<StatementOutput> {

@@ -158,29 +158,23 @@ impl AnalyzerRule for HudiDmlRule {
         if kind == DmlKind::Update {
             check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
         }
-        if let WriteOp::MergeInto(merge) = &dml.op {
-            let change_set = crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?;
-            let node = HudiDmlNode {
-                table,
-                kind,
-                provider: provider.clone(),
-                input: change_set,
-                schema: count_schema(),
-            };
-            return Ok(LogicalPlan::Extension(Extension {
-                node: Arc::new(node),
-            }));
-        }
-        // the change set: the rows to change as the table's columns, plus the delete flag
-        let input = Arc::unwrap_or_clone(dml.input.clone());
-        let mut exprs: Vec<Expr> = input
-            .schema()
-            .columns()
-            .into_iter()
-            .map(Expr::Column)
-            .collect();
-        exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
-        let change_set = LogicalPlanBuilder::from(input).project(exprs)?.build()?;
+        let change_set = match &dml.op {
+            WriteOp::MergeInto(merge) => {
+                crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?
+            }
+            // the rows to change as the table's columns, plus the delete flag
+            _ => {
+                let input = Arc::unwrap_or_clone(dml.input.clone());
+                let mut exprs: Vec<Expr> = input
+                    .schema()
+                    .columns()
+                    .into_iter()
+                    .map(Expr::Column)
+                    .collect();
+                exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
+                LogicalPlanBuilder::from(input).project(exprs)?.build()?
+            }
+        };
         let node = HudiDmlNode {
             table,
             kind,

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use datafusion::datasource::TableProvider;
 use datafusion::prelude::SessionContext;
-use hoodie_format::schema::is_meta_column;
 use sqlparser::ast::{BinaryOperator, Expr, Ident, ObjectName, SetExpr, Statement, TableObject};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -63,12 +62,7 @@ pub async fn rewrite_insert(
         return Ok((Statement::Insert(insert), InsertInfo::default()));
     }
     let schema = provider.schema();
-    let data_columns: Vec<String> = schema
-        .fields()
-        .iter()
-        .filter(|f| !is_meta_column(f.name()))
-        .map(|f| f.name().clone())
-        .collect();
+    let data_columns = hoodie_format::schema::data_column_names(&schema);
     let find = |n: &str| {
         data_columns
             .iter()

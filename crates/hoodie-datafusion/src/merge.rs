@@ -112,12 +112,7 @@ fn plan(
     let cfg = hudi.table().config();
     let keys = cfg.record_key_fields();
     let schema = provider.schema();
-    let data_columns: Vec<String> = schema
-        .fields()
-        .iter()
-        .filter(|f| !is_meta_column(f.name()))
-        .map(|f| f.name().clone())
-        .collect();
+    let data_columns = hoodie_format::schema::data_column_names(&schema);
     let find = |n: &str| {
         data_columns
             .iter()

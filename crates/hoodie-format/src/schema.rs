@@ -90,6 +90,16 @@ pub fn table_schema(data: &Schema) -> Result<SchemaRef> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
+/// The names of the data columns (everything but the meta columns), in table order.
+pub fn data_column_names(table: &Schema) -> Vec<String> {
+    table
+        .fields()
+        .iter()
+        .filter(|f| !is_meta_column(f.name()))
+        .map(|f| f.name().clone())
+        .collect()
+}
+
 /// The data schema (without meta columns).
 pub fn data_schema(table: &Schema) -> SchemaRef {
     Arc::new(Schema::new(
