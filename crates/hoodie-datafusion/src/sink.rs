@@ -10,9 +10,10 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::datasource::sink::DataSink;
 use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::memory_pool::MemoryConsumer;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
-use futures::TryStreamExt;
+use futures::StreamExt;
 use hoodie_format::insert::{write_inserts, InsertOptions};
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::overwrite::{write_overwrite, OverwriteScope};
@@ -173,20 +174,29 @@ impl DataSink for HudiSink {
     async fn write_all(
         &self,
         data: SendableRecordBatchStream,
-        _context: &Arc<TaskContext>,
+        context: &Arc<TaskContext>,
     ) -> DFResult<u64> {
-        if let WriteMode::ChangeSet { .. } = self.mode {
-            let batches: Vec<RecordBatch> = data.try_collect().await?;
-            return write_batches(&self.table, &self.schema, &self.mode, batches).await;
+        // the statement's input is held until the commit: count it against the session's
+        // memory pool, so a write that does not fit fails with ResourcesExhausted (and nothing
+        // committed) instead of exhausting the machine
+        let reservation =
+            MemoryConsumer::new(format!("HudiSink[{}]", self.name)).register(context.memory_pool());
+        let mut data = data;
+        let mut batches: Vec<RecordBatch> = Vec::new();
+        let change_set = matches!(self.mode, WriteMode::ChangeSet { .. });
+        while let Some(b) = data.next().await {
+            let b = b?;
+            let b = if change_set {
+                b
+            } else {
+                to_table_batch(&b, &self.schema)?
+            };
+            reservation.try_grow(b.get_array_memory_size())?;
+            batches.push(b);
         }
-        let schema = self.schema.clone();
-        let batches: Vec<RecordBatch> = data
-            .map_ok(|b| to_table_batch(&b, &schema))
-            .try_collect::<Vec<_>>()
-            .await?
-            .into_iter()
-            .collect::<DFResult<_>>()?;
-        write_batches(&self.table, &self.schema, &self.mode, batches).await
+        let rows = write_batches(&self.table, &self.schema, &self.mode, batches).await;
+        reservation.free();
+        rows
     }
 }
 

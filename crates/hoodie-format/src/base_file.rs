@@ -1,34 +1,102 @@
-//! Reading base files back: whole files for rewriting, the record key column for index checks.
+//! Reading base files back: streamed batch by batch for rewriting, the record key column for index checks.
 
 use arrow::array::{AsArray, StringArray};
-use arrow::compute::concat_batches;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
+use parquet::arrow::async_reader::AsyncFileReader;
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
+
+use futures::future::BoxFuture;
+use object_store::ObjectStoreExt;
 
 use crate::error::{FormatError, Result};
 use crate::meta::RECORD_KEY;
 use crate::storage::TableStorage;
 
-/// Reads a whole base file as one batch, cast by name to `schema` (the table schema).
-pub async fn read_base_file(
+/// Rows per batch when a base file is streamed for rewriting.
+pub const REWRITE_BATCH_ROWS: usize = 16 * 1024;
+
+/// Opens a base file as a stream of batches in the table schema (columns by name, cast if
+/// needed), read range by range from the object store: a rewrite holds one batch of the old
+/// file at a time, never the whole file.
+pub async fn stream_base_file(
     storage: &TableStorage,
     rel: &str,
     schema: &SchemaRef,
-) -> Result<RecordBatch> {
-    let bytes = storage.get(rel).await?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+) -> Result<impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static> {
+    use futures::StreamExt;
+    let reader = StoreFileReader {
+        storage: storage.clone(),
+        rel: rel.to_string(),
+    };
+    let stream = ParquetRecordBatchStreamBuilder::new(reader)
+        .await
         .map_err(|e| FormatError::parquet(rel, e))?
-        .with_batch_size(64 * 1024)
+        .with_batch_size(REWRITE_BATCH_ROWS)
         .build()
         .map_err(|e| FormatError::parquet(rel, e))?;
-    let mut batches = Vec::new();
-    for b in reader {
-        let b = b?;
-        batches.push(adapt(&b, schema, rel)?);
+    let (schema, rel) = (schema.clone(), rel.to_string());
+    Ok(stream.map(move |b| match b {
+        Ok(b) => adapt(&b, &schema, &rel),
+        Err(e) => Err(FormatError::parquet(&rel, e)),
+    }))
+}
+
+/// Reads a base file's byte ranges from the table's object store for the async parquet reader.
+struct StoreFileReader {
+    storage: TableStorage,
+    rel: String,
+}
+
+impl StoreFileReader {
+    fn external(e: FormatError) -> parquet::errors::ParquetError {
+        parquet::errors::ParquetError::External(Box::new(e))
     }
-    Ok(concat_batches(schema, &batches)?)
+}
+
+impl AsyncFileReader for StoreFileReader {
+    fn get_bytes(
+        &mut self,
+        range: std::ops::Range<u64>,
+    ) -> BoxFuture<'_, parquet::errors::Result<bytes::Bytes>> {
+        Box::pin(async move {
+            let path = self.storage.path(&self.rel);
+            self.storage
+                .store()
+                .get_range(&path, range)
+                .await
+                .map_err(|e| Self::external(FormatError::storage(&path, e)))
+        })
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<std::ops::Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<bytes::Bytes>>> {
+        Box::pin(async move {
+            let path = self.storage.path(&self.rel);
+            self.storage
+                .store()
+                .get_ranges(&path, &ranges)
+                .await
+                .map_err(|e| Self::external(FormatError::storage(&path, e)))
+        })
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        _options: Option<&'a parquet::arrow::arrow_reader::ArrowReaderOptions>,
+    ) -> BoxFuture<
+        'a,
+        parquet::errors::Result<std::sync::Arc<parquet::file::metadata::ParquetMetaData>>,
+    > {
+        Box::pin(async move {
+            crate::footer::read_footer(&self.storage, &self.rel)
+                .await
+                .map(std::sync::Arc::new)
+                .map_err(Self::external)
+        })
+    }
 }
 
 /// Brings a batch read from a file into the table schema (columns by name, cast if needed).
@@ -50,10 +118,16 @@ fn adapt(batch: &RecordBatch, schema: &SchemaRef, rel: &str) -> Result<RecordBat
     Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
 
-/// Reads the `_hoodie_record_key` column of a base file.
+/// Reads the `_hoodie_record_key` column of a base file: only that column's byte ranges are
+/// fetched, not the whole object.
 pub async fn read_record_keys(storage: &TableStorage, rel: &str) -> Result<StringArray> {
-    let bytes = storage.get(rel).await?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
+    use futures::TryStreamExt;
+    let reader = StoreFileReader {
+        storage: storage.clone(),
+        rel: rel.to_string(),
+    };
+    let builder = ParquetRecordBatchStreamBuilder::new(reader)
+        .await
         .map_err(|e| FormatError::parquet(rel, e))?;
     let idx = builder
         .schema()
@@ -65,16 +139,20 @@ pub async fn read_record_keys(storage: &TableStorage, rel: &str) -> Result<Strin
             reason: "no _hoodie_record_key column".into(),
         })?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), [idx]);
-    let reader = builder
+    let batches: Vec<RecordBatch> = builder
         .with_projection(mask)
         .with_batch_size(64 * 1024)
         .build()
+        .map_err(|e| FormatError::parquet(rel, e))?
+        .try_collect()
+        .await
         .map_err(|e| FormatError::parquet(rel, e))?;
-    let mut parts = Vec::new();
-    for b in reader {
-        let b = b?;
-        let c = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8)?;
-        parts.push(c);
+    let mut parts = Vec::with_capacity(batches.len());
+    for b in &batches {
+        parts.push(arrow::compute::cast(
+            b.column(0),
+            &arrow::datatypes::DataType::Utf8,
+        )?);
     }
     let refs: Vec<&dyn arrow::array::Array> = parts.iter().map(|a| a.as_ref()).collect();
     if refs.is_empty() {

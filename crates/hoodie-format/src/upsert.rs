@@ -18,7 +18,7 @@ use arrow::compute::{concat_batches, interleave_record_batch, take_record_batch}
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
-use crate::base_file::read_base_file;
+use crate::base_file::stream_base_file;
 use crate::commit_metadata::WriteStat;
 use crate::error::{FormatError, Result};
 use crate::file_name::write_token;
@@ -367,8 +367,7 @@ pub async fn write_upserts(
         let instant = txn.instant().to_string();
         handles.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await;
-            let old = read_base_file(&storage, &job.base_path, &schema).await?;
-            merge_file_group(&schema, &old, &batch, &keys, job, &options, &instant).await
+            merge_file_group(&storage, &schema, &batch, &keys, job, &options, &instant).await
         }));
     }
     for h in handles {
@@ -520,26 +519,27 @@ struct MergeCounts {
 }
 
 /// Rewrites one file group: old records merged with the incoming ones routed to it. Runs on
-/// its own task, so it blocks only its worker thread while it decodes, merges and encodes.
+/// its own task and streams the old base file batch by batch, so it holds one batch of the old
+/// file (plus the encoder's open row group) at a time.
 async fn merge_file_group(
+    storage: &crate::storage::TableStorage,
     schema: &SchemaRef,
-    old: &RecordBatch,
     incoming: &RecordBatch,
     incoming_keys: &StringArray,
     job: MergeJob,
     options: &UpsertOptions,
     instant: &str,
 ) -> Result<(WriteStat, MergeCounts)> {
+    use futures::StreamExt;
     let MergeJob {
         slice,
+        base_path,
         bucket,
         mut writer,
         file_name,
         task,
-        ..
     } = job;
     let mut counts = MergeCounts::default();
-    let old_keys = old.column(2).as_string::<i32>();
     let mut by_key: HashMap<&str, (u32, bool)> = HashMap::new(); // incoming row, is delete
     for &i in &bucket.updates {
         by_key.insert(incoming_keys.value(i as usize), (i, false));
@@ -547,103 +547,101 @@ async fn merge_file_group(
     for &i in &bucket.deletes {
         by_key.insert(incoming_keys.value(i as usize), (i, true));
     }
-    let ordering = match (&options.ordering_field, options.merge_mode) {
-        (Some(f), MergeMode::EventTimeOrdering) => {
-            let idx = schema
+    let ordering_idx = match (&options.ordering_field, options.merge_mode) {
+        (Some(f), MergeMode::EventTimeOrdering) => Some(
+            schema
                 .index_of(f)
-                .map_err(|_| FormatError::MissingColumn { column: f.clone() })?;
-            Some(make_comparator(
-                incoming.column(idx).as_ref(),
-                old.column(idx).as_ref(),
-                SortOptions::default(),
-            )?)
-        }
+                .map_err(|_| FormatError::MissingColumn { column: f.clone() })?,
+        ),
         _ => None,
     };
-    // (source, row): 0 = old, 1 = incoming
-    let mut picks: Vec<(usize, usize)> = Vec::with_capacity(old.num_rows() + bucket.inserts.len());
-    let (mut updates, mut deletes_done) = (0u64, 0u64);
-    for r in 0..old.num_rows() {
-        match by_key.get(old_keys.value(r)) {
-            None => picks.push((0, r)),
-            Some(&(i, true)) => {
-                let _ = i;
-                deletes_done += 1;
-            }
-            Some(&(i, false)) => {
-                // event-time ordering: the incoming record wins only if its ordering value >= stored
-                let wins = ordering
-                    .as_ref()
-                    .is_none_or(|cmp| cmp(i as usize, r).is_ge());
-                if wins {
-                    picks.push((1, i as usize));
-                    updates += 1;
-                } else {
-                    picks.push((0, r));
-                    counts.dropped += 1;
-                }
-            }
-        }
-    }
-    for &i in &bucket.inserts {
-        picks.push((1, i as usize));
-    }
-    let file_id = slice.file_id.clone();
-    // incoming rows get fresh meta columns; kept rows keep theirs but point at the new file
-    let incoming_idx: Vec<u32> = picks
-        .iter()
-        .filter(|p| p.0 == 1)
-        .map(|p| p.1 as u32)
-        .collect();
-    let idx = UInt32Array::from(incoming_idx.clone());
-    let inc = take_record_batch(incoming, &idx)?;
-    let inc_keys = arrow::compute::take(incoming_keys, &idx, None)?
-        .as_string::<i32>()
-        .clone();
-    let meta = MetaValues {
+    let mut meta = MetaValues {
         instant,
         task_partition_id: task,
         first_row: 0,
         file_name: &file_name,
         partition_path: &slice.partition_path,
     };
-    let inc = with_meta_columns(&inc, &inc_keys, &meta, schema)?;
-    let old_renamed = set_column(
-        old,
-        FILE_NAME,
-        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-            file_name.as_str(),
-            old.num_rows(),
-        ))),
-    )?;
-    let mut next_incoming = 0usize;
-    let positions: Vec<(usize, usize)> = picks
-        .iter()
-        .map(|&(src, row)| {
-            if src == 0 {
-                (0, row)
-            } else {
-                next_incoming += 1;
-                (1, next_incoming - 1)
+    let mut old_stream = Box::pin(stream_base_file(storage, &base_path, schema).await?);
+    while let Some(old) = old_stream.next().await {
+        let old = old?;
+        let old_keys = old.column(2).as_string::<i32>();
+        let ordering = ordering_idx
+            .map(|idx| {
+                make_comparator(
+                    incoming.column(idx).as_ref(),
+                    old.column(idx).as_ref(),
+                    SortOptions::default(),
+                )
+            })
+            .transpose()?;
+        // (source, row): 0 = old, 1 = incoming (position among this batch's incoming rows)
+        let mut positions: Vec<(usize, usize)> = Vec::with_capacity(old.num_rows());
+        let mut incoming_idx: Vec<u32> = Vec::new();
+        for r in 0..old.num_rows() {
+            match by_key.get(old_keys.value(r)) {
+                None => positions.push((0, r)),
+                Some(&(_, true)) => counts.deleted += 1,
+                Some(&(i, false)) => {
+                    // event-time ordering: the incoming record wins only if its ordering value
+                    // >= stored
+                    if ordering
+                        .as_ref()
+                        .is_none_or(|cmp| cmp(i as usize, r).is_ge())
+                    {
+                        positions.push((1, incoming_idx.len()));
+                        incoming_idx.push(i);
+                        counts.updated += 1;
+                    } else {
+                        positions.push((0, r));
+                        counts.dropped += 1;
+                    }
+                }
             }
-        })
-        .collect();
-    let merged = interleave_record_batch(&[&old_renamed, &inc], &positions)?;
-    writer.write(&merged).await?;
+        }
+        if positions.is_empty() {
+            continue;
+        }
+        // kept rows keep their meta columns but point at the new file
+        let old_renamed = set_column(
+            &old,
+            FILE_NAME,
+            Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+                file_name.as_str(),
+                old.num_rows(),
+            ))),
+        )?;
+        let merged = if incoming_idx.is_empty() {
+            if positions.len() == old.num_rows() {
+                old_renamed
+            } else {
+                let keep: Vec<u32> = positions.iter().map(|p| p.1 as u32).collect();
+                take_record_batch(&old_renamed, &UInt32Array::from(keep))?
+            }
+        } else {
+            // incoming rows get fresh meta columns
+            let inc = take_incoming(incoming, incoming_keys, &incoming_idx, &meta, schema)?;
+            meta.first_row += incoming_idx.len() as u64;
+            interleave_record_batch(&[&old_renamed, &inc], &positions)?
+        };
+        writer.write(&merged).await?;
+    }
+    if !bucket.inserts.is_empty() {
+        let inc = take_incoming(incoming, incoming_keys, &bucket.inserts, &meta, schema)?;
+        writer.write(&inc).await?;
+    }
     let written = writer.close().await?;
     let inserts = bucket.inserts.len() as u64;
-    counts.updated = updates;
-    counts.deleted = deletes_done;
     counts.inserted = inserts;
     Ok((
         WriteStat {
-            file_id: Some(file_id),
+            file_id: Some(slice.file_id.clone()),
             path: Some(written.rel_path.clone()),
             prev_commit: Some(slice.base_instant.clone()),
             num_writes: written.rows as i64,
             num_inserts: inserts as i64,
-            num_update_writes: updates as i64,
-            num_deletes: deletes_done as i64,
+            num_update_writes: counts.updated as i64,
+            num_deletes: counts.deleted as i64,
             total_write_bytes: written.size as i64,
             file_size_in_bytes: written.size as i64,
             partition_path: Some(slice.partition_path.clone()),
@@ -652,6 +650,22 @@ async fn merge_file_group(
         },
         counts,
     ))
+}
+
+/// The incoming rows `idx` with fresh meta columns for the file `meta` describes.
+fn take_incoming(
+    incoming: &RecordBatch,
+    incoming_keys: &StringArray,
+    idx: &[u32],
+    meta: &MetaValues<'_>,
+    schema: &SchemaRef,
+) -> Result<RecordBatch> {
+    let idx = UInt32Array::from(idx.to_vec());
+    let inc = take_record_batch(incoming, &idx)?;
+    let keys = arrow::compute::take(incoming_keys, &idx, None)?
+        .as_string::<i32>()
+        .clone();
+    with_meta_columns(&inc, &keys, meta, schema)
 }
 
 fn set_column(batch: &RecordBatch, name: &str, col: ArrayRef) -> Result<RecordBatch> {

@@ -9,6 +9,7 @@ use parquet::arrow::async_writer::AsyncArrowWriter;
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::schema::types::ColumnPath;
 
 use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
 use crate::error::{FormatError, Result};
@@ -99,6 +100,10 @@ impl BaseFileWriter {
             .set_compression(settings.compression()?)
             .set_writer_version(WriterVersion::PARQUET_1_0)
             .set_created_by("hoodie".into())
+            // sequence ids and record keys are unique per row: a dictionary never pays off and
+            // interning every value before falling back costs a tenth of a rewrite
+            .set_column_dictionary_enabled(ColumnPath::from(crate::meta::COMMIT_SEQNO), false)
+            .set_column_dictionary_enabled(ColumnPath::from(crate::meta::RECORD_KEY), false)
             .build();
         let object_writer = BufWriter::new(storage.store().clone(), storage.path(rel_path));
         let writer = AsyncArrowWriter::try_new(object_writer, schema, Some(props))
