@@ -12,7 +12,7 @@ use datafusion::logical_expr::conditional_expressions::CaseBuilder;
 use datafusion::logical_expr::dml::{
     DmlStatement, MergeIntoAction, MergeIntoClauseKind, MergeIntoOp,
 };
-use datafusion::logical_expr::utils::split_conjunction;
+use datafusion::logical_expr::utils::{conjunction, split_conjunction};
 use datafusion::logical_expr::{
     cast, lit, when, BinaryExpr, Expr, JoinType, LogicalPlan, LogicalPlanBuilder, Operator,
 };
@@ -51,11 +51,12 @@ fn refers_to_target(e: &Expr, target: &TableReference) -> bool {
 }
 
 /// Hudi's rules for the ON condition of a table with a record key: a plain equality on every
-/// record key column.
-fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<(), HoodieError> {
+/// record key column. Returns those equalities, one per key column.
+fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<Vec<Expr>, HoodieError> {
     let conjuncts = split_conjunction(on);
+    let mut equalities = Vec::with_capacity(keys.len());
     for key in keys {
-        let mut found = false;
+        let mut found = None;
         for c in &conjuncts {
             let Expr::BinaryExpr(BinaryExpr {
                 left,
@@ -70,7 +71,7 @@ fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<(), H
                     .is_some_and(|col| col.name.eq_ignore_ascii_case(key))
                     && !refers_to_target(s, target);
                 if simple {
-                    found = true;
+                    found.get_or_insert((*c).clone());
                 } else if refers_to_target(t, target)
                     && t.column_refs()
                         .iter()
@@ -83,13 +84,74 @@ fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<(), H
                 }
             }
         }
-        if !found {
-            return Err(HoodieError::Invalid {
-                message: format!("Hudi tables with record key are required to match on all record key columns. Column: '{key}' not found in the ON condition `{on}`"),
-            });
+        match found {
+            Some(eq) => equalities.push(eq),
+            None => {
+                return Err(HoodieError::Invalid {
+                    message: format!("Hudi tables with record key are required to match on all record key columns. Column: '{key}' not found in the ON condition `{on}`"),
+                })
+            }
         }
     }
-    Ok(())
+    Ok(equalities)
+}
+
+/// How a source row finds its target row on a table with a record key, the way Hudi's index
+/// tags it: by key equality only (rule 16: other ON predicates do not decide matching), and,
+/// with a partition-scoped (non-global) index, in the partition the source row names (rule
+/// 24: the source must project the partition columns by name).
+fn key_match(
+    key_equalities: Vec<Expr>,
+    merge: &MergeIntoOp,
+    source: &LogicalPlan,
+    target: &TableReference,
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+    partition_fields: &[String],
+    index: &hoodie_format::upsert::UpsertOptions,
+) -> Result<Expr, HoodieError> {
+    let (global_index, update_partition_path) = (index.global_index, index.update_partition_path);
+    let mut conjuncts = key_equalities;
+    let source_columns = source.schema().columns();
+    let mut missing = Vec::new();
+    let mut partition_equalities = Vec::new();
+    for p in partition_fields {
+        let Some(field) = schema
+            .fields()
+            .iter()
+            .find(|f| f.name().eq_ignore_ascii_case(p))
+        else {
+            continue;
+        };
+        match source_columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(p))
+        {
+            Some(sc) => partition_equalities.push(
+                Expr::Column(Column::new(Some(target.clone()), field.name()))
+                    .eq(cast(Expr::Column(sc.clone()), field.data_type().clone())),
+            ),
+            None => missing.push(p.clone()),
+        }
+    }
+    // a global index finds the key in any partition; without moving records and without an
+    // INSERT clause the source's partition value is never used
+    let can_insert = merge
+        .clauses
+        .iter()
+        .any(|c| matches!(c.action, MergeIntoAction::Insert { .. }));
+    let exempt = global_index && !update_partition_path && !can_insert;
+    if !missing.is_empty() && !exempt {
+        return Err(HoodieError::Invalid {
+            message: format!(
+                "MERGE INTO field resolution error: Failed to resolve partition fields `{}` w/in the source-table output; the source must project the partition column(s) by name (neither the ON condition nor an UPDATE assignment can supply them)",
+                missing.join("`, `")
+            ),
+        });
+    }
+    if !global_index {
+        conjuncts.extend(partition_equalities);
+    }
+    Ok(conjunction(conjuncts).expect("a table with a record key has key equalities"))
 }
 
 /// Builds the change set of a MERGE into `hudi`.
@@ -119,9 +181,23 @@ fn plan(
             .find(|c| c.eq_ignore_ascii_case(n))
             .cloned()
     };
-    if !keys.is_empty() {
-        check_on(&merge.on, &keys, &target)?;
-    }
+    let upsert = hudi.upsert_options(None)?;
+    let source = Arc::unwrap_or_clone(dml.input.clone());
+    let on = if keys.is_empty() {
+        // without a record key the ON condition decides matching as written
+        merge.on.clone()
+    } else {
+        let equalities = check_on(&merge.on, &keys, &target)?;
+        key_match(
+            equalities,
+            merge,
+            &source,
+            &target,
+            &schema,
+            &cfg.partition_fields(),
+            &upsert,
+        )?
+    };
     let event_time = hudi.write_options().merge_mode()? == MergeMode::EventTimeOrdering;
     let ordering = cfg.ordering_field();
     let mor = cfg.table_type()? == TableType::MergeOnRead;
@@ -182,7 +258,6 @@ fn plan(
         .collect();
     t_exprs.push(lit(true).alias(TARGET_FLAG));
     let target_plan = target_plan.project(t_exprs)?.build()?;
-    let source = Arc::unwrap_or_clone(dml.input.clone());
     let mut s_exprs: Vec<Expr> = source
         .schema()
         .columns()
@@ -197,7 +272,7 @@ fn plan(
         } else {
             JoinType::Left
         },
-        vec![merge.on.clone()],
+        vec![on],
     )?;
 
     let t_present = Expr::Column(Column::from_name(TARGET_FLAG)).is_not_null();
