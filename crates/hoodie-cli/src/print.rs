@@ -22,7 +22,8 @@ pub enum Style {
 /// Renders one statement's output; an empty string means "print nothing".
 ///
 /// Query results become an ASCII table (the header alone when there are no rows);
-/// DML becomes `N rows affected`; other statements print nothing (`OK` interactively).
+/// DML becomes `N rows affected` (a Hudi write that changed rows in more than one way adds the
+/// breakdown: `N rows affected: 2 inserted, 3 updated, 1 deleted`); other statements print nothing (`OK` interactively).
 pub fn format_output(output: &StatementOutput, style: Style) -> Result<String, ArrowError> {
     let text = match output {
         // A result without columns (what DataFusion gives for DDL it ran eagerly) has
@@ -42,16 +43,36 @@ pub fn format_output(output: &StatementOutput, style: Style) -> Result<String, A
                 }
             }
         }
-        StatementOutput::Count(n) => {
-            let line = format!("{} affected", plural(*n, "row"));
-            match style {
-                Style::Plain => line,
-                Style::Interactive { elapsed } => format!("{line} ({})", format_elapsed(elapsed)),
+        StatementOutput::Count(n) => with_elapsed(format!("{} affected", plural(*n, "row")), style),
+        StatementOutput::Changed(c) => {
+            let mut line = format!("{} affected", plural(c.affected(), "row"));
+            // the breakdown when more than one kind of change happened
+            let kinds = [
+                (c.inserted, "inserted"),
+                (c.updated, "updated"),
+                (c.deleted, "deleted"),
+            ];
+            if kinds.iter().filter(|(n, _)| *n > 0).count() > 1 {
+                let parts: Vec<String> = kinds
+                    .iter()
+                    .filter(|(n, _)| *n > 0)
+                    .map(|(n, what)| format!("{n} {what}"))
+                    .collect();
+                line = format!("{line}: {}", parts.join(", "));
             }
+            with_elapsed(line, style)
         }
         StatementOutput::Done => format_done(style),
     };
     Ok(text)
+}
+
+/// A DML line, with the elapsed time interactively.
+fn with_elapsed(line: String, style: Style) -> String {
+    match style {
+        Style::Plain => line,
+        Style::Interactive { elapsed } => format!("{line} ({})", format_elapsed(elapsed)),
+    }
 }
 
 /// Output of a statement without result: nothing, or `OK` interactively.
@@ -160,6 +181,28 @@ mod tests {
         assert!(
             text.ends_with("| 1  | n1   |\n+----+------+\n1 row (1.500s)"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn hudi_writes_show_the_breakdown_when_mixed() {
+        use hoodie_datafusion::sink::WriteCounts;
+        let mixed = WriteCounts {
+            inserted: 2,
+            updated: 3,
+            deleted: 1,
+        };
+        assert_eq!(
+            format_output(&StatementOutput::Changed(mixed), Style::Plain).unwrap(),
+            "6 rows affected: 2 inserted, 3 updated, 1 deleted"
+        );
+        let updates = WriteCounts {
+            updated: 4,
+            ..Default::default()
+        };
+        assert_eq!(
+            format_output(&StatementOutput::Changed(updates), Style::Plain).unwrap(),
+            "4 rows affected"
         );
     }
 

@@ -8,14 +8,15 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::SchemaProvider;
 use datafusion::common::{Column, ScalarValue};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::TableProvider;
 use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::{lit, Expr, LogicalPlan};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::collect;
 use datafusion::physical_plan::ExecutionPlanProperties;
+use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DFStatement;
 use hoodie_format::transaction::WriteOperation;
@@ -29,7 +30,7 @@ use crate::frontend::{self, CreateTableUsing, FrontStatement};
 use crate::insert::{rewrite_insert, InsertInfo};
 use crate::options::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
-use crate::sink::WriteMode;
+use crate::sink::{HudiSink, WriteCounts, WriteMode};
 
 /// How a [`HoodieContext`] is set up.
 #[derive(Debug, Clone)]
@@ -61,8 +62,11 @@ pub enum StatementOutput {
         /// The result batches.
         batches: Vec<RecordBatch>,
     },
-    /// A DML statement: the number of rows it wrote.
+    /// A DML statement on a plain table: the number of rows it wrote.
     Count(u64),
+    /// A write to a Hudi table: what it inserted, updated and deleted (the affected rows are
+    /// their sum).
+    Changed(WriteCounts),
     /// A statement with no result (DDL, SET, ...).
     Done,
 }
@@ -245,8 +249,7 @@ impl HoodieContext {
         if input.output_partitioning().partition_count() > 1 {
             input = Arc::new(CoalescePartitionsExec::new(input));
         }
-        let batches = collect(hudi.write_plan(input, mode), self.ctx.task_ctx()).await?;
-        Ok(StatementOutput::Count(count_of(&batches)))
+        self.run_write(hudi.write_plan(input, mode)).await
     }
 
     /// Expands `UPDATE SET *` / `INSERT *` of a MERGE by column name.
@@ -319,15 +322,26 @@ impl HoodieContext {
         let is_dml = matches!(plan, LogicalPlan::Dml(_));
         let is_ddl = matches!(plan, LogicalPlan::Ddl(_) | LogicalPlan::Statement(_));
         let df = self.ctx.execute_logical_plan(plan).await?;
+        if is_dml {
+            let physical = df.create_physical_plan().await?;
+            return self.run_write(physical).await;
+        }
         let schema: SchemaRef = df.schema().inner().clone();
         let batches = df.collect().await?;
-        if is_dml {
-            return Ok(StatementOutput::Count(count_of(&batches)));
-        }
         if is_ddl {
             return Ok(StatementOutput::Done);
         }
         Ok(StatementOutput::Rows { schema, batches })
+    }
+
+    /// Runs a DML plan: a write to a Hudi table reports what it inserted, updated and deleted,
+    /// any other the count DataFusion returns.
+    async fn run_write(&self, plan: Arc<dyn ExecutionPlan>) -> Result<StatementOutput> {
+        let batches = collect(plan.clone(), self.ctx.task_ctx()).await?;
+        Ok(match hudi_sink(&plan).and_then(HudiSink::last_counts) {
+            Some(counts) => StatementOutput::Changed(counts),
+            None => StatementOutput::Count(count_of(&batches)),
+        })
     }
 
     async fn table_provider(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
@@ -612,6 +626,14 @@ impl HoodieContext {
         }
         Ok(StatementOutput::Done)
     }
+}
+
+/// The Hudi sink a write plan ends in, if any.
+fn hudi_sink(plan: &Arc<dyn ExecutionPlan>) -> Option<&HudiSink> {
+    let plan: &dyn std::any::Any = plan.as_ref();
+    let exec = plan.downcast_ref::<DataSinkExec>()?;
+    let sink: &dyn std::any::Any = exec.sink();
+    sink.downcast_ref::<HudiSink>()
 }
 
 fn count_of(batches: &[RecordBatch]) -> u64 {

@@ -72,11 +72,46 @@ impl WriteMode {
 
 use crate::error::df_err;
 
+/// What one write did, by kind of change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteCounts {
+    /// Records inserted.
+    pub inserted: u64,
+    /// Records updated (replaced or merged).
+    pub updated: u64,
+    /// Records deleted.
+    pub deleted: u64,
+}
+
+impl WriteCounts {
+    /// Rows the statement affected: inserted + updated + deleted.
+    pub fn affected(&self) -> u64 {
+        self.inserted + self.updated + self.deleted
+    }
+
+    fn inserts(rows: u64) -> Self {
+        WriteCounts {
+            inserted: rows,
+            ..Default::default()
+        }
+    }
+
+    fn of_upsert(r: &hoodie_format::upsert::UpsertResult) -> Self {
+        WriteCounts {
+            inserted: r.inserted,
+            updated: r.updated,
+            deleted: r.deleted,
+        }
+    }
+}
+
 /// Writes its input as one commit of a Hudi table.
 #[derive(Debug)]
 pub struct HudiSink {
     table: HudiTable,
     name: String,
+    /// What the last `write_all` wrote (read back by `HoodieContext` to report the breakdown).
+    last: std::sync::Mutex<Option<WriteCounts>>,
     schema: SchemaRef,
     mode: WriteMode,
 }
@@ -87,6 +122,7 @@ impl HudiSink {
         Self {
             table,
             name,
+            last: std::sync::Mutex::new(None),
             schema,
             mode,
         }
@@ -194,9 +230,11 @@ impl DataSink for HudiSink {
             reservation.try_grow(b.get_array_memory_size())?;
             batches.push(b);
         }
-        let rows = write_batches(&self.table, &self.schema, &self.mode, batches).await;
+        let counts = write_batches(&self.table, &self.schema, &self.mode, batches).await;
         reservation.free();
-        rows
+        let counts = counts?;
+        *self.last.lock().expect("write counts lock") = Some(counts);
+        Ok(counts.affected())
     }
 }
 
@@ -205,16 +243,21 @@ impl HudiSink {
     pub fn as_any(&self) -> &dyn Any {
         self
     }
+
+    /// What the last completed write of this sink wrote, by kind of change.
+    pub fn last_counts(&self) -> Option<WriteCounts> {
+        *self.last.lock().expect("write counts lock")
+    }
 }
 
-/// Writes `batches` (table schema) as one commit; returns the rows written (inserted +
-/// updated + deleted).
+/// Writes `batches` (table schema) as one commit; returns what it inserted, updated and
+/// deleted.
 pub async fn write_batches(
     table: &HudiTable,
     schema: &SchemaRef,
     mode: &WriteMode,
     batches: Vec<RecordBatch>,
-) -> DFResult<u64> {
+) -> DFResult<WriteCounts> {
     let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
     if let WriteMode::ChangeSet { options, .. } = mode {
         return write_change_set(table, schema, mode.operation(), options, batches).await;
@@ -232,25 +275,24 @@ pub async fn write_batches(
         .await
         .map_err(df_err)?;
     let rows = match mode {
-        WriteMode::Insert { options, .. } => {
+        WriteMode::Insert { options, .. } => WriteCounts::inserts(
             write_inserts(&mut txn, &keygen, schema, batches, options)
                 .await
                 .map_err(df_err)?
-                .rows
-        }
-        WriteMode::Upsert { options, .. } => {
-            write_upserts(&mut txn, &keygen, schema, batches, None, options)
+                .rows,
+        ),
+        WriteMode::Upsert { options, .. } => WriteCounts::of_upsert(
+            &write_upserts(&mut txn, &keygen, schema, batches, None, options)
                 .await
-                .map_err(df_err)?
-                .affected()
-        }
+                .map_err(df_err)?,
+        ),
         WriteMode::ChangeSet { .. } => unreachable!("handled above"),
-        WriteMode::Overwrite { options, scope, .. } => {
+        WriteMode::Overwrite { options, scope, .. } => WriteCounts::inserts(
             write_overwrite(&mut txn, &keygen, schema, batches, options, scope)
                 .await
                 .map_err(df_err)?
-                .rows
-        }
+                .rows,
+        ),
     };
     txn.commit(avro).await.map_err(df_err)?;
     Ok(rows)
@@ -264,7 +306,7 @@ async fn write_change_set(
     operation: WriteOperation,
     options: &UpsertOptions,
     batches: Vec<RecordBatch>,
-) -> DFResult<u64> {
+) -> DFResult<WriteCounts> {
     use datafusion::arrow::array::{Array, AsArray, BooleanArray};
     let n = schema.fields().len() - 1;
     let table_schema: SchemaRef = Arc::new(datafusion::arrow::datatypes::Schema::new(
@@ -289,7 +331,7 @@ async fn write_change_set(
         rows.push(RecordBatch::try_new(table_schema.clone(), cols)?);
     }
     if flags.is_empty() {
-        return Ok(0);
+        return Ok(WriteCounts::default());
     }
     let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
     // new rows (MERGE inserts, no meta columns yet) must have valid keys: check before the
@@ -325,5 +367,5 @@ async fn write_change_set(
     .await
     .map_err(df_err)?;
     txn.commit(avro).await.map_err(df_err)?;
-    Ok(result.affected())
+    Ok(WriteCounts::of_upsert(&result))
 }

@@ -48,6 +48,7 @@ impl AsyncDB for HoodieDb {
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, DbError> {
         match self.ctx.run(sql).await? {
             StatementOutput::Count(n) => Ok(DBOutput::StatementComplete(n)),
+            StatementOutput::Changed(c) => Ok(DBOutput::StatementComplete(c.affected())),
             StatementOutput::Done => Ok(DBOutput::StatementComplete(0)),
             StatementOutput::Rows { schema, batches } => Ok(DBOutput::Rows {
                 types: schema

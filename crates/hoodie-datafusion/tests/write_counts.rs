@@ -1,0 +1,83 @@
+//! A write to a Hudi table reports what it inserted, updated and deleted: a MERGE that does all
+//! three in one commit says how many of each, an UPDATE or DELETE only its kind, an upsert its
+//! inserts and updates.
+
+use hoodie_datafusion::sink::WriteCounts;
+use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
+
+async fn changed(ctx: &HoodieContext, sql: &str) -> WriteCounts {
+    match ctx.run(sql).await.unwrap() {
+        StatementOutput::Changed(c) => c,
+        other => panic!("{sql}: expected write counts, got {other:?}"),
+    }
+}
+
+fn counts(inserted: u64, updated: u64, deleted: u64) -> WriteCounts {
+    WriteCounts {
+        inserted,
+        updated,
+        deleted,
+    }
+}
+
+#[tokio::test]
+async fn each_write_reports_its_kinds_of_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    ctx.run(&format!(
+        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{}'",
+        tmp.path().join("t").display()
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        changed(
+            &ctx,
+            "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y')"
+        )
+        .await,
+        counts(3, 0, 0)
+    );
+    // an upsert: one update, one insert
+    assert_eq!(
+        changed(
+            &ctx,
+            "INSERT INTO t VALUES (1, 'a2', 2, 'x'), (4, 'd', 1, 'y')"
+        )
+        .await,
+        counts(1, 1, 0)
+    );
+    // MERGE: key 1 updated, key 2 deleted, key 5 inserted, key 3 untouched
+    assert_eq!(
+        changed(
+            &ctx,
+            "MERGE INTO t USING (SELECT 1 AS id, 'm' AS v, 3 AS ts, 'x' AS dt, 0 AS op \
+             UNION ALL SELECT 2, 'm', 3, 'x', 1 \
+             UNION ALL SELECT 5, 'm', 3, 'y', 0) s ON t.id = s.id \
+             WHEN MATCHED AND s.op = 1 THEN DELETE \
+             WHEN MATCHED THEN UPDATE SET * \
+             WHEN NOT MATCHED THEN INSERT *"
+        )
+        .await,
+        counts(1, 1, 1)
+    );
+    assert_eq!(
+        changed(&ctx, "UPDATE t SET v = 'u', ts = 9 WHERE dt = 'y'").await,
+        counts(0, 3, 0)
+    );
+    assert_eq!(
+        changed(&ctx, "DELETE FROM t WHERE id IN (1, 3)").await,
+        counts(0, 0, 2)
+    );
+    let StatementOutput::Rows { batches, .. } = ctx.run("SELECT count(*) FROM t").await.unwrap()
+    else {
+        panic!("no rows");
+    };
+    let n = datafusion::arrow::array::AsArray::as_primitive::<
+        datafusion::arrow::datatypes::Int64Type,
+    >(batches[0].column(0).as_ref())
+    .value(0);
+    assert_eq!(n, 2); // keys 4 and 5
+}
