@@ -84,4 +84,48 @@ async fn upsert_rewrites_only_touched_file_groups() {
         datafusion::arrow::util::display::array_value_to_string(batches[0].column(0), 0).unwrap(),
         "1002"
     );
+
+    // the rewritten file's bloom filter and key range (carried over from the old file and
+    // extended with the inserts) are exactly what indexing its keys from scratch gives
+    let p7 = after.iter().find(|s| s.partition_path == "p=7").unwrap();
+    assert_key_index_is_exact(&table, &p7.base_file.as_ref().unwrap().rel_path).await;
+
+    // a DELETE rebuilds the index of the file it rewrites
+    ctx.run("DELETE FROM t WHERE id IN (7, 5007)")
+        .await
+        .unwrap();
+    let timeline = table.timeline().await.unwrap();
+    let after_delete = table.file_slices(&timeline, None).await.unwrap();
+    let p7 = after_delete
+        .iter()
+        .find(|s| s.partition_path == "p=7")
+        .unwrap();
+    assert_key_index_is_exact(&table, &p7.base_file.as_ref().unwrap().rel_path).await;
+}
+
+/// The footer's bloom filter equals a fresh DYNAMIC_V0 filter (default sizing) given the file's
+/// record keys in file order, and its min/max keys are the keys' extremes.
+async fn assert_key_index_is_exact(table: &HudiTable, rel: &str) {
+    use hoodie_format::bloom::{self, HoodieBloomFilter};
+    use hoodie_format::footer::{footer_value, read_footer};
+    let keys = hoodie_format::base_file::read_record_keys(table.storage(), rel)
+        .await
+        .unwrap();
+    let keys: Vec<&str> = keys.iter().flatten().collect();
+    let mut fresh = HoodieBloomFilter::new_dynamic(60_000, 0.000000001, 100_000);
+    fresh.add_all(keys.iter());
+    let footer = read_footer(table.storage(), rel).await.unwrap();
+    assert_eq!(
+        footer_value(&footer, bloom::BLOOM_FILTER_FOOTER_KEY),
+        Some(fresh.to_base64().as_str()),
+        "{rel}: bloom filter"
+    );
+    assert_eq!(
+        footer_value(&footer, bloom::MIN_RECORD_KEY_FOOTER_KEY),
+        keys.iter().min().copied()
+    );
+    assert_eq!(
+        footer_value(&footer, bloom::MAX_RECORD_KEY_FOOTER_KEY),
+        keys.iter().max().copied()
+    );
 }

@@ -18,28 +18,34 @@ pub const REWRITE_BATCH_ROWS: usize = 16 * 1024;
 
 /// Opens a base file as a stream of batches in the table schema (columns by name, cast if
 /// needed), read range by range from the object store: a rewrite holds one batch of the old
-/// file at a time, never the whole file.
+/// file at a time, never the whole file. Also returns the file's footer.
 pub async fn stream_base_file(
     storage: &TableStorage,
     rel: &str,
     schema: &SchemaRef,
-) -> Result<impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static> {
+) -> Result<(
+    impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
+    std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+)> {
     use futures::StreamExt;
     let reader = StoreFileReader {
         storage: storage.clone(),
         rel: rel.to_string(),
     };
-    let stream = ParquetRecordBatchStreamBuilder::new(reader)
+    let builder = ParquetRecordBatchStreamBuilder::new(reader)
         .await
-        .map_err(|e| FormatError::parquet(rel, e))?
+        .map_err(|e| FormatError::parquet(rel, e))?;
+    let footer = builder.metadata().clone();
+    let stream = builder
         .with_batch_size(REWRITE_BATCH_ROWS)
         .build()
         .map_err(|e| FormatError::parquet(rel, e))?;
     let (schema, rel) = (schema.clone(), rel.to_string());
-    Ok(stream.map(move |b| match b {
+    let stream = stream.map(move |b| match b {
         Ok(b) => adapt(&b, &schema, &rel),
         Err(e) => Err(FormatError::parquet(&rel, e)),
-    }))
+    });
+    Ok((stream, footer))
 }
 
 /// Reads a base file's byte ranges from the table's object store for the async parquet reader.

@@ -562,8 +562,23 @@ async fn merge_file_group(
         file_name: &file_name,
         partition_path: &slice.partition_path,
     };
-    let mut old_stream = Box::pin(stream_base_file(storage, &base_path, schema).await?);
-    while let Some(old) = old_stream.next().await {
+    // decode the old file on its own task, a couple of batches ahead: decoding overlaps merging
+    // and encoding, which matters when one file group is all there is to rewrite
+    let (mut old_stream, footer) = stream_base_file(storage, &base_path, schema).await?;
+    // every stored key stays, in order, when nothing is deleted: the old file's bloom filter and
+    // key range only need the inserts added (the same filter, bit for bit, as rehashing all)
+    let known_keys = bucket.deletes.is_empty() && resume_key_index(&mut writer, &footer, options);
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
+    let reader = tokio::spawn(async move {
+        while let Some(b) = old_stream.next().await {
+            let failed = b.is_err();
+            if tx.send(b).await.is_err() || failed {
+                break;
+            }
+        }
+    });
+    let _stop_reader = AbortOnDrop(reader);
+    while let Some(old) = rx.recv().await {
         let old = old?;
         let old_keys = old.column(2).as_string::<i32>();
         let ordering = ordering_idx
@@ -624,7 +639,11 @@ async fn merge_file_group(
             meta.first_row += incoming_idx.len() as u64;
             interleave_record_batch(&[&old_renamed, &inc], &positions)?
         };
-        writer.write(&merged).await?;
+        if known_keys {
+            writer.write_known_keys(&merged).await?;
+        } else {
+            writer.write(&merged).await?;
+        }
     }
     if !bucket.inserts.is_empty() {
         let inc = take_incoming(incoming, incoming_keys, &bucket.inserts, &meta, schema)?;
@@ -650,6 +669,43 @@ async fn merge_file_group(
         },
         counts,
     ))
+}
+
+/// Seeds `writer`'s key index from the old file's footer when it has a `DYNAMIC_V0` bloom
+/// filter and a key range; false when it has not (then every key is indexed again).
+fn resume_key_index(
+    writer: &mut crate::writer::BaseFileWriter,
+    footer: &parquet::file::metadata::ParquetMetaData,
+    options: &UpsertOptions,
+) -> bool {
+    use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
+    use crate::footer::footer_value;
+    let dynamic = footer_value(footer, bloom::BLOOM_FILTER_TYPE_CODE_KEY)
+        .is_some_and(|c| c == BloomFilterType::DynamicV0.as_code());
+    let (Some(b64), Some(min), Some(max), true) = (
+        footer_value(footer, bloom::BLOOM_FILTER_FOOTER_KEY),
+        footer_value(footer, bloom::MIN_RECORD_KEY_FOOTER_KEY),
+        footer_value(footer, bloom::MAX_RECORD_KEY_FOOTER_KEY),
+        dynamic,
+    ) else {
+        return false;
+    };
+    match HoodieBloomFilter::resume_dynamic(b64, options.file_settings.bloom_max_entries) {
+        Ok(filter) => {
+            writer.resume_key_index(filter, min, max);
+            true
+        }
+        Err(_) => false, // an unreadable filter is rebuilt from the keys
+    }
+}
+
+/// Aborts a spawned task when dropped (a failed rewrite stops its reader).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The incoming rows `idx` with fresh meta columns for the file `meta` describes.

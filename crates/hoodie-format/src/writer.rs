@@ -122,6 +122,25 @@ impl BaseFileWriter {
         })
     }
 
+    /// Continues the key index of a file whose keys this file keeps, in order: `bloom` (resumed
+    /// with [`HoodieBloomFilter::resume_dynamic`]) and the old min/max keys. Batches of the old
+    /// keys then go through [`Self::write_known_keys`]; new keys through [`Self::write`].
+    pub fn resume_key_index(&mut self, bloom: HoodieBloomFilter, min_key: &str, max_key: &str) {
+        self.bloom = bloom;
+        self.min_key = Some(min_key.to_string());
+        self.max_key = Some(max_key.to_string());
+    }
+
+    /// Writes a batch whose record keys are already in the key index (see
+    /// [`Self::resume_key_index`]): the bloom filter and min/max keys are left as they are.
+    pub async fn write_known_keys(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.rows += batch.num_rows() as u64;
+        self.writer
+            .write(batch)
+            .await
+            .map_err(|e| FormatError::parquet(&self.rel_path, e))
+    }
+
     /// Writes a batch (table schema; the record key is column 2).
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let keys = batch.column(2).as_string::<i32>();

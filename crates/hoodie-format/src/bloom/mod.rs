@@ -528,6 +528,28 @@ impl HoodieBloomFilter {
         Self::from_base64(bloom_base64, kind)
     }
 
+    /// Decodes a `DYNAMIC_V0` filter written with `max_entries` as its bound and restores the
+    /// state Java does not serialize (the bound, whether it was reached, the round-robin
+    /// position), so that adding keys to it gives exactly the filter that adding every key to a
+    /// fresh [`Self::new_dynamic`] with the same parameters gives. A rewrite that keeps a
+    /// file's keys in order extends the old filter with its new keys instead of rehashing all.
+    pub fn resume_dynamic(bloom_base64: &str, max_entries: usize) -> Result<Self, BloomError> {
+        let mut filter = Self::from_base64(bloom_base64, BloomFilterType::DynamicV0)?;
+        let max_entries = i32::try_from(max_entries)
+            .map_err(|_| BloomError::MaxEntriesTooLarge { max_entries })?;
+        if let Inner::Dynamic(d) = &mut filter.inner {
+            d.max_entries = max_entries;
+            let capacity = (d.rows.len() as i32).wrapping_mul(d.entries_per_row);
+            // past the bound every key is counted on and goes round-robin; the first one went
+            // to row 0 without advancing the index
+            if capacity >= max_entries && d.keys_in_current_row > d.entries_per_row {
+                d.reached_max = true;
+                d.round_robin_index = (d.keys_in_current_row - d.entries_per_row - 1) as usize;
+            }
+        }
+        Ok(filter)
+    }
+
     /// Decodes raw Java `DataOutput` bytes of the given kind.
     ///
     /// Like Java's `readFields`, bits beyond `vectorSize` in the last byte of a bit vector are
