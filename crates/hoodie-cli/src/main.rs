@@ -4,6 +4,7 @@
 //! scripts and SQL in order and stops at the first error (exit code 1); without `-f`/`-c`
 //! it reads a script from stdin when that is not a terminal, else starts an interactive shell.
 
+mod alloc;
 mod args;
 mod error;
 mod input;
@@ -20,8 +21,21 @@ use hoodie_datafusion::{HoodieConfig, HoodieContext};
 use crate::args::Invocation;
 use crate::error::CliError;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    alloc::tune();
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(run_main()),
+        Err(e) => {
+            print::eprint_error(&format!("cannot start the async runtime: {e}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_main() -> ExitCode {
     let invocation = match Invocation::from_env() {
         Ok(invocation) => invocation,
         // Prints help/version or the usage error and exits with clap's status.

