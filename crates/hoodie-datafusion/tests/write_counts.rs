@@ -81,3 +81,59 @@ async fn each_write_reports_its_kinds_of_change() {
     .value(0);
     assert_eq!(n, 2); // keys 4 and 5
 }
+
+/// An INSERT OVERWRITE requests its replacecommit the way Java does: the requested file is an
+/// Avro container holding one all-null `HoodieRequestedReplaceMetadata`, while the requested
+/// file of a plain commit is empty.
+#[tokio::test]
+async fn an_overwrite_requests_its_replacecommit_in_avro() {
+    use apache_avro::types::Value;
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    ctx.run(&format!(
+        "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id') LOCATION '{}'",
+        loc.display()
+    ))
+    .await
+    .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 'a')").await.unwrap();
+    assert_eq!(
+        changed(&ctx, "INSERT OVERWRITE t VALUES (2, 'b')").await,
+        counts(1, 0, 0)
+    );
+    let mut requested: Vec<_> = std::fs::read_dir(loc.join(".hoodie"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".requested"))
+        .collect();
+    requested.sort();
+    assert_eq!(requested.len(), 2, "{requested:?}");
+    let commit = std::fs::read(&requested[0]).unwrap();
+    assert!(requested[0]
+        .to_string_lossy()
+        .ends_with(".commit.requested"));
+    assert!(commit.is_empty());
+    assert!(requested[1]
+        .to_string_lossy()
+        .ends_with(".replacecommit.requested"));
+    let replace = std::fs::read(&requested[1]).unwrap();
+    let reader = apache_avro::Reader::new(&replace[..]).unwrap();
+    let apache_avro::Schema::Record(record) = reader.writer_schema().clone() else {
+        panic!("not a record schema");
+    };
+    assert_eq!(
+        record.name.fullname(None),
+        "org.apache.hudi.avro.model.HoodieRequestedReplaceMetadata"
+    );
+    let records: Vec<Value> = reader.map(|r| r.unwrap()).collect();
+    assert_eq!(records.len(), 1);
+    let Value::Record(fields) = &records[0] else {
+        panic!("{:?}", records[0]);
+    };
+    assert!(fields
+        .iter()
+        .all(|(_, v)| matches!(v, Value::Union(_, inner) if **inner == Value::Null)));
+}

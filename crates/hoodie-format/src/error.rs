@@ -43,6 +43,15 @@ pub enum FormatError {
         /// Why it is not acceptable.
         reason: String,
     },
+    /// A task writing a base file panicked or was cancelled.
+    #[error("the task writing {file_group} stopped unexpectedly: {source}")]
+    WriterTask {
+        /// What the task was writing (partition path and file id).
+        file_group: String,
+        /// Why it stopped (a panic or a cancellation).
+        #[source]
+        source: tokio::task::JoinError,
+    },
     /// The table uses a feature this version of hoodie does not support yet.
     #[error("not supported yet: {feature}")]
     Unsupported {

@@ -394,7 +394,7 @@ fn string_array<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Value {
 
 /// Writes `value` as the single record of an Avro object container file with no codec, as Java's
 /// `DataFileWriter` does in `TimelineMetadataUtils.serializeAvroMetadata`.
-fn encode_container(
+pub(crate) fn encode_container(
     record: &'static str,
     schema_json: &str,
     value: Value,

@@ -120,11 +120,20 @@ impl Transaction {
         let storage = table.storage();
         let dir = timeline.dir().to_string();
         let requested = Instant::new(&instant, action.clone(), State::Requested);
+        let requested_name = requested.file_name(1);
+        // a commit's request is empty; an overwrite's is Java's Avro HoodieRequestedReplaceMetadata
+        let body = if action == Action::ReplaceCommit {
+            crate::requested_replace::requested_replace_avro().map_err(|e| {
+                FormatError::Corrupt {
+                    path: requested_name.clone(),
+                    reason: e.to_string(),
+                }
+            })?
+        } else {
+            Vec::new()
+        };
         storage
-            .put_if_absent(
-                &format!("{dir}/{}", requested.file_name(1)),
-                Vec::<u8>::new(),
-            )
+            .put_if_absent(&format!("{dir}/{requested_name}"), body)
             .await?;
         let inflight = Instant::new(&instant, action.clone(), State::Inflight);
         let profile = CommitMetadata {

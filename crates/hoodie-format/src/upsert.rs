@@ -25,7 +25,7 @@ use crate::file_name::write_token;
 use crate::footer::read_footer;
 use crate::fs_view::FileSlice;
 use crate::index::{tag_locations, LookupStats};
-use crate::insert::{precombine, write_new_file_group};
+use crate::insert::{keep_last_by, precombine, precombine_by, write_new_file_groups, NewGroup};
 use crate::keygen::KeyGenerator;
 use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
@@ -152,24 +152,18 @@ pub async fn write_upserts(
     // pre-combine: one row per record (greatest ordering value, ties first; commit-time: last).
     // Without a global index a key may live in several partitions: there a record is
     // (partition path, key), so rows of a change set read from different partitions stay apart.
-    let dedup_keys: StringArray = if options.prepped && !options.global_index {
+    let n = batch.num_rows();
+    let keep: Vec<u32> = if options.prepped && !options.global_index {
         let paths = prepped_paths(&batch, keygen)?;
-        (0..keys.len())
-            .map(|i| Some(format!("{}\u{0}{}", paths.value(i), keys.value(i))))
-            .collect()
+        let record = |i: usize| (paths.value(i), keys.value(i));
+        match &options.ordering_field {
+            Some(f) => precombine_by(&batch, record, f)?,
+            None => keep_last_by(n, record),
+        }
     } else {
-        keys.clone()
-    };
-    let keep: Vec<u32> = match &options.ordering_field {
-        Some(f) => precombine(&batch, &dedup_keys, f)?,
-        None => {
-            let mut last: HashMap<&str, u32> = HashMap::new();
-            for i in 0..dedup_keys.len() {
-                last.insert(dedup_keys.value(i), i as u32);
-            }
-            let mut v: Vec<u32> = last.into_values().collect();
-            v.sort_unstable();
-            v
+        match &options.ordering_field {
+            Some(f) => precombine(&batch, &keys, f)?,
+            None => keep_last_by(n, |i| keys.value(i)),
         }
     };
     let (batch, keys, deletes) = if keep.len() == batch.num_rows() {
@@ -212,35 +206,37 @@ pub async fn write_upserts(
         .into_iter()
         .filter(|s| options.global_index || touched.contains(s.partition_path.as_str()))
         .collect();
-    let mut sorted_keys: Vec<&str> = keys.iter().flatten().collect();
-    sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(a, b));
-    sorted_keys.dedup();
-    let (located, lookup) = if options.prepped {
-        (
-            locate_prepped(&batch, &keys, &slices)?,
-            LookupStats::default(),
-        )
+    // the slice holding each row's record: for rows read from the table, the file group their
+    // meta columns name; otherwise by index lookup, in the row's own partition (a non-global
+    // index keeps keys unique per partition only), or anywhere with a global index
+    let row_slice: Vec<Option<usize>> = if options.prepped {
+        locate_prepped(&batch, &slices)?
     } else {
-        tag_locations(table.storage(), &slices, &sorted_keys).await?
+        let mut sorted_keys: Vec<&str> = keys.iter().flatten().collect();
+        sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(a, b));
+        sorted_keys.dedup();
+        let (located, lookup) = tag_locations(table.storage(), &slices, &sorted_keys).await?;
+        result.lookup = lookup;
+        (0..batch.num_rows())
+            .map(|i| {
+                located.get(keys.value(i)).and_then(|found| {
+                    found
+                        .iter()
+                        .copied()
+                        .find(|&s| slices[s].partition_path == paths.value(i))
+                        .or_else(|| options.global_index.then(|| found[0]))
+                })
+            })
+            .collect()
     };
-    result.lookup = lookup;
 
     // route every incoming row
     let mut moved = 0u64; // records whose partition changed: a delete plus an insert, counted as updates
     let mut buckets: BTreeMap<usize, Bucket> = BTreeMap::new();
     let mut inserts: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for i in 0..batch.num_rows() {
+    for (i, slice) in row_slice.into_iter().enumerate() {
         let key = keys.value(i);
         let path = paths.value(i);
-        // the slice holding the key: in the row's own partition (a non-global index keeps keys
-        // unique per partition only), or anywhere with a global index
-        let slice = located.get(key).and_then(|found| {
-            found
-                .iter()
-                .copied()
-                .find(|&s| slices[s].partition_path == path)
-                .or_else(|| options.global_index.then(|| found[0]))
-        });
         match slice {
             Some(s) => {
                 if let Some(policy) = options.insert_dup_policy {
@@ -350,10 +346,7 @@ pub async fn write_upserts(
         });
         task += 1;
     }
-    let parallelism = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    let permits = Arc::new(tokio::sync::Semaphore::new(parallelism));
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
     let mut handles = Vec::with_capacity(jobs.len());
     for job in jobs {
         let (storage, schema, batch, keys, options, permits) = (
@@ -365,15 +358,16 @@ pub async fn write_upserts(
             permits.clone(),
         );
         let instant = txn.instant().to_string();
-        handles.push(tokio::spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            merge_file_group(&storage, &schema, &batch, &keys, job, &options, &instant).await
-        }));
+        let what = format!("{}/{}", job.slice.partition_path, job.slice.file_id);
+        handles.push((
+            what,
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                merge_file_group(&storage, &schema, &batch, &keys, job, &options, &instant).await
+            }),
+        ));
     }
-    for h in handles {
-        let (stat, counts) = h.await.map_err(|e| FormatError::Unsupported {
-            feature: format!("a file group rewrite task failed: {e}"),
-        })??;
+    for (stat, counts) in crate::tasks::join_writers(handles).await? {
         txn.record_stat(stat);
         result.updated += counts.updated;
         result.deleted += counts.deleted;
@@ -384,27 +378,22 @@ pub async fn write_upserts(
     let batch = Arc::unwrap_or_clone(batch);
     let keys = Arc::unwrap_or_clone(keys);
     // new file groups
+    let mut groups = Vec::new();
     for (partition, rows, per_file) in new_groups {
         for chunk in rows.chunks(per_file as usize) {
             let idx = UInt32Array::from(chunk.to_vec());
-            let part = take_record_batch(&batch, &idx)?;
-            let part_keys = arrow::compute::take(&keys, &idx, None)?
-                .as_string::<i32>()
-                .clone();
-            result.inserted += write_new_file_group(
-                txn,
-                &partition,
-                &part,
-                &part_keys,
-                task,
-                schema,
-                &options.file_settings,
-            )
-            .await?;
-            result.new_file_groups += 1;
-            task += 1;
+            groups.push(NewGroup {
+                partition: partition.clone(),
+                rows: take_record_batch(&batch, &idx)?,
+                keys: arrow::compute::take(&keys, &idx, None)?
+                    .as_string::<i32>()
+                    .clone(),
+            });
         }
     }
+    result.new_file_groups = groups.len();
+    result.inserted +=
+        write_new_file_groups(txn, groups, task, schema, &options.file_settings).await?;
     result.deleted -= moved;
     result.inserted -= moved;
     result.updated += moved;
@@ -465,12 +454,9 @@ fn prepped_paths(batch: &RecordBatch, keygen: &KeyGenerator) -> Result<StringArr
         .collect())
 }
 
-/// Locations of rows read from the table: `_hoodie_file_name` names the file group.
-fn locate_prepped(
-    batch: &RecordBatch,
-    keys: &StringArray,
-    slices: &[FileSlice],
-) -> Result<HashMap<String, Vec<usize>>> {
+/// Locations of rows read from the table: `_hoodie_file_name` names the file group (None for
+/// new rows, such as MERGE inserts, and for rows whose file group is gone meanwhile).
+fn locate_prepped(batch: &RecordBatch, slices: &[FileSlice]) -> Result<Vec<Option<usize>>> {
     let by_group: HashMap<(&str, &str), usize> = slices
         .iter()
         .enumerate()
@@ -478,16 +464,24 @@ fn locate_prepped(
         .collect();
     let paths = meta_strings(batch, 3);
     let files = meta_strings(batch, 4);
-    let mut out: HashMap<String, Vec<usize>> = HashMap::with_capacity(keys.len());
-    for i in 0..keys.len() {
+    // a file group holds many rows: parse each file name once
+    let mut file_ids: HashMap<&str, String> = HashMap::new();
+    let mut out = Vec::with_capacity(batch.num_rows());
+    for i in 0..batch.num_rows() {
         if files.is_null(i) {
-            continue; // a new row (MERGE insert)
+            out.push(None); // a new row (MERGE insert)
+            continue;
         }
-        let file_id = crate::file_name::BaseFileName::parse(files.value(i))?.file_id;
+        let name = files.value(i);
+        let file_id = match file_ids.get(name) {
+            Some(id) => id.as_str(),
+            None => {
+                let id = crate::file_name::BaseFileName::parse(name)?.file_id;
+                file_ids.entry(name).or_insert(id).as_str()
+            }
+        };
         // a row whose file group is gone (replaced meanwhile) is not written
-        if let Some(&s) = by_group.get(&(paths.value(i), file_id.as_str())) {
-            out.entry(keys.value(i).to_string()).or_default().push(s);
-        }
+        out.push(by_group.get(&(paths.value(i), file_id)).copied());
     }
     Ok(out)
 }
