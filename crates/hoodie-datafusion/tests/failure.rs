@@ -6,13 +6,16 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+mod common;
+
 use async_trait::async_trait;
+use common::session_with_table;
 use datafusion::arrow::array::{Float64Array, Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use futures::stream::BoxStream;
 use hoodie_datafusion::provider::HudiTableProvider;
 use hoodie_datafusion::sink::{to_table_batch, write_batches, WriteMode};
-use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
+use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::transaction::WriteOperation;
 use hoodie_format::HudiTable;
@@ -135,15 +138,13 @@ fn files_under(dir: &std::path::Path) -> Vec<String> {
 async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
-        .await
-        .unwrap();
-    ctx.run(&format!(
-        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id') LOCATION '{}'",
-        loc.display()
-    ))
-    .await
-    .unwrap();
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id')",
+        &loc,
+    )
+    .await;
     ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y')")
         .await
         .unwrap();
@@ -258,15 +259,13 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
 async fn failed_updates_leave_the_table_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
-        .await
-        .unwrap();
-    ctx.run(&format!(
-        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id') LOCATION '{}'",
-        loc.display()
-    ))
-    .await
-    .unwrap();
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id')",
+        &loc,
+    )
+    .await;
     ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
         .await
         .unwrap();

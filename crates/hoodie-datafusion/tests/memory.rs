@@ -2,24 +2,11 @@
 //! commit is counted there, so a write that does not fit fails with "Resources exhausted" and
 //! leaves the table unchanged, while the same write fits a larger pool.
 
-use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
+mod common;
 
-async fn context(dir: &std::path::Path, limit: usize) -> HoodieContext {
-    let mut config = HoodieConfig::new(dir.join("wh"));
-    config.memory_limit = Some(limit);
-    HoodieContext::new(config).await.unwrap()
-}
+use common::{count, session_with_table};
 
-async fn count(ctx: &HoodieContext, sql: &str) -> i64 {
-    let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
-        panic!("{sql} returned no rows");
-    };
-    let col = batches[0].column(0);
-    datafusion::arrow::array::AsArray::as_primitive::<datafusion::arrow::datatypes::Int64Type>(
-        col.as_ref(),
-    )
-    .value(0)
-}
+const CREATE: &str = "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
 
 /// 20,000 rows of about 200 bytes each: about 4 MB of input.
 const WIDE_INSERT: &str = "INSERT INTO t SELECT id, repeat('x', 200) AS v, 1 AS ts \
@@ -29,13 +16,7 @@ const WIDE_INSERT: &str = "INSERT INTO t SELECT id, repeat('x', 200) AS v, 1 AS 
 async fn a_write_larger_than_the_pool_fails_cleanly() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let ctx = context(tmp.path(), 1024 * 1024).await;
-    ctx.run(&format!(
-        "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{}'",
-        loc.display()
-    ))
-    .await
-    .unwrap();
+    let ctx = session_with_table(tmp.path(), Some(1024 * 1024), CREATE, &loc).await;
     ctx.run("INSERT INTO t VALUES (0, 'a', 1)").await.unwrap();
     let err = ctx.run(WIDE_INSERT).await.unwrap_err().to_string();
     assert!(err.contains("Resources exhausted"), "{err}");
@@ -56,13 +37,7 @@ async fn a_write_larger_than_the_pool_fails_cleanly() {
 async fn the_same_write_fits_a_larger_pool() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let ctx = context(tmp.path(), 64 * 1024 * 1024).await;
-    ctx.run(&format!(
-        "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{}'",
-        loc.display()
-    ))
-    .await
-    .unwrap();
+    let ctx = session_with_table(tmp.path(), Some(64 * 1024 * 1024), CREATE, &loc).await;
     ctx.run(WIDE_INSERT).await.unwrap();
     assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 20000);
     // an UPDATE of every row is a change set of the whole table: it fits too

@@ -1,7 +1,9 @@
 //! An upsert into a table of many file groups rewrites only the file groups that hold the
 //! incoming keys, as the commit metadata records; the others keep their files.
 
-use hoodie_datafusion::{HoodieConfig, HoodieContext};
+mod common;
+
+use common::session_with_table;
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
@@ -9,15 +11,13 @@ use hoodie_format::HudiTable;
 async fn upsert_rewrites_only_touched_file_groups() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
-        .await
-        .unwrap();
-    ctx.run(&format!(
-        "CREATE TABLE t (id INT, v STRING, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{}'",
-        loc.display()
-    ))
-    .await
-    .unwrap();
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, v STRING, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        &loc,
+    )
+    .await;
     // 10 partitions x 100 rows: 10 file groups
     let values: Vec<String> = (0..1000)
         .map(|i| format!("({i}, 'v{i}', 1, {})", i % 10))

@@ -2,8 +2,11 @@
 //! three in one commit says how many of each, an UPDATE or DELETE only its kind, an upsert its
 //! inserts and updates.
 
+mod common;
+
+use common::{count, session_with_table};
 use hoodie_datafusion::sink::WriteCounts;
-use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
+use hoodie_datafusion::{HoodieContext, StatementOutput};
 
 async fn changed(ctx: &HoodieContext, sql: &str) -> WriteCounts {
     match ctx.run(sql).await.unwrap() {
@@ -23,15 +26,13 @@ fn counts(inserted: u64, updated: u64, deleted: u64) -> WriteCounts {
 #[tokio::test]
 async fn each_write_reports_its_kinds_of_change() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
-        .await
-        .unwrap();
-    ctx.run(&format!(
-        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') LOCATION '{}'",
-        tmp.path().join("t").display()
-    ))
-    .await
-    .unwrap();
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        &tmp.path().join("t"),
+    )
+    .await;
     assert_eq!(
         changed(
             &ctx,
@@ -71,15 +72,7 @@ async fn each_write_reports_its_kinds_of_change() {
         changed(&ctx, "DELETE FROM t WHERE id IN (1, 3)").await,
         counts(0, 0, 2)
     );
-    let StatementOutput::Rows { batches, .. } = ctx.run("SELECT count(*) FROM t").await.unwrap()
-    else {
-        panic!("no rows");
-    };
-    let n = datafusion::arrow::array::AsArray::as_primitive::<
-        datafusion::arrow::datatypes::Int64Type,
-    >(batches[0].column(0).as_ref())
-    .value(0);
-    assert_eq!(n, 2); // keys 4 and 5
+    assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 2); // keys 4 and 5
 }
 
 /// An INSERT OVERWRITE requests its replacecommit the way Java does: the requested file is an
@@ -90,15 +83,13 @@ async fn an_overwrite_requests_its_replacecommit_in_avro() {
     use apache_avro::types::Value;
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
-        .await
-        .unwrap();
-    ctx.run(&format!(
-        "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id') LOCATION '{}'",
-        loc.display()
-    ))
-    .await
-    .unwrap();
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')",
+        &loc,
+    )
+    .await;
     ctx.run("INSERT INTO t VALUES (1, 'a')").await.unwrap();
     assert_eq!(
         changed(&ctx, "INSERT OVERWRITE t VALUES (2, 'b')").await,
