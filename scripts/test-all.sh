@@ -10,4 +10,4 @@ if ! command -v unzip >/dev/null; then
 fi
 cargo test --workspace
 cargo build --bin hoodie
-bash tests/interop/run.sh target/debug/hoodie
+bash tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
