@@ -47,3 +47,38 @@ async fn the_same_write_fits_a_larger_pool() {
         20000
     );
 }
+
+/// A MERGE whose source does not fit the pool fails in the join (the hash table of the source
+/// is counted there and does not spill) and writes nothing.
+#[tokio::test]
+async fn a_merge_source_larger_than_the_pool_fails_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(tmp.path(), Some(8 * 1024 * 1024), CREATE, &loc).await;
+    ctx.run("INSERT INTO t SELECT id, 'x' AS v, 1 AS ts FROM (SELECT unnest(range(1, 101)) AS id)")
+        .await
+        .unwrap();
+    // 60,000 source rows of about 200 bytes: about 12 MB to hash
+    ctx.run("CREATE TABLE s AS SELECT id, repeat('y', 200) AS v, 2 AS ts FROM (SELECT unnest(range(50, 60001)) AS id)")
+        .await
+        .unwrap();
+    let err = ctx
+        .run("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Resources exhausted"), "{err}");
+    assert!(err.contains("HashJoinInput"), "{err}");
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM t WHERE ts = 1").await,
+        100
+    );
+    let instants = std::fs::read_dir(loc.join(".hoodie"))
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".requested")
+        })
+        .count();
+    assert_eq!(instants, 1, "only the INSERT started an instant");
+}
