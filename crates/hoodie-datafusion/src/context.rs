@@ -196,7 +196,11 @@ impl HoodieContext {
                 self.alter_properties(&name, properties).await
             }
             FrontStatement::Merge(mut stmt) => {
-                self.expand_merge_stars(&mut stmt).await?;
+                let merge = match &mut *stmt {
+                    sqlparser::ast::Statement::Explain { statement, .. } => &mut **statement,
+                    other => other,
+                };
+                self.expand_merge_stars(merge).await?;
                 self.run_statement(*stmt).await
             }
             FrontStatement::Update(stmt) => self.run_statement(*stmt).await,

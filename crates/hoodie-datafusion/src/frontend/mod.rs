@@ -76,7 +76,8 @@ pub enum FrontStatement {
     },
     /// An INSERT (parsed, so a Hudi target can be rewritten).
     Insert(Box<Statement>),
-    /// A MERGE INTO, parsed with Hudi's `UPDATE SET *` / `INSERT *` (stars not yet expanded).
+    /// A MERGE INTO (or an EXPLAIN of one), parsed with Hudi's `UPDATE SET *` / `INSERT *`
+    /// (stars not yet expanded).
     Merge(Box<Statement>),
     /// An UPDATE with its assignment targets normalised (Spark matches them case-insensitively).
     Update(Box<Statement>),
@@ -236,7 +237,12 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         }
         return Ok(FrontStatement::PassThrough);
     }
-    if w(0, "MERGE") {
+    // MERGE, or EXPLAIN [ANALYZE] [VERBOSE] MERGE: the stars need the same rewrite
+    let explained_merge = w(0, "EXPLAIN")
+        && (1..4)
+            .find(|&i| !(w(i, "ANALYZE") || w(i, "VERBOSE")))
+            .is_some_and(|i| w(i, "MERGE"));
+    if w(0, "MERGE") || explained_merge {
         return Ok(FrontStatement::Merge(Box::new(merge::parse_merge(sql)?)));
     }
     if w(0, "UPDATE") {
