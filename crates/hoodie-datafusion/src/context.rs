@@ -209,12 +209,7 @@ impl HoodieContext {
                 if info.hudi && info.overwrite && !info.static_values.is_empty() {
                     return self.overwrite_partitions(&mut stmt, &info).await;
                 }
-                let plan = self
-                    .ctx
-                    .state()
-                    .statement_to_plan(DFStatement::Statement(Box::new(stmt)))
-                    .await?;
-                self.run_plan(plan).await
+                self.run_statement(stmt).await
             }
         }
     }

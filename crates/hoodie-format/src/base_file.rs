@@ -28,13 +28,7 @@ pub async fn stream_base_file(
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
 )> {
     use futures::StreamExt;
-    let reader = StoreFileReader {
-        storage: storage.clone(),
-        rel: rel.to_string(),
-    };
-    let builder = ParquetRecordBatchStreamBuilder::new(reader)
-        .await
-        .map_err(|e| FormatError::parquet(rel, e))?;
+    let builder = stream_builder(storage, rel).await?;
     let footer = builder.metadata().clone();
     let stream = builder
         .with_batch_size(REWRITE_BATCH_ROWS)
@@ -46,6 +40,20 @@ pub async fn stream_base_file(
         Err(e) => Err(FormatError::parquet(&rel, e)),
     });
     Ok((stream, footer))
+}
+
+/// An async parquet reader of `rel` over the table's object store, its footer read.
+async fn stream_builder(
+    storage: &TableStorage,
+    rel: &str,
+) -> Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
+    let reader = StoreFileReader {
+        storage: storage.clone(),
+        rel: rel.to_string(),
+    };
+    ParquetRecordBatchStreamBuilder::new(reader)
+        .await
+        .map_err(|e| FormatError::parquet(rel, e))
 }
 
 /// Reads a base file's byte ranges from the table's object store for the async parquet reader.
@@ -128,13 +136,7 @@ fn adapt(batch: &RecordBatch, schema: &SchemaRef, rel: &str) -> Result<RecordBat
 /// fetched, not the whole object.
 pub async fn read_record_keys(storage: &TableStorage, rel: &str) -> Result<StringArray> {
     use futures::TryStreamExt;
-    let reader = StoreFileReader {
-        storage: storage.clone(),
-        rel: rel.to_string(),
-    };
-    let builder = ParquetRecordBatchStreamBuilder::new(reader)
-        .await
-        .map_err(|e| FormatError::parquet(rel, e))?;
+    let builder = stream_builder(storage, rel).await?;
     let idx = builder
         .schema()
         .fields()
