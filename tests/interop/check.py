@@ -79,8 +79,8 @@ check("owt rows", rows(tab, ["id", "v"]), [(2, "b")])
 
 # UPDATE and DELETE
 t, tab, commits = read("ud")
-check("ud rows", rows(tab, ["id", "name", "ts", "dt"]), [(2, "B", 1, "x"), (4, "d", 1, "y")])
-check("ud commits", len(commits), 3)
+check("ud rows", rows(tab, ["id", "name", "ts", "dt"]), [(2, "B", 1, "x"), (4, "D", 1, "y")])
+check("ud commits", len(commits), 4)
 
 # MERGE INTO
 t, tab, commits = read("mg")

@@ -36,6 +36,8 @@ CREATE TABLE ud (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
 INSERT INTO ud VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y'), (4, 'd', 1, 'y');
 UPDATE ud SET name = 'B' WHERE id = 2;
 DELETE FROM ud WHERE id IN (3, 1);
+-- an UPDATE last: partition y's base file is then a spliced one (column chunks copied)
+UPDATE ud SET name = 'D' WHERE id = 4;
 
 -- MERGE INTO: update, delete and insert in one commit
 CREATE TABLE mg (id INT, name STRING, ts BIGINT, dt STRING) USING hudi

@@ -59,6 +59,8 @@ pub struct HudiDmlNode {
     provider: Arc<dyn TableProvider>,
     input: LogicalPlan,
     schema: DFSchemaRef,
+    /// The data columns an UPDATE assigns (None for DELETE and MERGE: any column may change).
+    changed: Option<Vec<String>>,
 }
 
 impl fmt::Debug for HudiDmlNode {
@@ -117,7 +119,11 @@ impl UserDefinedLogicalNodeCore for HudiDmlNode {
         vec![]
     }
     fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "HudiDml: op={:?} table={}", self.kind, self.table)
+        write!(f, "HudiDml: op={:?} table={}", self.kind, self.table)?;
+        if let Some(changed) = &self.changed {
+            write!(f, " changes=[{}]", changed.join(", "))?;
+        }
+        Ok(())
     }
     fn with_exprs_and_inputs(
         &self,
@@ -158,6 +164,9 @@ impl AnalyzerRule for HudiDmlRule {
         if kind == DmlKind::Update {
             check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
         }
+        let changed = (kind == DmlKind::Update)
+            .then(|| assigned_columns(&dml.input))
+            .flatten();
         let change_set = match &dml.op {
             WriteOp::MergeInto(merge) => {
                 crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?
@@ -165,12 +174,24 @@ impl AnalyzerRule for HudiDmlRule {
             // the rows to change as the table's columns, plus the delete flag
             _ => {
                 let input = Arc::unwrap_or_clone(dml.input.clone());
-                let mut exprs: Vec<Expr> = input
-                    .schema()
-                    .columns()
-                    .into_iter()
-                    .map(Expr::Column)
-                    .collect();
+                // a DELETE needs only the locating meta columns of its rows; an UPDATE also
+                // its assigned columns
+                let carried = |f: &Field| match (&changed, kind) {
+                    (_, DmlKind::Delete) => carries_column(hudi, &[], f),
+                    (Some(changed), _) => carries_column(hudi, changed, f),
+                    (None, _) => true,
+                };
+                let mut exprs: Vec<Expr> = Vec::with_capacity(input.schema().fields().len() + 1);
+                for (qualifier, field) in input.schema().iter() {
+                    exprs.push(if carried(field) {
+                        Expr::Column(datafusion::common::Column::from((qualifier, field)))
+                    } else {
+                        lit(datafusion::common::ScalarValue::try_from(
+                            field.data_type(),
+                        )?)
+                        .alias(field.name())
+                    });
+                }
                 exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
                 LogicalPlanBuilder::from(input).project(exprs)?.build()?
             }
@@ -181,11 +202,58 @@ impl AnalyzerRule for HudiDmlRule {
             provider: provider.clone(),
             input: change_set,
             schema: count_schema(),
+            changed,
         };
         Ok(LogicalPlan::Extension(Extension {
             node: Arc::new(node),
         }))
     }
+}
+
+/// Whether `expr`, the projection of column `name` in an UPDATE's input, leaves it as stored.
+fn keeps_column(expr: &Expr, name: &str) -> bool {
+    match expr {
+        Expr::Alias(a) => matches!(a.expr.as_ref(), Expr::Column(c) if c.name == name),
+        Expr::Column(c) => c.name == name,
+        _ => false,
+    }
+}
+
+/// The columns an UPDATE assigns: those its input projection does not pass through as stored.
+/// `None` when the input is not such a projection (then any column may change).
+fn assigned_columns(input: &LogicalPlan) -> Option<Vec<String>> {
+    let LogicalPlan::Projection(p) = input else {
+        return None;
+    };
+    Some(
+        p.expr
+            .iter()
+            .zip(p.schema.fields())
+            .filter(|(expr, field)| !keeps_column(expr, field.name()))
+            .map(|(_, field)| field.name().clone())
+            .collect(),
+    )
+}
+
+/// Whether an UPDATE's or DELETE's change set carries column `field` (given the columns an
+/// UPDATE assigns; none for a DELETE, whose rows are deleted by key without a comparison): the
+/// meta columns that locate a row (key, partition path, file name), the assigned columns, the
+/// key, partition and ordering columns and non-nullable ones. The others go as NULL, so the
+/// scan never decodes them: the write restamps the commit time and sequence id and takes every
+/// other value from the stored rows (`UpsertOptions::changed_columns`).
+fn carries_column(hudi: &HudiTableProvider, changed: &[String], field: &Field) -> bool {
+    use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
+    let cfg = hudi.table().config();
+    let name = field.name();
+    let named = |names: &[String]| names.iter().any(|n| n.eq_ignore_ascii_case(name));
+    !field.is_nullable()
+        || [RECORD_KEY, PARTITION_PATH, FILE_NAME].contains(&name.as_str())
+        || named(changed)
+        || named(&cfg.record_key_fields())
+        || named(&cfg.partition_fields())
+        || cfg
+            .ordering_field()
+            .is_some_and(|o| o.eq_ignore_ascii_case(name))
 }
 
 /// Hudi's rule: an UPDATE may not assign the record key or a partition column.
@@ -202,9 +270,7 @@ fn check_assignments(
     let parts = cfg.partition_fields();
     for (expr, field) in p.expr.iter().zip(p.schema.fields()) {
         let name = field.name();
-        let unchanged = matches!(expr, Expr::Alias(a) if matches!(a.expr.as_ref(), Expr::Column(c) if c.name == *name))
-            || matches!(expr, Expr::Column(c) if c.name == *name);
-        if unchanged {
+        if keeps_column(expr, name) {
             continue;
         }
         if hoodie_format::schema::is_meta_column(name) {
@@ -255,6 +321,7 @@ impl ExtensionPlanner for HudiDmlPlanner {
             .upsert_options(None)
             .map_err(HoodieError::into_datafusion)?;
         options.prepped = true;
+        options.changed_columns = node.changed.clone();
         let operation = match node.kind {
             DmlKind::Update | DmlKind::Merge => WriteOperation::UpsertPrepped,
             DmlKind::Delete => WriteOperation::DeletePrepped,

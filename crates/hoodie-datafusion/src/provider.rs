@@ -140,6 +140,7 @@ impl HudiTableProvider {
             record_size_estimate: w.get_usize(&config::RECORD_SIZE_ESTIMATE)? as u64,
             file_settings: insert.file_settings,
             prepped: false,
+            changed_columns: None,
         })
     }
 

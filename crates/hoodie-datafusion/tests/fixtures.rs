@@ -320,3 +320,46 @@ async fn merge_on_read_with_log_files_is_refused_and_empty_tables_read() {
         .to_string();
     assert!(!err.is_empty());
 }
+
+/// An UPDATE of a Spark-written table goes through the whole-file rewrite (its Parquet schema
+/// is Spark's, so no column chunk is copied); the change set carries only the assigned column,
+/// and every other column of every row, of every Spark type, keeps its stored value.
+#[tokio::test]
+async fn update_of_a_spark_written_table_keeps_the_unassigned_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    let base = extract(tmp.path(), "sample_table/cow/v6_nonpartitioned");
+    open(&ctx, "t", &base).await;
+    let columns = rows(&ctx, "SELECT column_name FROM information_schema.columns WHERE table_name = 't' AND column_name NOT LIKE '\\_hoodie%' AND column_name <> 'isActive'")
+        .await
+        .unwrap();
+    assert!(
+        columns.len() > 10,
+        "Spark's sample table has many typed columns: {columns:?}"
+    );
+    let others = columns
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let all = format!("SELECT {others} FROM t ORDER BY id");
+    let before = rows(&ctx, &all).await.unwrap();
+    ctx.run("UPDATE t SET \"isActive\" = NOT \"isActive\" WHERE id = 2")
+        .await
+        .unwrap();
+    assert_eq!(rows(&ctx, &all).await.unwrap(), before);
+    let got = rows(&ctx, "SELECT id, name, \"isActive\" FROM t ORDER BY id")
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        [
+            "1,Alice,false",
+            "2,Bob,true",
+            "3,Carol,true",
+            "4,Diana,true"
+        ]
+    );
+}

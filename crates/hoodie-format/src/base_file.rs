@@ -42,6 +42,34 @@ pub async fn stream_base_file(
     Ok((stream, footer))
 }
 
+/// Streams the leaf columns `leaves` of the base file `rel` whose footer (`footer`) is already
+/// read, row group after row group, in batches of [`REWRITE_BATCH_ROWS`]. Columns keep the
+/// file's own Arrow types.
+pub(crate) fn stream_leaves(
+    storage: &TableStorage,
+    rel: &str,
+    footer: std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+    leaves: Vec<usize>,
+) -> Result<impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static> {
+    use futures::StreamExt;
+    use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+    let reader = StoreFileReader {
+        storage: storage.clone(),
+        rel: rel.to_string(),
+    };
+    let meta = ArrowReaderMetadata::try_new(footer, ArrowReaderOptions::new())
+        .map_err(|e| FormatError::parquet(rel, e))?;
+    let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, meta);
+    let mask = ProjectionMask::leaves(builder.parquet_schema(), leaves);
+    let stream = builder
+        .with_projection(mask)
+        .with_batch_size(REWRITE_BATCH_ROWS)
+        .build()
+        .map_err(|e| FormatError::parquet(rel, e))?;
+    let rel = rel.to_string();
+    Ok(stream.map(move |b| b.map_err(|e| FormatError::parquet(&rel, e))))
+}
+
 /// An async parquet reader of `rel` over the table's object store, its footer read.
 async fn stream_builder(
     storage: &TableStorage,

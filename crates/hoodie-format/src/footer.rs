@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow::datatypes::{Schema, SchemaRef};
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 
 use crate::error::{FormatError, Result};
 use crate::storage::TableStorage;
@@ -16,6 +16,23 @@ const FIRST_SUFFIX: u64 = 1 << 20;
 
 /// Reads the footer metadata of the base file at `rel` (relative to the table base).
 pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<ParquetMetaData> {
+    read_footer_with(storage, rel, PageIndexPolicy::Skip).await
+}
+
+/// Reads the footer metadata of `rel` with its page index (column and offset indexes) when the
+/// file has one.
+pub async fn read_footer_with_page_index(
+    storage: &TableStorage,
+    rel: &str,
+) -> Result<ParquetMetaData> {
+    read_footer_with(storage, rel, PageIndexPolicy::Optional).await
+}
+
+async fn read_footer_with(
+    storage: &TableStorage,
+    rel: &str,
+    page_index: PageIndexPolicy,
+) -> Result<ParquetMetaData> {
     let path = storage.path(rel);
     let store = storage.store();
     let size = store
@@ -36,7 +53,7 @@ pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<ParquetMet
             .bytes()
             .await
             .map_err(|e| FormatError::storage(&path, e))?;
-        let mut reader = ParquetMetaDataReader::new();
+        let mut reader = ParquetMetaDataReader::new().with_page_index_policy(page_index);
         match reader.try_parse_sized(&bytes, size) {
             Ok(()) => return reader.finish().map_err(|e| FormatError::parquet(rel, e)),
             Err(ParquetError::NeedMoreData(n)) if (n as u64) > want && (n as u64) <= size => {

@@ -22,6 +22,7 @@ pub mod properties;
 pub mod requested_replace;
 pub mod rollback_avro;
 pub mod schema;
+mod splice;
 pub mod storage;
 pub mod table;
 pub mod table_config;

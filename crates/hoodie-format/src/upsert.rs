@@ -85,6 +85,10 @@ pub struct UpsertOptions {
     /// The rows come from the table itself (UPDATE / DELETE): their meta columns give the
     /// record key, partition path and file group, so no key generation or index lookup is needed.
     pub prepped: bool,
+    /// With `prepped`: the data columns the statement may change in the stored rows (an
+    /// UPDATE's assigned columns); every other column of those rows is as stored. A file group
+    /// whose rows all stay then keeps its other column chunks byte for byte. `None`: any column.
+    pub changed_columns: Option<Vec<String>>,
 }
 
 /// What a keyed write did.
@@ -556,6 +560,43 @@ async fn merge_file_group(
         file_name: &file_name,
         partition_path: &slice.partition_path,
     };
+    if let (true, Some(changed), true, true) = (
+        options.prepped,
+        &options.changed_columns,
+        bucket.inserts.is_empty(),
+        bucket.deletes.is_empty(),
+    ) {
+        let updates: HashMap<&str, u32> = by_key.iter().map(|(k, v)| (*k, v.0)).collect();
+        let input = crate::splice::SpliceInput {
+            storage,
+            schema,
+            incoming,
+            incoming_keys,
+            updates: &updates,
+            ordering_idx,
+            changed,
+            settings: &options.file_settings,
+            old_rel: &base_path,
+            new_rel: writer.rel_path(),
+        };
+        if let Some(done) = crate::splice::splice_rewrite(input, meta.clone()).await? {
+            let stat = WriteStat {
+                file_id: Some(slice.file_id.clone()),
+                path: Some(writer.rel_path().to_string()),
+                prev_commit: Some(slice.base_instant.clone()),
+                num_writes: done.rows as i64,
+                num_update_writes: done.updated as i64,
+                total_write_bytes: done.size as i64,
+                file_size_in_bytes: done.size as i64,
+                partition_path: Some(slice.partition_path.clone()),
+                prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
+                ..Default::default()
+            };
+            counts.updated = done.updated;
+            counts.dropped = done.dropped;
+            return Ok((stat, counts));
+        }
+    }
     // decode the old file on its own task, a couple of batches ahead: decoding overlaps merging
     // and encoding, which matters when one file group is all there is to rewrite
     let (mut old_stream, footer) = stream_base_file(storage, &base_path, schema).await?;
@@ -586,11 +627,16 @@ async fn merge_file_group(
             .transpose()?;
         // (source, row): 0 = old, 1 = incoming (position among this batch's incoming rows)
         let mut positions: Vec<(usize, usize)> = Vec::with_capacity(old.num_rows());
+        // the stored row behind each position (an update replaces one)
+        let mut stored_rows: Vec<u32> = Vec::with_capacity(old.num_rows());
         let mut incoming_idx: Vec<u32> = Vec::new();
         for r in 0..old.num_rows() {
             match by_key.get(old_keys.value(r)) {
                 None => positions.push((0, r)),
-                Some(&(_, true)) => counts.deleted += 1,
+                Some(&(_, true)) => {
+                    counts.deleted += 1;
+                    continue;
+                }
                 Some(&(i, false)) => {
                     // event-time ordering: the incoming record wins only if its ordering value
                     // >= stored
@@ -607,6 +653,7 @@ async fn merge_file_group(
                     }
                 }
             }
+            stored_rows.push(r as u32);
         }
         if positions.is_empty() {
             continue;
@@ -631,7 +678,11 @@ async fn merge_file_group(
             // incoming rows get fresh meta columns
             let inc = take_incoming(incoming, incoming_keys, &incoming_idx, &meta, schema)?;
             meta.first_row += incoming_idx.len() as u64;
-            interleave_record_batch(&[&old_renamed, &inc], &positions)?
+            let merged = interleave_record_batch(&[&old_renamed, &inc], &positions)?;
+            match &options.changed_columns {
+                Some(changed) => keep_stored_columns(&merged, &old_renamed, &stored_rows, changed)?,
+                None => merged,
+            }
         };
         if known_keys {
             writer.write_known_keys(&merged).await?;
@@ -703,7 +754,7 @@ impl Drop for AbortOnDrop {
 }
 
 /// The incoming rows `idx` with fresh meta columns for the file `meta` describes.
-fn take_incoming(
+pub(crate) fn take_incoming(
     incoming: &RecordBatch,
     incoming_keys: &StringArray,
     idx: &[u32],
@@ -716,6 +767,27 @@ fn take_incoming(
         .as_string::<i32>()
         .clone();
     with_meta_columns(&inc, &keys, meta, schema)
+}
+
+/// `merged` with every data column outside `changed` taken from the stored rows
+/// (`stored_rows` of `old`, one per merged row): the change set of an UPDATE carries only the
+/// columns it assigns.
+fn keep_stored_columns(
+    merged: &RecordBatch,
+    old: &RecordBatch,
+    stored_rows: &[u32],
+    changed: &[String],
+) -> Result<RecordBatch> {
+    let rows = UInt32Array::from(stored_rows.to_vec());
+    let mut cols = merged.columns().to_vec();
+    for (c, field) in merged.schema().fields().iter().enumerate() {
+        if crate::schema::is_meta_column(field.name()) || changed.iter().any(|n| n == field.name())
+        {
+            continue;
+        }
+        cols[c] = arrow::compute::take(old.column(c).as_ref(), &rows, None)?;
+    }
+    Ok(RecordBatch::try_new(merged.schema(), cols)?)
 }
 
 fn set_column(batch: &RecordBatch, name: &str, col: ArrayRef) -> Result<RecordBatch> {

@@ -88,7 +88,26 @@ fn java_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// The Parquet writer properties of base files (also used by [`crate::splice`], whose
+/// re-encoded column chunks must match the ones a full rewrite writes).
+pub(crate) fn writer_properties(settings: &BaseFileSettings) -> Result<WriterProperties> {
+    Ok(WriterProperties::builder()
+        .set_compression(settings.compression()?)
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_created_by("hoodie".into())
+        // sequence ids and record keys are unique per row: a dictionary never pays off and
+        // interning every value before falling back costs a tenth of a rewrite
+        .set_column_dictionary_enabled(ColumnPath::from(crate::meta::COMMIT_SEQNO), false)
+        .set_column_dictionary_enabled(ColumnPath::from(crate::meta::RECORD_KEY), false)
+        .build())
+}
+
 impl BaseFileWriter {
+    /// The new file's path, relative to the table base.
+    pub fn rel_path(&self) -> &str {
+        &self.rel_path
+    }
+
     /// Starts writing `rel_path` in `storage`.
     pub fn try_new(
         storage: &TableStorage,
@@ -96,15 +115,7 @@ impl BaseFileWriter {
         schema: SchemaRef,
         settings: &BaseFileSettings,
     ) -> Result<Self> {
-        let props = WriterProperties::builder()
-            .set_compression(settings.compression()?)
-            .set_writer_version(WriterVersion::PARQUET_1_0)
-            .set_created_by("hoodie".into())
-            // sequence ids and record keys are unique per row: a dictionary never pays off and
-            // interning every value before falling back costs a tenth of a rewrite
-            .set_column_dictionary_enabled(ColumnPath::from(crate::meta::COMMIT_SEQNO), false)
-            .set_column_dictionary_enabled(ColumnPath::from(crate::meta::RECORD_KEY), false)
-            .build();
+        let props = writer_properties(settings)?;
         let object_writer = BufWriter::new(storage.store().clone(), storage.path(rel_path));
         let writer = AsyncArrowWriter::try_new(object_writer, schema, Some(props))
             .map_err(|e| FormatError::parquet(rel_path, e))?;
