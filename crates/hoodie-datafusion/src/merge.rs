@@ -17,6 +17,7 @@ use datafusion::logical_expr::{
     cast, lit, when, BinaryExpr, Expr, JoinType, LogicalPlan, LogicalPlanBuilder, Operator,
 };
 use datafusion::scalar::ScalarValue;
+use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
 use hoodie_format::schema::is_meta_column;
 use hoodie_format::table_config::{MergeMode, TableType};
 use std::ops::Not;
@@ -313,7 +314,14 @@ fn plan(
     for f in schema.fields() {
         let current = Expr::Column(Column::new(Some(target.clone()), f.name()));
         if is_meta_column(f.name()) {
-            out.push(current.alias(f.name()));
+            // the write restamps the commit time and sequence id of every row it changes: only
+            // the columns that locate a row are read from the target
+            let locates = [RECORD_KEY, PARTITION_PATH, FILE_NAME].contains(&f.name().as_str());
+            out.push(if locates {
+                current.alias(f.name())
+            } else {
+                lit(ScalarValue::try_from(f.data_type())?).alias(f.name())
+            });
             continue;
         }
         let mut b: Option<CaseBuilder> = None;
