@@ -59,7 +59,7 @@ pub struct HudiDmlNode {
     provider: Arc<dyn TableProvider>,
     input: LogicalPlan,
     schema: DFSchemaRef,
-    /// The data columns an UPDATE assigns (None for DELETE and MERGE: any column may change).
+    /// The data columns an UPDATE, or a MERGE's UPDATE clauses, assign (None for DELETE).
     changed: Option<Vec<String>>,
 }
 
@@ -164,9 +164,13 @@ impl AnalyzerRule for HudiDmlRule {
         if kind == DmlKind::Update {
             check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
         }
-        let changed = (kind == DmlKind::Update)
-            .then(|| assigned_columns(&dml.input))
-            .flatten();
+        let changed = match &dml.op {
+            WriteOp::Update => assigned_columns(&dml.input),
+            WriteOp::MergeInto(merge) => {
+                Some(crate::merge::updated_columns(merge, &provider.schema()))
+            }
+            _ => None,
+        };
         let change_set = match &dml.op {
             WriteOp::MergeInto(merge) => {
                 crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?

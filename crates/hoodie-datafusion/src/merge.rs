@@ -156,6 +156,29 @@ fn key_match(
 }
 
 /// Builds the change set of a MERGE into `hudi`.
+/// The data columns (named as in `schema`) that a MERGE's UPDATE clauses assign: every other
+/// column of a row it updates keeps the target's value, so a file group it only updates can be
+/// spliced (`UpsertOptions::changed_columns`).
+pub(crate) fn updated_columns(
+    merge: &MergeIntoOp,
+    schema: &datafusion::arrow::datatypes::Schema,
+) -> Vec<String> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| !is_meta_column(f.name()))
+        .filter(|f| {
+            merge.clauses.iter().any(|c| match &c.action {
+                MergeIntoAction::Update(a) => {
+                    a.iter().any(|(n, _)| n.eq_ignore_ascii_case(f.name()))
+                }
+                _ => false,
+            })
+        })
+        .map(|f| f.name().clone())
+        .collect()
+}
+
 pub fn plan_merge(
     dml: &DmlStatement,
     merge: &MergeIntoOp,

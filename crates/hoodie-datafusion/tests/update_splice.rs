@@ -150,3 +150,70 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
         }
     }
 }
+
+/// A MERGE whose clauses update some columns splices the file groups it only updates; one that
+/// also inserts into a file group rewrites that one whole. Either way every other column keeps
+/// its stored values.
+#[tokio::test]
+async fn merge_with_partial_updates_copies_the_other_chunks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        &loc,
+    )
+    .await;
+    let values: Vec<String> = (0..1000)
+        .map(|i| format!("({i}, 'note {i}', {i}.0, 1, {})", i % 2))
+        .collect();
+    ctx.run(&format!("INSERT INTO t VALUES {}", values.join(", ")))
+        .await
+        .unwrap();
+    let table = HudiTable::open(TableStorage::local(&loc).unwrap())
+        .await
+        .unwrap();
+    let before = table
+        .file_slices(&table.timeline().await.unwrap(), None)
+        .await
+        .unwrap();
+    let notes = "SELECT id, note, p FROM t WHERE id < 1000 ORDER BY id";
+    let notes_before = text(&ctx, notes).await;
+
+    // p=0 gets updates only (ids 10, 20); p=1 gets an update (id 11) and an insert (id 2001)
+    let merge = "MERGE INTO t USING (SELECT * FROM (VALUES (10, -1.0, 2, 0), (20, -1.0, 2, 0), (11, -1.0, 2, 1), (2001, -1.0, 2, 1)) AS v(id, price, ts, p)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, ts = s.ts WHEN NOT MATCHED THEN INSERT (id, note, price, ts, p) VALUES (s.id, 'new', s.price, s.ts, s.p)";
+    let plan = text(&ctx, &format!("EXPLAIN {merge}")).await;
+    assert!(
+        plan.contains("HudiDml: op=Merge table=t changes=[price, ts]"),
+        "{plan}"
+    );
+    ctx.run(merge).await.unwrap();
+
+    assert_eq!(text(&ctx, notes).await, notes_before);
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM t WHERE price = -1.0").await,
+        4
+    );
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT count(*) FROM t WHERE id = 2001 AND note = 'new'"
+        )
+        .await,
+        1
+    );
+    let after = table
+        .file_slices(&table.timeline().await.unwrap(), None)
+        .await
+        .unwrap();
+    for s in &after {
+        let old = before.iter().find(|b| b.file_id == s.file_id).unwrap();
+        let old_path = loc.join(&old.base_file.as_ref().unwrap().rel_path);
+        let new_path = loc.join(&s.base_file.as_ref().unwrap().rel_path);
+        assert_ne!(old_path, new_path);
+        let copied = chunk(&new_path, "note") == chunk(&old_path, "note");
+        // p=0 is spliced; p=1 holds one more row, so its file is written whole
+        assert_eq!(copied, s.partition_path == "p=0", "{}", s.partition_path);
+    }
+}
