@@ -4,7 +4,10 @@
 //! glibc's malloc serves those with `mmap` and returns freed heap tops to the kernel, so every
 //! batch pays page faults again: a fifth of a copy-on-write MERGE's time went to the kernel
 //! zeroing fresh pages. Raising the mmap threshold to its maximum (32 MiB) and the trim
-//! threshold keeps those buffers in the heap for reuse; peak memory is unchanged.
+//! threshold keeps those buffers in the heap for reuse; peak memory is unchanged. Buffers above
+//! 32 MiB (a row group's column chunks, assembled in memory by a rewrite) would still be mapped
+//! and unmapped each time, so mmap is turned off altogether (`M_MMAP_MAX = 0`): they come from
+//! the heap too (MERGE U=10% at 10M rows: 20 s -> 15 s, mostly system time saved).
 
 /// Applies the tuning (glibc on Linux only; elsewhere nothing to do).
 pub fn tune() {
@@ -13,5 +16,6 @@ pub fn tune() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 * 1024 * 1024);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 512 * 1024 * 1024);
+        libc::mallopt(libc::M_MMAP_MAX, 0);
     }
 }

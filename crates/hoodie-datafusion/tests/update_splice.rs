@@ -1,13 +1,15 @@
-//! An UPDATE rewrites a file group by copying the column chunks of the columns it does not
-//! assign byte for byte from the old base file; only the assigned columns and the meta columns
-//! a rewrite restamps are encoded again. EXPLAIN names the assigned columns.
+//! A rewrite copies the column chunks of the columns that do not change byte for byte from the
+//! old base file; only the changed columns and the meta columns a rewrite restamps are encoded
+//! again. An UPDATE (and a MERGE's UPDATE clauses) say which columns change, and EXPLAIN names
+//! them; for an upsert the updated rows are compared with the stored ones.
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{count, session_with_table};
-use hoodie_datafusion::StatementOutput;
+use hoodie_datafusion::{HoodieContext, StatementOutput};
+use hoodie_format::fs_view::{BaseFile, FileSlice};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
@@ -30,7 +32,7 @@ fn chunk(path: &Path, column: &str) -> Vec<u8> {
     std::fs::read(path).unwrap()[start as usize..(start + len) as usize].to_vec()
 }
 
-async fn text(ctx: &hoodie_datafusion::HoodieContext, sql: &str) -> String {
+async fn text(ctx: &HoodieContext, sql: &str) -> String {
     let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
         panic!("{sql} returned no rows");
     };
@@ -39,27 +41,18 @@ async fn text(ctx: &hoodie_datafusion::HoodieContext, sql: &str) -> String {
         .to_string()
 }
 
-#[tokio::test]
-async fn update_copies_the_chunks_of_unassigned_columns() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
-        &loc,
-    )
-    .await;
-    let values: Vec<String> = (0..2000)
-        .map(|i| {
-            format!(
-                "({i}, 'n{i}', 'note {i} {}', {i}.5, 1, {})",
-                "z".repeat(i % 13),
-                i % 2
-            )
-        })
-        .collect();
-    ctx.run(&format!("INSERT INTO t VALUES {}", values.join(", ")))
+/// A table made by `create` at `tmp/t`, with `rows` inserted, and its file slices then.
+struct Fixture {
+    ctx: HoodieContext,
+    loc: PathBuf,
+    table: HudiTable,
+    before: Vec<FileSlice>,
+}
+
+async fn fixture(tmp: &Path, create: &str, rows: Vec<String>) -> Fixture {
+    let loc = tmp.join("t");
+    let ctx = session_with_table(tmp, None, create, &loc).await;
+    ctx.run(&format!("INSERT INTO t VALUES {}", rows.join(", ")))
         .await
         .unwrap();
     let table = HudiTable::open(TableStorage::local(&loc).unwrap())
@@ -69,45 +62,78 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
         .file_slices(&table.timeline().await.unwrap(), None)
         .await
         .unwrap();
-    assert_eq!(before.len(), 2);
-    let kept = "SELECT id, name, note, ts, p FROM t ORDER BY id";
-    let kept_before = text(&ctx, kept).await;
+    Fixture {
+        ctx,
+        loc,
+        table,
+        before,
+    }
+}
 
-    let plan = text(
-        &ctx,
-        "EXPLAIN UPDATE t SET price = price * 2 WHERE id % 5 = 3",
-    )
-    .await;
+impl Fixture {
+    /// (partition path, old base file, new base file) of every file group, each rewritten.
+    async fn rewrites(&self) -> Vec<(String, PathBuf, PathBuf)> {
+        let timeline = self.table.timeline().await.unwrap();
+        let after = self.table.file_slices(&timeline, None).await.unwrap();
+        let path = |b: &Option<BaseFile>| self.loc.join(&b.as_ref().unwrap().rel_path);
+        after
+            .iter()
+            .map(|s| {
+                let old = self.before.iter().find(|b| b.file_id == s.file_id).unwrap();
+                let (old, new) = (path(&old.base_file), path(&s.base_file));
+                assert_ne!(old, new, "{} was rewritten", s.partition_path);
+                (s.partition_path.clone(), old, new)
+            })
+            .collect()
+    }
+}
+
+const CREATE: &str = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
+
+/// 2000 rows over partitions p=0 (even ids) and p=1 (odd ids); ts is 1, price id + 0.5.
+async fn two_partitions(tmp: &Path) -> Fixture {
+    let rows = (0..2000)
+        .map(|i| {
+            let note = format!("note {i} {}", "z".repeat(i % 13));
+            format!("({i}, 'n{i}', '{note}', {i}.5, 1, {})", i % 2)
+        })
+        .collect();
+    fixture(tmp, CREATE, rows).await
+}
+
+#[tokio::test]
+async fn update_copies_the_chunks_of_unassigned_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = two_partitions(tmp.path()).await;
+    let ctx = &f.ctx;
+    let kept = "SELECT id, name, note, ts, p FROM t ORDER BY id";
+    let kept_before = text(ctx, kept).await;
+
+    let update = "UPDATE t SET price = price * 2 WHERE id % 5 = 3";
+    let plan = text(ctx, &format!("EXPLAIN {update}")).await;
     assert!(
         plan.contains("HudiDml: op=Update table=t changes=[price]"),
         "{plan}"
     );
-    ctx.run("UPDATE t SET price = price * 2 WHERE id % 5 = 3")
-        .await
-        .unwrap();
+    ctx.run(update).await.unwrap();
 
-    assert_eq!(text(&ctx, kept).await, kept_before);
+    assert_eq!(text(ctx, kept).await, kept_before);
+    let doubled = "SELECT count(*) FROM t WHERE price = (id + 0.5) * 2";
+    assert_eq!(count(ctx, doubled).await, 400);
     assert_eq!(
-        count(&ctx, "SELECT count(*) FROM t WHERE price = (id + 0.5) * 2").await,
-        400
-    );
-    assert_eq!(
-        count(&ctx, "SELECT count(*) FROM t WHERE price = id + 0.5").await,
+        count(ctx, "SELECT count(*) FROM t WHERE price = id + 0.5").await,
         1600
     );
     let restamped = "SELECT count(DISTINCT _hoodie_commit_seqno) FROM t WHERE id % 5 = 3 AND _hoodie_commit_time = (SELECT max(_hoodie_commit_time) FROM t)";
-    assert_eq!(count(&ctx, restamped).await, 400);
+    assert_eq!(count(ctx, restamped).await, 400);
 
-    let after = table
-        .file_slices(&table.timeline().await.unwrap(), None)
-        .await
-        .unwrap();
-    for s in &after {
-        let old = before.iter().find(|b| b.file_id == s.file_id).unwrap();
-        let old_path = loc.join(&old.base_file.as_ref().unwrap().rel_path);
-        let new_path = loc.join(&s.base_file.as_ref().unwrap().rel_path);
-        assert_ne!(old_path, new_path, "{} was rewritten", s.partition_path);
-        for column in [
+    use hoodie_format::bloom::{
+        BLOOM_FILTER_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
+    };
+    let rewrites = f.rewrites().await;
+    assert_eq!(rewrites.len(), 2);
+    for (_, old, new) in rewrites {
+        let copied = [
             "_hoodie_record_key",
             "_hoodie_partition_path",
             "id",
@@ -115,29 +141,28 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
             "note",
             "ts",
             "p",
-        ] {
+        ];
+        for column in copied {
             assert_eq!(
-                chunk(&new_path, column),
-                chunk(&old_path, column),
+                chunk(&new, column),
+                chunk(&old, column),
                 "{column} is copied"
             );
         }
-        for column in [
+        let encoded = [
             "price",
             "_hoodie_commit_time",
             "_hoodie_commit_seqno",
             "_hoodie_file_name",
-        ] {
+        ];
+        for column in encoded {
             assert_ne!(
-                chunk(&new_path, column),
-                chunk(&old_path, column),
+                chunk(&new, column),
+                chunk(&old, column),
                 "{column} is encoded again"
             );
         }
         // the key index carries over
-        use hoodie_format::bloom::{
-            BLOOM_FILTER_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
-        };
         for key in [
             BLOOM_FILTER_FOOTER_KEY,
             MIN_RECORD_KEY_FOOTER_KEY,
@@ -145,8 +170,8 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
         ] {
             let value =
                 |p: &Path| hoodie_format::footer::footer_value(&footer(p), key).map(str::to_string);
-            assert!(value(&old_path).is_some());
-            assert_eq!(value(&new_path), value(&old_path), "{key}");
+            assert!(value(&old).is_some());
+            assert_eq!(value(&new), value(&old), "{key}");
         }
     }
 }
@@ -157,63 +182,76 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
 #[tokio::test]
 async fn merge_with_partial_updates_copies_the_other_chunks() {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        "CREATE TABLE t (id INT, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
-        &loc,
-    )
-    .await;
-    let values: Vec<String> = (0..1000)
-        .map(|i| format!("({i}, 'note {i}', {i}.0, 1, {})", i % 2))
-        .collect();
-    ctx.run(&format!("INSERT INTO t VALUES {}", values.join(", ")))
-        .await
-        .unwrap();
-    let table = HudiTable::open(TableStorage::local(&loc).unwrap())
-        .await
-        .unwrap();
-    let before = table
-        .file_slices(&table.timeline().await.unwrap(), None)
-        .await
-        .unwrap();
-    let notes = "SELECT id, note, p FROM t WHERE id < 1000 ORDER BY id";
-    let notes_before = text(&ctx, notes).await;
+    let f = two_partitions(tmp.path()).await;
+    let ctx = &f.ctx;
+    let notes = "SELECT id, name, note, p FROM t WHERE id < 2000 ORDER BY id";
+    let notes_before = text(ctx, notes).await;
 
     // p=0 gets updates only (ids 10, 20); p=1 gets an update (id 11) and an insert (id 2001)
-    let merge = "MERGE INTO t USING (SELECT * FROM (VALUES (10, -1.0, 2, 0), (20, -1.0, 2, 0), (11, -1.0, 2, 1), (2001, -1.0, 2, 1)) AS v(id, price, ts, p)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, ts = s.ts WHEN NOT MATCHED THEN INSERT (id, note, price, ts, p) VALUES (s.id, 'new', s.price, s.ts, s.p)";
-    let plan = text(&ctx, &format!("EXPLAIN {merge}")).await;
+    let merge = "MERGE INTO t USING (SELECT * FROM (VALUES (10, -1.0, 2, 0), (20, -1.0, 2, 0), (11, -1.0, 2, 1), (2001, -1.0, 2, 1)) AS v(id, price, ts, p)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, ts = s.ts WHEN NOT MATCHED THEN INSERT (id, name, note, price, ts, p) VALUES (s.id, 'new', 'new', s.price, s.ts, s.p)";
+    let plan = text(ctx, &format!("EXPLAIN {merge}")).await;
     assert!(
         plan.contains("HudiDml: op=Merge table=t changes=[price, ts]"),
         "{plan}"
     );
     ctx.run(merge).await.unwrap();
 
-    assert_eq!(text(&ctx, notes).await, notes_before);
+    assert_eq!(text(ctx, notes).await, notes_before);
     assert_eq!(
-        count(&ctx, "SELECT count(*) FROM t WHERE price = -1.0").await,
+        count(ctx, "SELECT count(*) FROM t WHERE price = -1.0").await,
         4
     );
     assert_eq!(
         count(
-            &ctx,
+            ctx,
             "SELECT count(*) FROM t WHERE id = 2001 AND note = 'new'"
         )
         .await,
         1
     );
-    let after = table
-        .file_slices(&table.timeline().await.unwrap(), None)
+    for (partition, old, new) in f.rewrites().await {
+        // p=0 is spliced; p=1 holds one more row, so its file is written whole
+        let copied = chunk(&new, "note") == chunk(&old, "note");
+        assert_eq!(copied, partition == "p=0", "{partition}");
+    }
+}
+
+/// An upsert replaces whole rows; the columns whose incoming values equal the stored ones in
+/// every updated row of a file group are copied, the others encoded again.
+#[tokio::test]
+async fn upsert_copies_the_columns_whose_values_do_not_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rows = (0..1000)
+        .map(|i| format!("({i}, NULL, 'note {i}', {i}.0, 1, {})", i % 2))
+        .collect();
+    let f = fixture(tmp.path(), CREATE, rows).await;
+    let ctx = &f.ctx;
+    // p=0: new prices, the same notes and NULL names; p=1: one note changes (id 11)
+    ctx.run("INSERT INTO t VALUES (10, NULL, 'note 10', -1.0, 2, 0), (20, NULL, 'note 20', -1.0, 2, 0), (11, NULL, 'changed', -1.0, 2, 1), (13, NULL, 'note 13', -1.0, 2, 1)")
         .await
         .unwrap();
-    for s in &after {
-        let old = before.iter().find(|b| b.file_id == s.file_id).unwrap();
-        let old_path = loc.join(&old.base_file.as_ref().unwrap().rel_path);
-        let new_path = loc.join(&s.base_file.as_ref().unwrap().rel_path);
-        assert_ne!(old_path, new_path);
-        let copied = chunk(&new_path, "note") == chunk(&old_path, "note");
-        // p=0 is spliced; p=1 holds one more row, so its file is written whole
-        assert_eq!(copied, s.partition_path == "p=0", "{}", s.partition_path);
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE price = -1.0").await,
+        4
+    );
+    let same_note = "SELECT count(*) FROM t WHERE note = 'note ' || CAST(id AS STRING)";
+    assert_eq!(count(ctx, same_note).await, 999);
+    assert_eq!(
+        count(
+            ctx,
+            "SELECT count(*) FROM t WHERE id = 11 AND note = 'changed'"
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE name IS NULL").await,
+        1000
+    );
+    for (partition, old, new) in f.rewrites().await {
+        let copied = |c: &str| chunk(&new, c) == chunk(&old, c);
+        assert!(copied("id") && copied("name") && copied("p"), "{partition}");
+        assert!(!copied("price") && !copied("ts"), "{partition}");
+        assert_eq!(copied("note"), partition == "p=0", "{partition}");
     }
 }

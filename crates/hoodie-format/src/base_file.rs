@@ -45,11 +45,13 @@ pub async fn stream_base_file(
 /// Streams the leaf columns `leaves` of the base file `rel` whose footer (`footer`) is already
 /// read, row group after row group, in batches of [`REWRITE_BATCH_ROWS`]. Columns keep the
 /// file's own Arrow types.
+/// With `filter`, only the rows it keeps are decoded (beyond the filter's own columns).
 pub(crate) fn stream_leaves(
     storage: &TableStorage,
     rel: &str,
     footer: std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
     leaves: Vec<usize>,
+    filter: Option<parquet::arrow::arrow_reader::RowFilter>,
 ) -> Result<impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static> {
     use futures::StreamExt;
     use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -61,6 +63,10 @@ pub(crate) fn stream_leaves(
         .map_err(|e| FormatError::parquet(rel, e))?;
     let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, meta);
     let mask = ProjectionMask::leaves(builder.parquet_schema(), leaves);
+    let builder = match filter {
+        Some(f) => builder.with_row_filter(f),
+        None => builder,
+    };
     let stream = builder
         .with_projection(mask)
         .with_batch_size(REWRITE_BATCH_ROWS)

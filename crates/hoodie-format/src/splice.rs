@@ -47,7 +47,9 @@ pub(crate) struct SpliceInput<'a> {
     /// The ordering column under event-time ordering.
     pub ordering_idx: Option<usize>,
     /// Data columns the statement may change; all others are equal in `incoming` and stored.
-    pub changed: &'a [String],
+    /// `None`: unknown (an upsert, `UPDATE SET *`): the updated rows are compared with the
+    /// stored ones to find out ([`crate::column_diff`]).
+    pub changed: Option<&'a [String]>,
     /// Base file settings (the re-encoded chunks use them).
     pub settings: &'a BaseFileSettings,
     /// The old base file.
@@ -94,9 +96,35 @@ pub(crate) async fn splice_rewrite(
         .with_coerce_types(props.coerce_types())
         .convert(input.schema)
         .map_err(|e| FormatError::parquet(input.new_rel, e))?;
-    let Some(plan) = SplicePlan::new(&input, &footer, &parquet_schema) else {
+    let Some(key_index) = compatible(input.schema, &footer, &parquet_schema) else {
         return Ok(None);
     };
+    let detected: Vec<String>;
+    let changed: &[String] = match input.changed {
+        Some(changed) => changed,
+        None => {
+            let fields = input.schema.fields();
+            let candidates: Vec<usize> = (0..fields.len())
+                .filter(|&c| !crate::schema::is_meta_column(fields[c].name()))
+                .collect();
+            let differing = crate::column_diff::differing_columns(
+                input.storage,
+                input.old_rel,
+                footer.clone(),
+                input.schema,
+                input.incoming,
+                input.updates,
+                &candidates,
+            )
+            .await?;
+            detected = differing
+                .iter()
+                .map(|&c| fields[c].name().clone())
+                .collect();
+            &detected
+        }
+    };
+    let plan = SplicePlan::new(&input, changed, key_index);
 
     let mut file = SerializedFileWriter::new(
         Vec::new(),
@@ -115,6 +143,7 @@ pub(crate) async fn splice_rewrite(
         input.old_rel,
         footer.clone(),
         plan.decoded.clone(),
+        None,
     )?;
     // a batch that reaches into the next row group is split; its tail is kept here
     let mut pending: Option<RecordBatch> = None;
@@ -201,40 +230,51 @@ struct SplicePlan {
     key_index: Vec<(&'static str, String)>,
 }
 
+/// The old footer's key index entries when the old file can be spliced: flat columns only, its
+/// Parquet schema exactly the one this writer writes (a copied chunk must be what this writer
+/// would have encoded for the column's type), a page index on every column or none, and a key
+/// index in the footer.
+fn compatible(
+    schema: &SchemaRef,
+    footer: &ParquetMetaData,
+    parquet_schema: &parquet::schema::types::SchemaDescriptor,
+) -> Option<Vec<(&'static str, String)>> {
+    let fields = schema.fields();
+    let old = footer.file_metadata().schema_descr();
+    if parquet_schema.num_columns() != fields.len()
+        || old.num_columns() != fields.len()
+        || (0..fields.len()).any(|c| old.column(c) != parquet_schema.column(c))
+    {
+        return None;
+    }
+    // a partial page index would not be read back
+    let indexed = |ix: Option<usize>| ix == Some(footer.num_row_groups()) || ix.is_none();
+    if !indexed(footer.offset_index().map(|o| o.len()))
+        || !indexed(footer.column_index().map(|c| c.len()))
+    {
+        return None;
+    }
+    let mut key_index = Vec::with_capacity(KEY_INDEX_ENTRIES.len());
+    for key in KEY_INDEX_ENTRIES {
+        key_index.push((key, crate::footer::footer_value(footer, key)?.to_string()));
+    }
+    Some(key_index)
+}
+
 impl SplicePlan {
     fn new(
         input: &SpliceInput<'_>,
-        footer: &ParquetMetaData,
-        parquet_schema: &parquet::schema::types::SchemaDescriptor,
-    ) -> Option<Self> {
+        changed_columns: &[String],
+        key_index: Vec<(&'static str, String)>,
+    ) -> Self {
         let fields = input.schema.fields();
-        let old = footer.file_metadata().schema_descr();
-        // flat columns only, and the old file written with exactly this schema: a copied chunk
-        // must be what this writer would have encoded for the column's type
-        if parquet_schema.num_columns() != fields.len()
-            || old.num_columns() != fields.len()
-            || (0..fields.len()).any(|c| old.column(c) != parquet_schema.column(c))
-        {
-            return None;
-        }
-        // a page index on every column or none (a partial one would not be read back)
-        let indexed = |ix: Option<usize>| ix == Some(footer.num_row_groups()) || ix.is_none();
-        if !indexed(footer.offset_index().map(|o| o.len()))
-            || !indexed(footer.column_index().map(|c| c.len()))
-        {
-            return None;
-        }
-        let mut key_index = Vec::with_capacity(KEY_INDEX_ENTRIES.len());
-        for key in KEY_INDEX_ENTRIES {
-            key_index.push((key, crate::footer::footer_value(footer, key)?.to_string()));
-        }
         let ordering = input.ordering_idx.map(|i| fields[i].name().as_str());
         let mut decoded = Vec::new();
         let mut reencoded = Vec::with_capacity(fields.len());
         let mut decoded_pos = Vec::with_capacity(fields.len());
         for (c, f) in fields.iter().enumerate() {
             let name = f.name().as_str();
-            let changed = input.changed.iter().any(|c| c == name);
+            let changed = changed_columns.iter().any(|c| c == name);
             let restamped = name == COMMIT_TIME || name == COMMIT_SEQNO || name == FILE_NAME;
             reencoded.push(changed || restamped);
             // the file name is the new one on every row: nothing to read
@@ -248,12 +288,12 @@ impl SplicePlan {
                 decoded.len() - 1
             }));
         }
-        Some(Self {
+        Self {
             decoded,
             reencoded,
             decoded_pos,
             key_index,
-        })
+        }
     }
 }
 
@@ -585,7 +625,7 @@ mod tests {
             incoming_keys: &keys,
             updates: &updates,
             ordering_idx,
-            changed: &changed,
+            changed: Some(&changed),
             settings: &BaseFileSettings::default(),
             old_rel: OLD,
             new_rel: NEW,

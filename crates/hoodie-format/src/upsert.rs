@@ -560,12 +560,18 @@ async fn merge_file_group(
         file_name: &file_name,
         partition_path: &slice.partition_path,
     };
-    if let (true, Some(changed), true, true) = (
-        options.prepped,
-        &options.changed_columns,
-        bucket.inserts.is_empty(),
-        bucket.deletes.is_empty(),
-    ) {
+    // a file group that only takes updates keeps its row groups: only the columns that change
+    // are encoded again (those the statement assigns, else those whose values differ)
+    if bucket.inserts.is_empty() && bucket.deletes.is_empty() && !bucket.updates.is_empty() {
+        let data_columns = schema
+            .fields()
+            .iter()
+            .filter(|f| !crate::schema::is_meta_column(f.name()))
+            .count();
+        let changed = options
+            .changed_columns
+            .as_deref()
+            .filter(|c| c.len() < data_columns);
         let updates: HashMap<&str, u32> = by_key.iter().map(|(k, v)| (*k, v.0)).collect();
         let input = crate::splice::SpliceInput {
             storage,
