@@ -176,9 +176,9 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
     }
 }
 
-/// A MERGE whose clauses update some columns splices the file groups it only updates; one that
-/// also inserts into a file group rewrites that one whole. Either way every other column keeps
-/// its stored values.
+/// A MERGE whose clauses update some columns splices the file groups it changes; the rows it
+/// inserts into one follow as a row group of their own. Every other column keeps its stored
+/// values.
 #[tokio::test]
 async fn merge_with_partial_updates_copies_the_other_chunks() {
     let tmp = tempfile::tempdir().unwrap();
@@ -210,9 +210,14 @@ async fn merge_with_partial_updates_copies_the_other_chunks() {
         1
     );
     for (partition, old, new) in f.rewrites().await {
-        // p=0 is spliced; p=1 holds one more row, so its file is written whole
-        let copied = chunk(&new, "note") == chunk(&old, "note");
-        assert_eq!(copied, partition == "p=0", "{partition}");
+        // both are spliced; p=1's insert follows as a row group of its own
+        assert_eq!(chunk(&new, "note"), chunk(&old, "note"), "{partition}");
+        let row_groups = footer(&new).num_row_groups();
+        assert_eq!(
+            row_groups,
+            if partition == "p=1" { 2 } else { 1 },
+            "{partition}"
+        );
     }
 }
 
@@ -226,16 +231,17 @@ async fn upsert_copies_the_columns_whose_values_do_not_change() {
         .collect();
     let f = fixture(tmp.path(), CREATE, rows).await;
     let ctx = &f.ctx;
-    // p=0: new prices, the same notes and NULL names; p=1: one note changes (id 11)
-    ctx.run("INSERT INTO t VALUES (10, NULL, 'note 10', -1.0, 2, 0), (20, NULL, 'note 20', -1.0, 2, 0), (11, NULL, 'changed', -1.0, 2, 1), (13, NULL, 'note 13', -1.0, 2, 1)")
+    // p=0: new prices, the same notes and NULL names, and a new key (2000) that joins the
+    // small file as a row group of its own; p=1: one note changes (id 11)
+    ctx.run("INSERT INTO t VALUES (10, NULL, 'note 10', -1.0, 2, 0), (20, NULL, 'note 20', -1.0, 2, 0), (2000, NULL, 'note 2000', -1.0, 2, 0), (11, NULL, 'changed', -1.0, 2, 1), (13, NULL, 'note 13', -1.0, 2, 1)")
         .await
         .unwrap();
     assert_eq!(
         count(ctx, "SELECT count(*) FROM t WHERE price = -1.0").await,
-        4
+        5
     );
     let same_note = "SELECT count(*) FROM t WHERE note = 'note ' || CAST(id AS STRING)";
-    assert_eq!(count(ctx, same_note).await, 999);
+    assert_eq!(count(ctx, same_note).await, 1000);
     assert_eq!(
         count(
             ctx,
@@ -246,12 +252,28 @@ async fn upsert_copies_the_columns_whose_values_do_not_change() {
     );
     assert_eq!(
         count(ctx, "SELECT count(*) FROM t WHERE name IS NULL").await,
-        1000
+        1001
     );
     for (partition, old, new) in f.rewrites().await {
         let copied = |c: &str| chunk(&new, c) == chunk(&old, c);
         assert!(copied("id") && copied("name") && copied("p"), "{partition}");
         assert!(!copied("price") && !copied("ts"), "{partition}");
         assert_eq!(copied("note"), partition == "p=0", "{partition}");
+        let row_groups = footer(&new).num_row_groups();
+        assert_eq!(
+            row_groups,
+            if partition == "p=0" { 2 } else { 1 },
+            "{partition}"
+        );
     }
+    // the new key is in the file's key index: upserting it again updates it
+    ctx.run("INSERT INTO t VALUES (2000, NULL, 'again', -2.0, 3, 0)")
+        .await
+        .unwrap();
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE id = 2000").await,
+        1
+    );
+    let again = "SELECT count(*) FROM t WHERE id = 2000 AND note = 'again'";
+    assert_eq!(count(ctx, again).await, 1);
 }

@@ -26,7 +26,7 @@ use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::SerializedFileWriter;
 use tokio::io::AsyncWriteExt;
 
-use crate::bloom;
+use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
 use crate::error::{FormatError, Result};
 use crate::meta::{MetaValues, COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, RECORD_KEY};
 use crate::storage::TableStorage;
@@ -44,6 +44,8 @@ pub(crate) struct SpliceInput<'a> {
     pub incoming_keys: &'a StringArray,
     /// Incoming row per stored key routed to this file group (updates only).
     pub updates: &'a HashMap<&'a str, u32>,
+    /// Incoming rows new to this file group: appended as a row group of their own.
+    pub inserts: &'a [u32],
     /// The ordering column under event-time ordering.
     pub ordering_idx: Option<usize>,
     /// Data columns the statement may change; all others are equal in `incoming` and stored.
@@ -67,6 +69,8 @@ pub(crate) struct Spliced {
     pub rows: u64,
     /// Stored rows replaced by incoming ones.
     pub updated: u64,
+    /// Incoming rows appended.
+    pub inserted: u64,
     /// Incoming rows older than the stored ones (event-time ordering), not written.
     pub dropped: u64,
 }
@@ -96,12 +100,22 @@ pub(crate) async fn splice_rewrite(
         .with_coerce_types(props.coerce_types())
         .convert(input.schema)
         .map_err(|e| FormatError::parquet(input.new_rel, e))?;
-    let Some(key_index) = compatible(input.schema, &footer, &parquet_schema) else {
+    let Some(mut key_index) = compatible(input.schema, &footer, &parquet_schema) else {
         return Ok(None);
     };
+    // inserts extend the key index: the old bloom filter must be one that can be resumed
+    let dynamic = BloomFilterType::DynamicV0.as_code().to_string();
+    if !input.inserts.is_empty()
+        && !key_index
+            .iter()
+            .any(|(k, v)| *k == bloom::BLOOM_FILTER_TYPE_CODE_KEY && *v == dynamic)
+    {
+        return Ok(None);
+    }
     let detected: Vec<String>;
     let changed: &[String] = match input.changed {
         Some(changed) => changed,
+        None if input.updates.is_empty() => &[],
         None => {
             let fields = input.schema.fields();
             let candidates: Vec<usize> = (0..fields.len())
@@ -124,7 +138,7 @@ pub(crate) async fn splice_rewrite(
             &detected
         }
     };
-    let plan = SplicePlan::new(&input, changed, key_index);
+    let plan = SplicePlan::new(&input, changed);
 
     let mut file = SerializedFileWriter::new(
         Vec::new(),
@@ -198,7 +212,35 @@ pub(crate) async fn splice_rewrite(
             .await
             .map_err(|e| FormatError::storage(input.storage.path(input.new_rel), e))?;
     }
-    for (key, value) in plan.key_index {
+    if !input.inserts.is_empty() {
+        let inserted = crate::upsert::take_incoming(
+            input.incoming,
+            input.incoming_keys,
+            input.inserts,
+            &meta,
+            input.schema,
+        )?;
+        append_inserts(
+            &mut file,
+            &factory,
+            footer.num_row_groups(),
+            &inserted,
+            input.new_rel,
+        )?;
+        let bytes = std::mem::take(file.inner_mut());
+        out.put(Bytes::from(bytes))
+            .await
+            .map_err(|e| FormatError::storage(input.storage.path(input.new_rel), e))?;
+        extend_key_index(
+            &mut key_index,
+            inserted.column(2).as_string::<i32>(),
+            input.settings.bloom_max_entries,
+            input.old_rel,
+        )?;
+        done.rows += inserted.num_rows() as u64;
+        done.inserted = inserted.num_rows() as u64;
+    }
+    for (key, value) in key_index {
         file.append_key_value_metadata(KeyValue::new(key.to_string(), value));
     }
     file.finish()
@@ -218,6 +260,75 @@ pub(crate) async fn splice_rewrite(
     Ok(Some(done))
 }
 
+/// Writes `rows` (new to the file group, in the table schema) as one more row group.
+fn append_inserts(
+    file: &mut SerializedFileWriter<Vec<u8>>,
+    factory: &ArrowRowGroupWriterFactory,
+    g: usize,
+    rows: &RecordBatch,
+    rel: &str,
+) -> Result<()> {
+    let err = |e| FormatError::parquet(rel, e);
+    let writers = factory.create_column_writers(g).map_err(err)?;
+    let mut chunks = Vec::with_capacity(writers.len());
+    // flat columns (checked by `compatible`): one writer per column
+    for (mut writer, (field, col)) in writers
+        .into_iter()
+        .zip(rows.schema().fields().iter().zip(rows.columns()))
+    {
+        for leaf in compute_leaves(field, col).map_err(err)? {
+            writer.write(&leaf).map_err(err)?;
+        }
+        chunks.push(writer.close().map_err(err)?);
+    }
+    let mut row_group = file.next_row_group().map_err(err)?;
+    for chunk in chunks {
+        chunk.append_to_row_group(&mut row_group).map_err(err)?;
+    }
+    row_group.close().map_err(err)?;
+    Ok(())
+}
+
+/// Adds `keys` to the carried key index: the resumed `DYNAMIC_V0` bloom filter (the same bits
+/// as a filter built from all keys) and the min/max record keys.
+fn extend_key_index(
+    key_index: &mut [(&'static str, String)],
+    keys: &StringArray,
+    max_entries: usize,
+    rel: &str,
+) -> Result<()> {
+    use arrow::array::Array;
+    for (key, value) in key_index.iter_mut() {
+        match *key {
+            bloom::BLOOM_FILTER_FOOTER_KEY => {
+                let mut filter =
+                    HoodieBloomFilter::resume_dynamic(value, max_entries).map_err(|e| {
+                        FormatError::Bloom {
+                            path: rel.to_string(),
+                            source: e,
+                        }
+                    })?;
+                filter.add_all(keys.iter().flatten());
+                *value = filter.to_base64();
+            }
+            bloom::MIN_RECORD_KEY_FOOTER_KEY | bloom::MAX_RECORD_KEY_FOOTER_KEY => {
+                let want = if *key == bloom::MIN_RECORD_KEY_FOOTER_KEY {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                };
+                for i in 0..keys.len() {
+                    if !keys.is_null(i) && bloom::java_string_cmp(keys.value(i), value) == want {
+                        *value = keys.value(i).to_string();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Which columns a splice decodes and which it encodes again.
 struct SplicePlan {
     /// Leaf (= column) indices read from the old file, in file order.
@@ -226,8 +337,6 @@ struct SplicePlan {
     reencoded: Vec<bool>,
     /// Per table column: its position among the decoded columns.
     decoded_pos: Vec<Option<usize>>,
-    /// The old footer's key index entries.
-    key_index: Vec<(&'static str, String)>,
 }
 
 /// The old footer's key index entries when the old file can be spliced: flat columns only, its
@@ -262,11 +371,7 @@ fn compatible(
 }
 
 impl SplicePlan {
-    fn new(
-        input: &SpliceInput<'_>,
-        changed_columns: &[String],
-        key_index: Vec<(&'static str, String)>,
-    ) -> Self {
+    fn new(input: &SpliceInput<'_>, changed_columns: &[String]) -> Self {
         let fields = input.schema.fields();
         let ordering = input.ordering_idx.map(|i| fields[i].name().as_str());
         let mut decoded = Vec::new();
@@ -292,7 +397,6 @@ impl SplicePlan {
             decoded,
             reencoded,
             decoded_pos,
-            key_index,
         }
     }
 }
@@ -569,12 +673,7 @@ mod tests {
             .unwrap()
             .into_builder()
             .set_max_row_group_row_count(Some(7_000))
-            .set_key_value_metadata(Some(
-                KEY_INDEX_ENTRIES
-                    .iter()
-                    .map(|k| KeyValue::new(k.to_string(), format!("value of {k}")))
-                    .collect(),
-            ))
+            .set_key_value_metadata(Some(key_index((0..ROWS).map(|i| format!("k{i:05}")))))
             .build();
         std::fs::create_dir_all(dir.join("p=1")).unwrap();
         let file = std::fs::File::create(dir.join(OLD)).unwrap();
@@ -582,6 +681,25 @@ mod tests {
         writer.write(&batch).unwrap();
         writer.close().unwrap();
         batch
+    }
+
+    /// The footer entries a writer gives a file of `keys` (in order).
+    fn key_index(keys: impl Iterator<Item = String>) -> Vec<KeyValue> {
+        let s = BaseFileSettings::default();
+        let mut filter =
+            HoodieBloomFilter::new_dynamic(s.bloom_num_entries, s.bloom_fpp, s.bloom_max_entries);
+        let keys: Vec<String> = keys.collect();
+        filter.add_all(keys.iter().map(String::as_str));
+        let (min, max) = (keys.iter().min().unwrap(), keys.iter().max().unwrap());
+        vec![
+            KeyValue::new(bloom::BLOOM_FILTER_FOOTER_KEY.into(), filter.to_base64()),
+            KeyValue::new(
+                bloom::BLOOM_FILTER_TYPE_CODE_KEY.into(),
+                BloomFilterType::DynamicV0.as_code().to_string(),
+            ),
+            KeyValue::new(bloom::MIN_RECORD_KEY_FOOTER_KEY.into(), min.clone()),
+            KeyValue::new(bloom::MAX_RECORD_KEY_FOOTER_KEY.into(), max.clone()),
+        ]
     }
 
     /// An UPDATE's change set for rows `rows`: new price and ts, the other data columns NULL
@@ -614,9 +732,22 @@ mod tests {
         incoming: &RecordBatch,
         ordering_idx: Option<usize>,
     ) -> Option<Spliced> {
+        splice_with_inserts(storage, schema, incoming, ordering_idx, &[]).await
+    }
+
+    /// Splices with the incoming rows `inserts` new to the file group (the others update).
+    async fn splice_with_inserts(
+        storage: &TableStorage,
+        schema: &SchemaRef,
+        incoming: &RecordBatch,
+        ordering_idx: Option<usize>,
+        inserts: &[u32],
+    ) -> Option<Spliced> {
         let keys = incoming.column(2).as_string::<i32>().clone();
-        let updates: HashMap<&str, u32> =
-            (0..keys.len()).map(|i| (keys.value(i), i as u32)).collect();
+        let updates: HashMap<&str, u32> = (0..keys.len() as u32)
+            .filter(|i| !inserts.contains(i))
+            .map(|i| (keys.value(i as usize), i))
+            .collect();
         let changed = ["price".to_string(), "ts".to_string()];
         let input = SpliceInput {
             storage,
@@ -626,6 +757,7 @@ mod tests {
             updates: &updates,
             ordering_idx,
             changed: Some(&changed),
+            inserts,
             settings: &BaseFileSettings::default(),
             old_rel: OLD,
             new_rel: NEW,
@@ -781,5 +913,54 @@ mod tests {
         assert_eq!(done.updated, 1);
         let (_, new) = read(tmp.path(), NEW);
         assert_eq!(new.num_rows(), ROWS);
+    }
+
+    #[tokio::test]
+    async fn inserts_follow_as_a_row_group_and_extend_the_key_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = TableStorage::local(tmp.path()).unwrap();
+        let schema = schema(DataType::Utf8, DataType::Int64);
+        write_old(tmp.path(), &schema);
+        // rows 5 and 7 update; "k99999" and "a-first" are new keys (one below the old minimum)
+        let mut incoming = change_set(&schema, &[5, 7, 99_999, 0], 5);
+        let mut keys: Vec<ArrayRef> = incoming.columns().to_vec();
+        keys[2] = Arc::new(StringArray::from(vec![
+            "k00005", "k00007", "k99999", "a-first",
+        ]));
+        keys[6] = strings(|i| format!("new note {i}"), 4);
+        incoming = RecordBatch::try_new(schema.clone(), keys).unwrap();
+        let done = splice_with_inserts(&storage, &schema, &incoming, None, &[2, 3])
+            .await
+            .expect("spliced");
+        assert_eq!(
+            (done.rows, done.updated, done.inserted),
+            (ROWS as u64 + 2, 2, 2)
+        );
+
+        let (old_meta, _) = read(tmp.path(), OLD);
+        let (new_meta, new) = read(tmp.path(), NEW);
+        assert_eq!(new_meta.num_row_groups(), 9);
+        assert_eq!(new_meta.row_group(8).num_rows(), 2);
+        assert_eq!(
+            chunk_bytes(tmp.path(), NEW, &new_meta, 3, 6),
+            chunk_bytes(tmp.path(), OLD, &old_meta, 3, 6)
+        );
+        let s = |c: usize, i: usize| new.column(c).as_string::<i32>().value(i).to_string();
+        assert_eq!(
+            (s(2, ROWS), s(6, ROWS)),
+            ("k99999".to_string(), "new note 2".to_string())
+        );
+        assert_eq!(
+            (s(1, ROWS), s(1, ROWS + 1)),
+            ("200_3_2".to_string(), "200_3_3".to_string())
+        );
+        // the key index is the one a writer builds from every key in file order
+        let all = (0..ROWS)
+            .map(|i| format!("k{i:05}"))
+            .chain(["k99999".into(), "a-first".into()]);
+        for kv in key_index(all) {
+            let got = crate::footer::footer_value(&new_meta, &kv.key);
+            assert_eq!(got, kv.value.as_deref(), "{}", kv.key);
+        }
     }
 }

@@ -560,9 +560,10 @@ async fn merge_file_group(
         file_name: &file_name,
         partition_path: &slice.partition_path,
     };
-    // a file group that only takes updates keeps its row groups: only the columns that change
-    // are encoded again (those the statement assigns, else those whose values differ)
-    if bucket.inserts.is_empty() && bucket.deletes.is_empty() && !bucket.updates.is_empty() {
+    // a file group that takes no deletes keeps its row groups: only the columns that change
+    // are encoded again (those the statement assigns, else those whose values differ), and
+    // its inserts follow as a row group of their own
+    if bucket.deletes.is_empty() && !(bucket.updates.is_empty() && bucket.inserts.is_empty()) {
         let data_columns = schema
             .fields()
             .iter()
@@ -579,6 +580,7 @@ async fn merge_file_group(
             incoming,
             incoming_keys,
             updates: &updates,
+            inserts: &bucket.inserts,
             ordering_idx,
             changed,
             settings: &options.file_settings,
@@ -592,6 +594,7 @@ async fn merge_file_group(
                 prev_commit: Some(slice.base_instant.clone()),
                 num_writes: done.rows as i64,
                 num_update_writes: done.updated as i64,
+                num_inserts: done.inserted as i64,
                 total_write_bytes: done.size as i64,
                 file_size_in_bytes: done.size as i64,
                 partition_path: Some(slice.partition_path.clone()),
@@ -600,6 +603,7 @@ async fn merge_file_group(
             };
             counts.updated = done.updated;
             counts.dropped = done.dropped;
+            counts.inserted = done.inserted;
             return Ok((stat, counts));
         }
     }
