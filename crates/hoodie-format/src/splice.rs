@@ -1,9 +1,11 @@
-//! Copy-on-write rewrites that keep every row where it is (an UPDATE of some columns): only the
-//! columns the statement may assign and the meta columns a rewrite restamps are decoded and
-//! encoded again; every other column chunk is copied from the old file byte for byte.
+//! Copy-on-write rewrites that keep every stored row where it is (a file group that takes
+//! updates and inserts but no deletes): only the columns that change (those the statement
+//! assigns, or those whose values differ, see [`crate::column_diff`]) and the meta columns a
+//! rewrite restamps are decoded and encoded again; every other column chunk is copied from the
+//! old file byte for byte. Inserts follow as a row group of their own.
 //!
-//! The new file has the old file's row groups, rows and key index (the same keys in the same
-//! order, so the footer's bloom filter and key range carry over unchanged). It is the file a
+//! The new file has the old file's row groups and rows, then the inserts; its key index is the
+//! old one (the same keys in the same order) extended by the inserted keys. It holds what a
 //! full rewrite would write, except that the copied chunks keep the old file's encoding.
 
 use std::collections::HashMap;
