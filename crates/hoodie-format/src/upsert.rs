@@ -588,23 +588,15 @@ async fn merge_file_group(
             new_rel: writer.rel_path(),
         };
         if let Some(done) = crate::splice::splice_rewrite(input, meta.clone()).await? {
-            let stat = WriteStat {
-                file_id: Some(slice.file_id.clone()),
-                path: Some(writer.rel_path().to_string()),
-                prev_commit: Some(slice.base_instant.clone()),
-                num_writes: done.rows as i64,
-                num_update_writes: done.updated as i64,
-                num_inserts: done.inserted as i64,
-                total_write_bytes: done.size as i64,
-                file_size_in_bytes: done.size as i64,
-                partition_path: Some(slice.partition_path.clone()),
-                prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
-                ..Default::default()
-            };
             counts.updated = done.updated;
             counts.dropped = done.dropped;
             counts.inserted = done.inserted;
-            return Ok((stat, counts));
+            let written = crate::writer::WrittenFile {
+                rel_path: writer.rel_path().to_string(),
+                size: done.size,
+                rows: done.rows,
+            };
+            return Ok((rewrite_stat(&slice, &written, &counts), counts));
         }
     }
     // decode the old file on its own task, a couple of batches ahead: decoding overlaps merging
@@ -705,25 +697,30 @@ async fn merge_file_group(
         writer.write(&inc).await?;
     }
     let written = writer.close().await?;
-    let inserts = bucket.inserts.len() as u64;
-    counts.inserted = inserts;
-    Ok((
-        WriteStat {
-            file_id: Some(slice.file_id.clone()),
-            path: Some(written.rel_path.clone()),
-            prev_commit: Some(slice.base_instant.clone()),
-            num_writes: written.rows as i64,
-            num_inserts: inserts as i64,
-            num_update_writes: counts.updated as i64,
-            num_deletes: counts.deleted as i64,
-            total_write_bytes: written.size as i64,
-            file_size_in_bytes: written.size as i64,
-            partition_path: Some(slice.partition_path.clone()),
-            prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
-            ..Default::default()
-        },
-        counts,
-    ))
+    counts.inserted = bucket.inserts.len() as u64;
+    Ok((rewrite_stat(&slice, &written, &counts), counts))
+}
+
+/// The write stat of a file group rewritten from `slice` as `written`.
+fn rewrite_stat(
+    slice: &FileSlice,
+    written: &crate::writer::WrittenFile,
+    counts: &MergeCounts,
+) -> WriteStat {
+    WriteStat {
+        file_id: Some(slice.file_id.clone()),
+        path: Some(written.rel_path.clone()),
+        prev_commit: Some(slice.base_instant.clone()),
+        num_writes: written.rows as i64,
+        num_inserts: counts.inserted as i64,
+        num_update_writes: counts.updated as i64,
+        num_deletes: counts.deleted as i64,
+        total_write_bytes: written.size as i64,
+        file_size_in_bytes: written.size as i64,
+        partition_path: Some(slice.partition_path.clone()),
+        prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
+        ..Default::default()
+    }
 }
 
 /// Seeds `writer`'s key index from the old file's footer when it has a `DYNAMIC_V0` bloom
