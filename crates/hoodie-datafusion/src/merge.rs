@@ -155,7 +155,6 @@ fn key_match(
     Ok(conjunction(conjuncts).expect("a table with a record key has key equalities"))
 }
 
-/// Builds the change set of a MERGE into `hudi`.
 /// The data columns (named as in `schema`) that a MERGE's UPDATE clauses assign: every other
 /// column of a row it updates keeps the target's value, so a file group it only updates can be
 /// spliced (`UpsertOptions::changed_columns`).
@@ -179,6 +178,7 @@ pub(crate) fn updated_columns(
         .collect()
 }
 
+/// Builds the change set of a MERGE into `hudi`.
 pub fn plan_merge(
     dml: &DmlStatement,
     merge: &MergeIntoOp,

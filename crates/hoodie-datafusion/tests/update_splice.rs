@@ -5,13 +5,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{count, session_with_table};
+use common::{count, fixture, Fixture};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
-use hoodie_format::fs_view::{BaseFile, FileSlice};
-use hoodie_format::storage::TableStorage;
-use hoodie_format::HudiTable;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 fn footer(path: &Path) -> ParquetMetaData {
@@ -39,53 +36,6 @@ async fn text(ctx: &HoodieContext, sql: &str) -> String {
     datafusion::arrow::util::pretty::pretty_format_batches(&batches)
         .unwrap()
         .to_string()
-}
-
-/// A table made by `create` at `tmp/t`, with `rows` inserted, and its file slices then.
-struct Fixture {
-    ctx: HoodieContext,
-    loc: PathBuf,
-    table: HudiTable,
-    before: Vec<FileSlice>,
-}
-
-async fn fixture(tmp: &Path, create: &str, rows: Vec<String>) -> Fixture {
-    let loc = tmp.join("t");
-    let ctx = session_with_table(tmp, None, create, &loc).await;
-    ctx.run(&format!("INSERT INTO t VALUES {}", rows.join(", ")))
-        .await
-        .unwrap();
-    let table = HudiTable::open(TableStorage::local(&loc).unwrap())
-        .await
-        .unwrap();
-    let before = table
-        .file_slices(&table.timeline().await.unwrap(), None)
-        .await
-        .unwrap();
-    Fixture {
-        ctx,
-        loc,
-        table,
-        before,
-    }
-}
-
-impl Fixture {
-    /// (partition path, old base file, new base file) of every file group, each rewritten.
-    async fn rewrites(&self) -> Vec<(String, PathBuf, PathBuf)> {
-        let timeline = self.table.timeline().await.unwrap();
-        let after = self.table.file_slices(&timeline, None).await.unwrap();
-        let path = |b: &Option<BaseFile>| self.loc.join(&b.as_ref().unwrap().rel_path);
-        after
-            .iter()
-            .map(|s| {
-                let old = self.before.iter().find(|b| b.file_id == s.file_id).unwrap();
-                let (old, new) = (path(&old.base_file), path(&s.base_file));
-                assert_ne!(old, new, "{} was rewritten", s.partition_path);
-                (s.partition_path.clone(), old, new)
-            })
-            .collect()
-    }
 }
 
 const CREATE: &str = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
@@ -276,4 +226,56 @@ async fn upsert_copies_the_columns_whose_values_do_not_change() {
     );
     let again = "SELECT count(*) FROM t WHERE id = 2000 AND note = 'again'";
     assert_eq!(count(ctx, again).await, 1);
+}
+
+/// A DELETE's change set carries only the columns that locate its rows, and a MERGE does not
+/// read the target's commit time or sequence id: the target scans leave the rest out.
+#[tokio::test]
+async fn change_sets_read_only_what_the_write_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = two_partitions(tmp.path()).await;
+    let ctx = &f.ctx;
+    // the columns the target scan reads
+    let scanned = |plan: &str| -> Vec<String> {
+        let line = plan.lines().find(|l| l.contains("TableScan: t "));
+        let line = line.unwrap_or_else(|| panic!("{plan}"));
+        let list = line
+            .split("projection=[")
+            .nth(1)
+            .unwrap()
+            .split(']')
+            .next()
+            .unwrap();
+        list.split(", ").map(str::to_string).collect()
+    };
+
+    let plan = text(ctx, "EXPLAIN DELETE FROM t WHERE id % 5 = 3").await;
+    let want = [
+        "_hoodie_record_key",
+        "_hoodie_partition_path",
+        "_hoodie_file_name",
+        "id",
+        "ts",
+        "p",
+    ];
+    assert_eq!(scanned(&plan), want, "{plan}");
+
+    let merge = "EXPLAIN MERGE INTO t USING (SELECT 3 AS id, 'n' AS name, 'm' AS note, 1.0 AS price, 9 AS ts, 1 AS p) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *";
+    let plan = text(ctx, merge).await;
+    let want = [
+        "_hoodie_record_key",
+        "_hoodie_partition_path",
+        "_hoodie_file_name",
+        "id",
+        "p",
+    ];
+    assert_eq!(scanned(&plan), want, "{plan}");
+
+    // and they still do what they say
+    ctx.run("DELETE FROM t WHERE id % 5 = 3").await.unwrap();
+    assert_eq!(count(ctx, "SELECT count(*) FROM t").await, 1600);
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE note LIKE 'note %'").await,
+        1600
+    );
 }

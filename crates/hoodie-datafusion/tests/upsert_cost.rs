@@ -3,35 +3,23 @@
 
 mod common;
 
-use common::session_with_table;
-use hoodie_format::storage::TableStorage;
+use common::fixture;
 use hoodie_format::HudiTable;
 
 #[tokio::test]
 async fn upsert_rewrites_only_touched_file_groups() {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        "CREATE TABLE t (id INT, v STRING, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
-        &loc,
-    )
-    .await;
     // 10 partitions x 100 rows: 10 file groups
     let values: Vec<String> = (0..1000)
         .map(|i| format!("({i}, 'v{i}', 1, {})", i % 10))
         .collect();
-    ctx.run(&format!("INSERT INTO t VALUES {}", values.join(", ")))
-        .await
-        .unwrap();
-    let table = HudiTable::open(TableStorage::local(&loc).unwrap())
-        .await
-        .unwrap();
-    let before = table
-        .file_slices(&table.timeline().await.unwrap(), None)
-        .await
-        .unwrap();
+    let f = fixture(
+        tmp.path(),
+        "CREATE TABLE t (id INT, v STRING, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        values,
+    )
+    .await;
+    let (ctx, table, before) = (&f.ctx, &f.table, &f.before);
     assert_eq!(before.len(), 10);
 
     // update 3 keys of partition 7 (ids 7, 17, 27) and insert 2 new keys there; small-file
@@ -88,7 +76,7 @@ async fn upsert_rewrites_only_touched_file_groups() {
     // the rewritten file's bloom filter and key range (carried over from the old file and
     // extended with the inserts) are exactly what indexing its keys from scratch gives
     let p7 = after.iter().find(|s| s.partition_path == "p=7").unwrap();
-    assert_key_index_is_exact(&table, &p7.base_file.as_ref().unwrap().rel_path).await;
+    assert_key_index_is_exact(table, &p7.base_file.as_ref().unwrap().rel_path).await;
 
     // a DELETE rebuilds the index of the file it rewrites
     ctx.run("DELETE FROM t WHERE id IN (7, 5007)")
@@ -100,7 +88,7 @@ async fn upsert_rewrites_only_touched_file_groups() {
         .iter()
         .find(|s| s.partition_path == "p=7")
         .unwrap();
-    assert_key_index_is_exact(&table, &p7.base_file.as_ref().unwrap().rel_path).await;
+    assert_key_index_is_exact(table, &p7.base_file.as_ref().unwrap().rel_path).await;
 }
 
 /// The footer's bloom filter equals a fresh DYNAMIC_V0 filter (default sizing) given the file's

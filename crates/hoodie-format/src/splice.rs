@@ -646,6 +646,19 @@ mod tests {
 
     /// The stored file: 50,000 rows in row groups of 7,000 (the last one short), with a key index.
     fn write_old(dir: &std::path::Path, schema: &SchemaRef) -> RecordBatch {
+        write_old_with(
+            dir,
+            schema,
+            key_index((0..ROWS).map(|i| format!("k{i:05}"))),
+        )
+    }
+
+    /// The stored file with `footer` as its key/value metadata.
+    fn write_old_with(
+        dir: &std::path::Path,
+        schema: &SchemaRef,
+        footer: Vec<KeyValue>,
+    ) -> RecordBatch {
         let batch = RecordBatch::try_new(
             schema.clone(),
             vec![
@@ -675,7 +688,7 @@ mod tests {
             .unwrap()
             .into_builder()
             .set_max_row_group_row_count(Some(7_000))
-            .set_key_value_metadata(Some(key_index((0..ROWS).map(|i| format!("k{i:05}")))))
+            .set_key_value_metadata(Some(footer))
             .build();
         std::fs::create_dir_all(dir.join("p=1")).unwrap();
         let file = std::fs::File::create(dir.join(OLD)).unwrap();
@@ -964,5 +977,35 @@ mod tests {
             let got = crate::footer::footer_value(&new_meta, &kv.key);
             assert_eq!(got, kv.value.as_deref(), "{}", kv.key);
         }
+    }
+
+    #[tokio::test]
+    async fn a_file_without_a_resumable_key_index_is_not_spliced_where_it_needs_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = TableStorage::local(tmp.path()).unwrap();
+        let schema = schema(DataType::Utf8, DataType::Int64);
+        let keys = || (0..ROWS).map(|i| format!("k{i:05}"));
+        let updates = change_set(&schema, &[5], 5);
+        let with_insert = change_set(&schema, &[5, 0], 5);
+        let mut cols = with_insert.columns().to_vec();
+        cols[2] = Arc::new(StringArray::from(vec!["k00005", "k99999"]));
+        let with_insert = RecordBatch::try_new(schema.clone(), cols).unwrap();
+
+        // no key index at all: nothing to carry over
+        write_old_with(tmp.path(), &schema, vec![]);
+        assert!(splice(&storage, &schema, &updates, None).await.is_none());
+        assert!(!tmp.path().join(NEW).exists(), "nothing is written");
+
+        // a SIMPLE bloom filter carries over unchanged, but cannot take the inserted keys
+        let mut simple = key_index(keys());
+        simple[1].value = Some(BloomFilterType::Simple.as_code().to_string());
+        write_old_with(tmp.path(), &schema, simple);
+        let inserting = splice_with_inserts(&storage, &schema, &with_insert, None, &[1]);
+        assert!(inserting.await.is_none());
+        assert!(!tmp.path().join(NEW).exists(), "nothing is written");
+        let done = splice(&storage, &schema, &updates, None)
+            .await
+            .expect("spliced");
+        assert_eq!(done.updated, 1);
     }
 }

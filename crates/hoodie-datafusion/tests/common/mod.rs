@@ -1,9 +1,12 @@
 //! Set-up shared by the integration tests (each test file uses part of it).
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
+use hoodie_format::fs_view::{BaseFile, FileSlice};
+use hoodie_format::storage::TableStorage;
+use hoodie_format::HudiTable;
 
 /// A session over `tmp/wh` (with `memory_limit` as its pool, if any) in which `create` (a
 /// `CREATE TABLE ... USING hudi` without its LOCATION) has made a table at `location`.
@@ -31,4 +34,51 @@ pub async fn count(ctx: &HoodieContext, sql: &str) -> i64 {
         batches[0].column(0).as_ref(),
     )
     .value(0)
+}
+
+/// A table made by `create` at `tmp/t`, with `rows` inserted, and its file slices then.
+pub struct Fixture {
+    pub ctx: HoodieContext,
+    pub loc: PathBuf,
+    pub table: HudiTable,
+    pub before: Vec<FileSlice>,
+}
+
+pub async fn fixture(tmp: &Path, create: &str, rows: Vec<String>) -> Fixture {
+    let loc = tmp.join("t");
+    let ctx = session_with_table(tmp, None, create, &loc).await;
+    ctx.run(&format!("INSERT INTO t VALUES {}", rows.join(", ")))
+        .await
+        .unwrap();
+    let table = HudiTable::open(TableStorage::local(&loc).unwrap())
+        .await
+        .unwrap();
+    let before = table
+        .file_slices(&table.timeline().await.unwrap(), None)
+        .await
+        .unwrap();
+    Fixture {
+        ctx,
+        loc,
+        table,
+        before,
+    }
+}
+
+impl Fixture {
+    /// (partition path, old base file, new base file) of every file group, each rewritten.
+    pub async fn rewrites(&self) -> Vec<(String, PathBuf, PathBuf)> {
+        let timeline = self.table.timeline().await.unwrap();
+        let after = self.table.file_slices(&timeline, None).await.unwrap();
+        let path = |b: &Option<BaseFile>| self.loc.join(&b.as_ref().unwrap().rel_path);
+        after
+            .iter()
+            .map(|s| {
+                let old = self.before.iter().find(|b| b.file_id == s.file_id).unwrap();
+                let (old, new) = (path(&old.base_file), path(&s.base_file));
+                assert_ne!(old, new, "{} was rewritten", s.partition_path);
+                (s.partition_path.clone(), old, new)
+            })
+            .collect()
+    }
 }
