@@ -10,7 +10,7 @@ use datafusion::catalog::SchemaProvider;
 use datafusion::common::{Column, ScalarValue};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::TableProvider;
-use datafusion::execution::memory_pool::FairSpillPool;
+use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::{lit, Expr, LogicalPlan};
@@ -94,7 +94,11 @@ impl HoodieContext {
         let options = SessionOptions::default();
         let mut runtime = RuntimeEnvBuilder::new();
         if let Some(limit) = config.memory_limit {
-            runtime = runtime.with_memory_pool(Arc::new(FairSpillPool::new(limit)));
+            // a write that does not fit names the largest consumers in its error
+            runtime = runtime.with_memory_pool(Arc::new(TrackConsumersPool::new(
+                FairSpillPool::new(limit),
+                std::num::NonZeroUsize::new(5).expect("non-zero"),
+            )));
         }
         let mut session_config = SessionConfig::new().with_information_schema(true);
         // Parquet scans decode the filter columns first and the rest only for matching rows:

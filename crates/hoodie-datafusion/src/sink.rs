@@ -5,15 +5,22 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch};
+use std::path::Path;
+
+use datafusion::arrow::array::{new_null_array, Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::datasource::sink::DataSink;
 use datafusion::error::{DataFusionError, Result as DFResult};
-use datafusion::execution::memory_pool::MemoryConsumer;
+use datafusion::execution::disk_manager::DiskManager;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
+use hoodie_format::error::FormatError;
+use hoodie_format::incoming::{
+    Budgets, Incoming, IncomingBuilder, KeySource, MemoryBudget, SpillFile, SpillSpace,
+};
 use hoodie_format::insert::{write_inserts, InsertOptions};
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::overwrite::{write_overwrite, OverwriteScope};
@@ -212,30 +219,148 @@ impl DataSink for HudiSink {
         data: SendableRecordBatchStream,
         context: &Arc<TaskContext>,
     ) -> DFResult<u64> {
-        // the statement's input is held until the commit: count it against the session's
-        // memory pool, so a write that does not fit fails with ResourcesExhausted (and nothing
-        // committed) instead of exhausting the machine
-        let reservation =
-            MemoryConsumer::new(format!("HudiSink[{}]", self.name)).register(context.memory_pool());
-        let mut data = data;
-        let mut batches: Vec<RecordBatch> = Vec::new();
+        // the statement's rows are held until the commit: what they route by stays in memory,
+        // the rows themselves are counted against the session's memory pool and spilled
+        // through its disk manager when the pool has no room
+        let pool = context.memory_pool();
+        let rows = MemoryConsumer::new(format!("HudiSink[{}]", self.name))
+            .with_can_spill(true)
+            .register(pool);
+        let routing = MemoryConsumer::new(format!("HudiSink[{}] keys", self.name)).register(pool);
+        let spill = DiskSpill(context.runtime_env().disk_manager.clone());
         let change_set = matches!(self.mode, WriteMode::ChangeSet { .. });
+        let table_schema = if change_set {
+            change_set_table_schema(&self.schema)
+        } else {
+            self.schema.clone()
+        };
+        let mut builder = incoming_builder(
+            &self.table,
+            &table_schema,
+            &self.mode,
+            Budgets {
+                rows: Arc::new(PoolBudget(rows)),
+                routing: Arc::new(PoolBudget(routing)),
+            },
+            Some(Arc::new(spill)),
+        )?;
+        let mut data = data;
         while let Some(b) = data.next().await {
             let b = b?;
-            let b = if change_set {
-                b
+            if change_set {
+                let (rows, flags) = split_change_batch(&b, &table_schema)?;
+                builder.push(rows, Some(&flags)).map_err(df_err)?;
             } else {
-                to_table_batch(&b, &self.schema)?
-            };
-            reservation.try_grow(b.get_array_memory_size())?;
-            batches.push(b);
+                builder
+                    .push(to_table_batch(&b, &self.schema)?, None)
+                    .map_err(df_err)?;
+            }
         }
-        let counts = write_batches(&self.table, &self.schema, &self.mode, batches).await;
-        reservation.free();
-        let counts = counts?;
+        let incoming = builder.finish().map_err(df_err)?;
+        let counts = write_incoming(&self.table, &table_schema, &self.mode, incoming).await?;
         *self.last.lock().expect("write counts lock") = Some(counts);
         Ok(counts.affected())
     }
+}
+
+/// A memory pool reservation as a write's memory budget.
+struct PoolBudget(MemoryReservation);
+
+impl MemoryBudget for PoolBudget {
+    fn try_grow(&self, bytes: usize) -> bool {
+        self.0.try_grow(bytes).is_ok()
+    }
+    fn grow(&self, bytes: usize) {
+        self.0.grow(bytes)
+    }
+    fn shrink(&self, bytes: usize) {
+        self.0.shrink(bytes.min(self.0.size()))
+    }
+}
+
+/// Spill files from the session's disk manager.
+struct DiskSpill(Arc<DiskManager>);
+
+impl SpillSpace for DiskSpill {
+    fn create(&self) -> hoodie_format::error::Result<SpillFile> {
+        let failed = |source| FormatError::Spill {
+            path: "a new temporary file of the session's disk manager".into(),
+            source,
+        };
+        let file = self
+            .0
+            .create_tmp_file("HudiSink spilling the rows of a write")
+            .map_err(|e| failed(std::io::Error::other(e)))?;
+        let path = file.path().map(Path::to_path_buf).ok_or_else(|| {
+            failed(std::io::Error::other(
+                "the disk manager's spill files are not local files",
+            ))
+        })?;
+        Ok(SpillFile::new(path, Box::new(file)))
+    }
+}
+
+/// The table schema of a change-set schema (which ends with the delete flag).
+fn change_set_table_schema(schema: &SchemaRef) -> SchemaRef {
+    let n = schema.fields().len() - 1;
+    Arc::new(Schema::new(schema.fields()[..n].to_vec()))
+}
+
+/// A change-set batch as table rows (cast to the stored types) and delete flags.
+fn split_change_batch(
+    batch: &RecordBatch,
+    table_schema: &SchemaRef,
+) -> DFResult<(RecordBatch, Vec<bool>)> {
+    let n = table_schema.fields().len();
+    let flag = batch.column(n).as_boolean();
+    let flags = (0..flag.len())
+        .map(|i| flag.is_valid(i) && flag.value(i))
+        .collect();
+    let cols = batch.columns()[..n]
+        .iter()
+        .zip(table_schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                cast(c, f.data_type())
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((RecordBatch::try_new(table_schema.clone(), cols)?, flags))
+}
+
+/// A collector of the rows `mode` writes into `table` (`table_schema`: the table's columns).
+/// Record keys are validated as the rows arrive, so bad input fails before the write starts.
+fn incoming_builder(
+    table: &HudiTable,
+    table_schema: &SchemaRef,
+    mode: &WriteMode,
+    budgets: Budgets,
+    spill: Option<Arc<dyn SpillSpace>>,
+) -> DFResult<IncomingBuilder> {
+    let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
+    let (source, ordering) = match mode {
+        WriteMode::Insert { options, .. } | WriteMode::Overwrite { options, .. } => {
+            match &options.precombine_field {
+                Some(f) => (KeySource::Keep, Some(f.as_str())),
+                None => (KeySource::Validate, None),
+            }
+        }
+        WriteMode::Upsert { options, .. } => (KeySource::Keep, options.ordering_field.as_deref()),
+        WriteMode::ChangeSet { options, .. } => {
+            (KeySource::Prepped, options.ordering_field.as_deref())
+        }
+    };
+    IncomingBuilder::new(
+        table_schema.clone(),
+        keygen,
+        source,
+        ordering,
+        budgets,
+        spill,
+    )
+    .map_err(df_err)
 }
 
 impl HudiSink {
@@ -250,122 +375,72 @@ impl HudiSink {
     }
 }
 
-/// Writes `batches` (table schema) as one commit; returns what it inserted, updated and
-/// deleted.
+/// Writes `batches` (the sink's schema: the table schema, or for a change set the table
+/// schema plus the delete flag) as one commit, holding them in memory; returns what it
+/// inserted, updated and deleted.
 pub async fn write_batches(
     table: &HudiTable,
     schema: &SchemaRef,
     mode: &WriteMode,
     batches: Vec<RecordBatch>,
 ) -> DFResult<WriteCounts> {
-    let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
-    if let WriteMode::ChangeSet { options, .. } = mode {
-        return write_change_set(table, schema, mode.operation(), options, batches).await;
-    }
-    // Validate keys before anything is written, so bad input leaves no trace on the timeline.
-    if !keygen.has_generated_keys() {
-        for b in &batches {
-            keygen.record_keys(b).map_err(df_err)?;
+    let change_set = matches!(mode, WriteMode::ChangeSet { .. });
+    let table_schema = if change_set {
+        change_set_table_schema(schema)
+    } else {
+        schema.clone()
+    };
+    let mut builder = incoming_builder(table, &table_schema, mode, Budgets::unbounded(), None)?;
+    for b in batches {
+        if change_set {
+            let (rows, flags) = split_change_batch(&b, &table_schema)?;
+            builder.push(rows, Some(&flags)).map_err(df_err)?;
+        } else {
+            builder.push(b, None).map_err(df_err)?;
         }
     }
-    let avro = avro_schema(table.config().name(), schema)
+    let incoming = builder.finish().map_err(df_err)?;
+    write_incoming(table, &table_schema, mode, incoming).await
+}
+
+/// Writes `incoming` (rows of `table_schema`) as one commit.
+async fn write_incoming(
+    table: &HudiTable,
+    table_schema: &SchemaRef,
+    mode: &WriteMode,
+    incoming: Incoming,
+) -> DFResult<WriteCounts> {
+    if matches!(mode, WriteMode::ChangeSet { .. }) && incoming.num_rows() == 0 {
+        return Ok(WriteCounts::default()); // an UPDATE/DELETE/MERGE that changes nothing
+    }
+    let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
+    let avro = avro_schema(table.config().name(), table_schema)
         .map_err(df_err)?
         .to_string();
     let mut txn = Transaction::begin(table, mode.operation())
         .await
         .map_err(df_err)?;
-    let rows = match mode {
+    let counts = match mode {
         WriteMode::Insert { options, .. } => WriteCounts::inserts(
-            write_inserts(&mut txn, &keygen, schema, batches, options)
+            write_inserts(&mut txn, &keygen, table_schema, incoming, options)
                 .await
                 .map_err(df_err)?
                 .rows,
         ),
-        WriteMode::Upsert { options, .. } => WriteCounts::of_upsert(
-            &write_upserts(&mut txn, &keygen, schema, batches, None, options)
-                .await
-                .map_err(df_err)?,
-        ),
-        WriteMode::ChangeSet { .. } => unreachable!("handled above"),
+        WriteMode::Upsert { options, .. } | WriteMode::ChangeSet { options, .. } => {
+            WriteCounts::of_upsert(
+                &write_upserts(&mut txn, table_schema, incoming, options)
+                    .await
+                    .map_err(df_err)?,
+            )
+        }
         WriteMode::Overwrite { options, scope, .. } => WriteCounts::inserts(
-            write_overwrite(&mut txn, &keygen, schema, batches, options, scope)
+            write_overwrite(&mut txn, &keygen, table_schema, incoming, options, scope)
                 .await
                 .map_err(df_err)?
                 .rows,
         ),
     };
     txn.commit(avro).await.map_err(df_err)?;
-    Ok(rows)
-}
-
-/// Writes a change set (the table's columns plus a trailing delete flag; `schema` is the
-/// change-set schema) as one commit.
-async fn write_change_set(
-    table: &HudiTable,
-    schema: &SchemaRef,
-    operation: WriteOperation,
-    options: &UpsertOptions,
-    batches: Vec<RecordBatch>,
-) -> DFResult<WriteCounts> {
-    use datafusion::arrow::array::{Array, AsArray, BooleanArray};
-    let n = schema.fields().len() - 1;
-    let table_schema: SchemaRef = Arc::new(datafusion::arrow::datatypes::Schema::new(
-        schema.fields()[..n].to_vec(),
-    ));
-    let mut flags: Vec<bool> = Vec::new();
-    let mut rows = Vec::with_capacity(batches.len());
-    for b in batches {
-        let flag = b.column(n).as_boolean();
-        flags.extend((0..flag.len()).map(|i| flag.is_valid(i) && flag.value(i)));
-        let cols = b.columns()[..n]
-            .iter()
-            .zip(table_schema.fields())
-            .map(|(c, f)| {
-                if c.data_type() == f.data_type() {
-                    Ok(c.clone())
-                } else {
-                    cast(c, f.data_type())
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        rows.push(RecordBatch::try_new(table_schema.clone(), cols)?);
-    }
-    if flags.is_empty() {
-        return Ok(WriteCounts::default());
-    }
-    let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
-    // new rows (MERGE inserts, no meta columns yet) must have valid keys: check before the
-    // commit starts, so bad input leaves no pending instant behind
-    if !keygen.has_generated_keys() {
-        for b in &rows {
-            let meta = b.column(2);
-            if meta.null_count() > 0 {
-                let idx: Vec<u32> = (0..meta.len())
-                    .filter(|&i| meta.is_null(i))
-                    .map(|i| i as u32)
-                    .collect();
-                let fresh = datafusion::arrow::compute::take_record_batch(
-                    b,
-                    &datafusion::arrow::array::UInt32Array::from(idx),
-                )?;
-                keygen.record_keys(&fresh).map_err(df_err)?;
-            }
-        }
-    }
-    let avro = avro_schema(table.config().name(), &table_schema)
-        .map_err(df_err)?
-        .to_string();
-    let mut txn = Transaction::begin(table, operation).await.map_err(df_err)?;
-    let result = write_upserts(
-        &mut txn,
-        &keygen,
-        &table_schema,
-        rows,
-        Some(BooleanArray::from(flags)),
-        options,
-    )
-    .await
-    .map_err(df_err)?;
-    txn.commit(avro).await.map_err(df_err)?;
-    Ok(WriteCounts::of_upsert(&result))
+    Ok(counts)
 }

@@ -1,6 +1,8 @@
-//! Writes run under the session's DataFusion memory pool: the input a write holds until its
-//! commit is counted there, so a write that does not fit fails with "Resources exhausted" and
-//! leaves the table unchanged, while the same write fits a larger pool.
+//! Writes run under the session's DataFusion memory pool. What a write routes by (record keys,
+//! partition paths, ordering values) is held in memory and counted there; the rows themselves
+//! are spilled to the disk manager's temporary files when the pool has no room, and gathered
+//! back a few file groups at a time. A pool too small even for the keys fails the write with
+//! a typed error and leaves the table unchanged.
 
 mod common;
 
@@ -12,25 +14,69 @@ const CREATE: &str = "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi TB
 const WIDE_INSERT: &str = "INSERT INTO t SELECT id, repeat('x', 200) AS v, 1 AS ts \
      FROM (SELECT unnest(range(1, 20001)) AS id)";
 
-#[tokio::test]
-async fn a_write_larger_than_the_pool_fails_cleanly() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(tmp.path(), Some(1024 * 1024), CREATE, &loc).await;
-    ctx.run("INSERT INTO t VALUES (0, 'a', 1)").await.unwrap();
-    let err = ctx.run(WIDE_INSERT).await.unwrap_err().to_string();
-    assert!(err.contains("Resources exhausted"), "{err}");
-    assert!(err.contains("HudiSink[t]"), "{err}");
-    // nothing was committed
-    assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 1);
-    let commits = std::fs::read_dir(loc.join(".hoodie"))
+fn completed_commits(loc: &std::path::Path) -> usize {
+    std::fs::read_dir(loc.join(".hoodie"))
         .unwrap()
         .filter(|e| {
             let name = e.as_ref().unwrap().file_name();
             name.to_string_lossy().ends_with(".commit")
         })
-        .count();
-    assert_eq!(commits, 1);
+        .count()
+}
+
+/// 4 MB of rows through a 1 MiB pool: the rows spill, the write completes, and an upsert and
+/// an UPDATE of every row (change sets as large as the table) spill the same way.
+#[tokio::test]
+async fn a_write_larger_than_the_pool_spills_and_completes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(tmp.path(), Some(1024 * 1024), CREATE, &loc).await;
+    ctx.run(WIDE_INSERT).await.unwrap();
+    assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 20000);
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT count(*) FROM t WHERE length(v) = 200 AND ts = 1"
+        )
+        .await,
+        20000
+    );
+    // an upsert of half the keys with newer ordering values, and 5,000 new ones
+    ctx.run(
+        "INSERT INTO t SELECT id, repeat('z', 200) AS v, 2 AS ts \
+         FROM (SELECT unnest(range(10001, 25001)) AS id)",
+    )
+    .await
+    .unwrap();
+    assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 25000);
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM t WHERE ts = 2 AND v LIKE 'z%'").await,
+        15000
+    );
+    ctx.run("UPDATE t SET v = 'y', ts = 3").await.unwrap();
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM t WHERE v = 'y' AND ts = 3").await,
+        25000
+    );
+    assert_eq!(completed_commits(&loc), 3);
+}
+
+/// A pool too small for the record keys of the write fails it with a typed error that says
+/// what to do, and nothing is committed.
+#[tokio::test]
+async fn a_pool_too_small_for_the_keys_fails_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(tmp.path(), Some(64 * 1024), CREATE, &loc).await;
+    ctx.run("INSERT INTO t VALUES (0, 'a', 1)").await.unwrap();
+    let err = ctx.run(WIDE_INSERT).await.unwrap_err().to_string();
+    assert!(
+        err.contains("the memory limit leaves no room for the record keys"),
+        "{err}"
+    );
+    assert!(err.contains("raise the limit"), "{err}");
+    assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 1);
+    assert_eq!(completed_commits(&loc), 1);
 }
 
 #[tokio::test]
@@ -81,4 +127,46 @@ async fn a_merge_source_larger_than_the_pool_fails_before_writing() {
         })
         .count();
     assert_eq!(instants, 1, "only the INSERT started an instant");
+}
+
+/// An upsert touching every file group of a partitioned table through a 1 MiB pool: the rows
+/// are gathered back a few file groups at a time, and every group gets its own rows.
+#[tokio::test]
+async fn an_upsert_over_many_file_groups_runs_in_waves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("p");
+    let create = "CREATE TABLE p (id BIGINT, v STRING, ts INT, part INT) USING hudi \
+                  PARTITIONED BY (part) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
+    let ctx = session_with_table(tmp.path(), Some(1024 * 1024), create, &loc).await;
+    ctx.run(
+        "INSERT INTO p SELECT id, repeat('x', 200) AS v, 1 AS ts, CAST(id % 8 AS INT) AS part \
+         FROM (SELECT unnest(range(0, 16000)) AS id)",
+    )
+    .await
+    .unwrap();
+    ctx.run(
+        "INSERT INTO p SELECT id, concat(CAST(id AS STRING), repeat('z', 190)) AS v, 2 AS ts, \
+         CAST(id % 8 AS INT) AS part FROM (SELECT unnest(range(0, 20000, 2)) AS id)",
+    )
+    .await
+    .unwrap();
+    assert_eq!(count(&ctx, "SELECT count(*) FROM p").await, 18000);
+    // every updated row carries its own key in v, in the right partition
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT count(*) FROM p WHERE ts = 2 AND v LIKE concat(CAST(id AS STRING), 'z%') \
+             AND part = id % 8"
+        )
+        .await,
+        10000
+    );
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM p WHERE ts = 1 AND id % 2 = 1").await,
+        8000
+    );
+    assert_eq!(
+        count(&ctx, "SELECT count(DISTINCT _hoodie_file_name) FROM p").await,
+        8
+    );
 }

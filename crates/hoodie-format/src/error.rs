@@ -104,6 +104,24 @@ pub enum FormatError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A write's rows could not be spilled to (or read back from) a temporary file.
+    #[error("spill file {path}: {source}")]
+    Spill {
+        /// The temporary file.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The memory budget (the session's memory pool) cannot hold even what a write must keep
+    /// in memory.
+    #[error("the memory limit leaves no room for {what} ({needed} bytes more); raise the limit (the shell's --memory-limit, HoodieConfig::memory_limit)")]
+    MemoryLimit {
+        /// What needed the memory.
+        what: &'static str,
+        /// Bytes asked for.
+        needed: usize,
+    },
     /// Arrow failed.
     #[error("arrow error: {0}")]
     Arrow(#[from] arrow::error::ArrowError),

@@ -3,8 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use arrow::array::{Array, AsArray, StringArray, UInt32Array};
-use arrow::compute::{concat_batches, take_record_batch};
+use arrow::array::{ArrayRef, AsArray, StringArray, UInt32Array};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, SortField};
@@ -12,6 +11,7 @@ use arrow::row::{RowConverter, SortField};
 use crate::commit_metadata::WriteStat;
 use crate::error::{FormatError, Result};
 use crate::file_name::{new_file_id, write_token};
+use crate::incoming::Incoming;
 use crate::keygen::{generated_key, KeyGenerator};
 use crate::meta::{with_meta_columns, MetaValues};
 use crate::transaction::Transaction;
@@ -59,10 +59,18 @@ pub fn precombine_by<'a, K: std::hash::Hash + Eq>(
         .ok_or_else(|| FormatError::MissingColumn {
             column: field.to_string(),
         })?;
-    let col = batch.column(idx);
-    let converter = RowConverter::new(vec![SortField::new(col.data_type().clone())])?;
-    let rows = converter.convert_columns(std::slice::from_ref(col))?;
-    let n = batch.num_rows();
+    precombine_values(batch.column(idx), batch.num_rows(), key)
+}
+
+/// Keeps, for each record `key(i)` of rows `0..n`, the row with the greatest value in
+/// `ordering` (ties: the first seen). Returns the surviving rows in input order.
+pub fn precombine_values<K: std::hash::Hash + Eq>(
+    ordering: &ArrayRef,
+    n: usize,
+    key: impl Fn(usize) -> K,
+) -> Result<Vec<u32>> {
+    let converter = RowConverter::new(vec![SortField::new(ordering.data_type().clone())])?;
+    let rows = converter.convert_columns(std::slice::from_ref(ordering))?;
     let mut best: HashMap<K, u32> = HashMap::with_capacity(n);
     for i in 0..n {
         match best.entry(key(i)) {
@@ -92,93 +100,104 @@ pub fn keep_last_by<K: std::hash::Hash + Eq>(n: usize, key: impl Fn(usize) -> K)
     keep
 }
 
-/// Writes `batches` (table schema: meta columns first, their values ignored) as new file
-/// groups of `txn`, one or more per partition path.
+/// Writes `incoming` (table schema: meta columns first, their values ignored; built with
+/// [`KeySource::Keep`] and the ordering field when pre-combining, else [`KeySource::Validate`])
+/// as new file groups of `txn`, one or more per partition path, a wave of files at a time.
+///
+/// [`KeySource::Keep`]: crate::incoming::KeySource::Keep
+/// [`KeySource::Validate`]: crate::incoming::KeySource::Validate
 pub async fn write_inserts(
     txn: &mut Transaction,
     keygen: &KeyGenerator,
     table_schema: &SchemaRef,
-    batches: Vec<RecordBatch>,
+    mut incoming: Incoming,
     options: &InsertOptions,
 ) -> Result<InsertResult> {
-    if batches.iter().all(|b| b.num_rows() == 0) {
+    let n = incoming.num_rows();
+    if n == 0 {
         return Ok(InsertResult::default());
     }
-    let batch = concat_batches(table_schema, &batches)?;
-    drop(batches);
-    let keys = if keygen.has_generated_keys() {
-        None
-    } else {
-        Some(keygen.record_keys(&batch)?)
+    let keys = incoming.keys().cloned();
+    let keep: Vec<u32> = match (&keys, &options.precombine_field, incoming.ordering()) {
+        (Some(k), Some(_), Some(col)) => precombine_values(col, n, |i| k.value(i))?,
+        _ => (0..n as u32).collect(),
     };
-    let batch_and_keys = match (&keys, &options.precombine_field) {
-        (Some(k), Some(field)) => {
-            let keep = precombine(&batch, k, field)?;
-            if keep.len() == batch.num_rows() {
-                (batch, keys)
-            } else {
-                let idx = UInt32Array::from(keep);
-                let b = take_record_batch(&batch, &idx)?;
-                let k = arrow::compute::take(k, &idx, None)?
-                    .as_string::<i32>()
-                    .clone();
-                (b, Some(k))
-            }
-        }
-        _ => (batch, keys),
-    };
-    let (batch, keys) = batch_and_keys;
-    let paths = keygen.partition_paths(&batch)?;
+    let paths = incoming.paths();
     let mut by_partition: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-    for i in 0..paths.len() {
+    for &i in &keep {
         by_partition
-            .entry(paths.value(i))
+            .entry(paths.value(i as usize))
             .or_default()
-            .push(i as u32);
+            .push(i);
     }
-    let mut groups = Vec::new();
+    // split into files of at most about max_file_size bytes, estimated from the in-memory
+    // size: snappy Parquet of mixed columns takes 1.3-3x less than Arrow (1.35x for the
+    // benchmark's rows), so assuming 1.5x keeps files under the target rather than over it
+    let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
     for (partition, rows) in by_partition {
-        let idx = UInt32Array::from(rows);
-        let part_batch = take_record_batch(&batch, &idx)?;
-        let part_keys = keys
-            .as_ref()
-            .map(|k| arrow::compute::take(k, &idx, None).map(|a| a.as_string::<i32>().clone()))
-            .transpose()?;
-        // split into files of at most about max_file_size bytes, estimated from the in-memory
-        // size: snappy Parquet of mixed columns takes 1.3-3x less than Arrow (1.35x for the
-        // benchmark's rows), so assuming 1.5x keeps files under the target rather than over it
-        let mem = part_batch.get_array_memory_size().max(1);
+        let mem = incoming.estimate_bytes(rows.len()).max(1);
         let files = (mem * 2).div_ceil(options.max_file_size.max(1) * 3).max(1);
-        let per_file = part_batch.num_rows().div_ceil(files);
-        let mut offset = 0;
-        while offset < part_batch.num_rows() {
-            let len = per_file.min(part_batch.num_rows() - offset);
-            let task = groups.len();
-            let chunk_keys = match &part_keys {
-                Some(k) => k.slice(offset, len),
-                None => StringArray::from_iter_values(
-                    (0..len as u64).map(|r| generated_key(txn.instant(), task, r)),
-                ),
-            };
-            groups.push(NewGroup {
-                partition: partition.to_string(),
-                rows: part_batch.slice(offset, len),
-                keys: chunk_keys,
-            });
-            offset += len;
+        let per_file = rows.len().div_ceil(files);
+        for chunk in rows.chunks(per_file) {
+            groups.push((partition.to_string(), chunk.to_vec()));
         }
     }
-    drop(batch);
-    let files = groups.len();
-    let rows = write_new_file_groups(txn, groups, 0, table_schema, &options.file_settings).await?;
-    Ok(InsertResult { rows, files })
+    drop(keep);
+    let sizes: Vec<usize> = groups.iter().map(|(_, r)| r.len()).collect();
+    let mut rows_written = 0;
+    let mut done = 0;
+    while done < groups.len() {
+        let wave = incoming.plan_wave(&sizes, done)?;
+        let refs: Vec<&[u32]> = groups[done..done + wave]
+            .iter()
+            .map(|(_, r)| r.as_slice())
+            .collect();
+        let gathered = incoming.gather(&refs, done + wave == groups.len())?;
+        let mut wave_groups = Vec::with_capacity(wave);
+        for (i, ((partition, rows), pieces)) in
+            groups[done..done + wave].iter().zip(gathered).enumerate()
+        {
+            let task = done + i;
+            let keys = match &keys {
+                Some(k) => arrow::compute::take(k, &UInt32Array::from(rows.clone()), None)?
+                    .as_string::<i32>()
+                    .clone(),
+                None if keygen.has_generated_keys() => StringArray::from_iter_values(
+                    (0..rows.len() as u64).map(|r| generated_key(txn.instant(), task, r)),
+                ),
+                None => {
+                    let keys = pieces
+                        .iter()
+                        .map(|p| keygen.record_keys(p))
+                        .collect::<Result<Vec<_>>>()?;
+                    let refs: Vec<&dyn arrow::array::Array> =
+                        keys.iter().map(|k| k as &dyn arrow::array::Array).collect();
+                    arrow::compute::concat(&refs)?.as_string::<i32>().clone()
+                }
+            };
+            wave_groups.push(NewGroup {
+                partition: partition.clone(),
+                rows: pieces,
+                keys,
+            });
+        }
+        rows_written +=
+            write_new_file_groups(txn, wave_groups, done, table_schema, &options.file_settings)
+                .await?;
+        incoming.end_wave();
+        done += wave;
+    }
+    Ok(InsertResult {
+        rows: rows_written,
+        files: groups.len(),
+    })
 }
 
-/// One new file group to write: its partition path, rows (table schema; meta columns are
-/// computed) and record keys.
+/// One new file group to write: its partition path, rows (table schema, in pieces; meta
+/// columns are computed) and record keys (one per row, across the pieces).
 pub(crate) struct NewGroup {
     pub(crate) partition: String,
-    pub(crate) rows: RecordBatch,
+    pub(crate) rows: Vec<RecordBatch>,
     pub(crate) keys: StringArray,
 }
 
@@ -241,23 +260,27 @@ async fn fill_new_file_group(
     instant: &str,
     schema: &SchemaRef,
 ) -> Result<WriteStat> {
-    let n = group.rows.num_rows();
-    let mut offset = 0;
-    while offset < n {
-        let len = NEW_FILE_BATCH_ROWS.min(n - offset);
-        let meta = MetaValues {
-            instant,
-            task_partition_id: task,
-            first_row: offset as u64,
-            file_name,
-            partition_path: &group.partition,
-        };
-        let rows = group.rows.slice(offset, len);
-        let keys = group.keys.slice(offset, len);
-        writer
-            .write(&with_meta_columns(&rows, &keys, &meta, schema)?)
-            .await?;
-        offset += len;
+    let mut offset = 0; // rows written so far
+    for piece in &group.rows {
+        let n = piece.num_rows();
+        let mut at = 0;
+        while at < n {
+            let len = NEW_FILE_BATCH_ROWS.min(n - at);
+            let meta = MetaValues {
+                instant,
+                task_partition_id: task,
+                first_row: offset as u64,
+                file_name,
+                partition_path: &group.partition,
+            };
+            let rows = piece.slice(at, len);
+            let keys = group.keys.slice(offset, len);
+            writer
+                .write(&with_meta_columns(&rows, &keys, &meta, schema)?)
+                .await?;
+            at += len;
+            offset += len;
+        }
     }
     let written = writer.close().await?;
     Ok(WriteStat {

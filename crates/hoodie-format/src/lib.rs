@@ -13,6 +13,7 @@ pub mod error;
 pub mod file_name;
 pub mod footer;
 pub mod fs_view;
+pub mod incoming;
 pub mod index;
 pub mod insert;
 pub mod instant;

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use arrow::datatypes::SchemaRef;
-use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
+use crate::incoming::Incoming;
 use crate::insert::{write_inserts, InsertOptions, InsertResult};
 use crate::keygen::KeyGenerator;
 use crate::transaction::Transaction;
@@ -22,29 +22,20 @@ pub enum OverwriteScope {
     Prefixes(Vec<String>),
 }
 
-/// Writes `batches` as new file groups and replaces the file groups `scope` names.
+/// Writes `incoming` as new file groups and replaces the file groups `scope` names.
 pub async fn write_overwrite(
     txn: &mut Transaction,
     keygen: &KeyGenerator,
     schema: &SchemaRef,
-    batches: Vec<RecordBatch>,
+    incoming: Incoming,
     options: &InsertOptions,
     scope: &OverwriteScope,
 ) -> Result<InsertResult> {
-    let mut input_partitions: BTreeSet<String> = BTreeSet::new();
-    for b in &batches {
-        input_partitions.extend(
-            keygen
-                .partition_paths(b)?
-                .iter()
-                .flatten()
-                .map(str::to_string),
-        );
-    }
+    let input_partitions: BTreeSet<String> = incoming.paths().values().iter().cloned().collect();
     let table = txn.table().clone();
     let timeline = table.timeline().await?;
     let slices = table.file_slices(&timeline, None).await?;
-    let result = write_inserts(txn, keygen, schema, batches, options).await?;
+    let result = write_inserts(txn, keygen, schema, incoming, options).await?;
     for s in slices {
         let p = s.partition_path.as_str();
         let replace = match scope {

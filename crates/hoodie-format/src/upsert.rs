@@ -10,11 +10,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow::array::{
-    make_comparator, Array, ArrayRef, AsArray, BooleanArray, StringArray, UInt32Array,
-};
+use arrow::array::{make_comparator, ArrayRef, AsArray, StringArray, UInt32Array};
 use arrow::compute::kernels::sort::SortOptions;
-use arrow::compute::{concat_batches, interleave_record_batch, take_record_batch};
+use arrow::compute::{interleave_record_batch, take_record_batch};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
@@ -24,9 +22,9 @@ use crate::error::{FormatError, Result};
 use crate::file_name::write_token;
 use crate::footer::read_footer;
 use crate::fs_view::FileSlice;
+use crate::incoming::{Incoming, Interned};
 use crate::index::{tag_locations, LookupStats};
-use crate::insert::{keep_last_by, precombine, precombine_by, write_new_file_groups, NewGroup};
-use crate::keygen::KeyGenerator;
+use crate::insert::{keep_last_by, precombine_values, write_new_file_groups, NewGroup};
 use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
 use crate::transaction::Transaction;
@@ -117,7 +115,7 @@ impl UpsertResult {
     }
 }
 
-/// One file group to rewrite: its slice and the incoming rows it takes.
+/// The incoming rows one file group takes.
 #[derive(Default)]
 struct Bucket {
     updates: Vec<u32>,
@@ -125,75 +123,77 @@ struct Bucket {
     deletes: Vec<u32>,
 }
 
-/// Writes `batches` (table schema; `deletes` marks incoming rows that delete their key) as
-/// one keyed write of `txn`.
+impl Bucket {
+    fn len(&self) -> usize {
+        self.updates.len() + self.deletes.len() + self.inserts.len()
+    }
+
+    /// Every row, ascending (so they are gathered without reordering).
+    fn rows(&self) -> Vec<u32> {
+        let mut rows = Vec::with_capacity(self.len());
+        rows.extend_from_slice(&self.updates);
+        rows.extend_from_slice(&self.deletes);
+        rows.extend_from_slice(&self.inserts);
+        rows.sort_unstable();
+        rows
+    }
+
+    /// The same bucket over `rows` (from [`Bucket::rows`]): positions instead of row numbers.
+    fn local(&self, rows: &[u32]) -> Bucket {
+        let at = |v: &Vec<u32>| -> Vec<u32> {
+            v.iter()
+                .map(|r| rows.binary_search(r).expect("a row of the bucket") as u32)
+                .collect()
+        };
+        Bucket {
+            updates: at(&self.updates),
+            deletes: at(&self.deletes),
+            inserts: at(&self.inserts),
+        }
+    }
+}
+
+/// Writes `incoming` (built with [`KeySource::Keep`], or [`KeySource::Prepped`] for a change
+/// set, and with the ordering field when there is one) as one keyed write of `txn`.
+///
+/// [`KeySource::Keep`]: crate::incoming::KeySource::Keep
+/// [`KeySource::Prepped`]: crate::incoming::KeySource::Prepped
 pub async fn write_upserts(
     txn: &mut Transaction,
-    keygen: &KeyGenerator,
     schema: &SchemaRef,
-    batches: Vec<RecordBatch>,
-    deletes: Option<BooleanArray>,
+    mut incoming: Incoming,
     options: &UpsertOptions,
 ) -> Result<UpsertResult> {
     let mut result = UpsertResult::default();
-    if batches.iter().all(|b| b.num_rows() == 0) {
+    if incoming.num_rows() == 0 {
         return Ok(result);
     }
-    if keygen.has_generated_keys() && !options.prepped {
+    if options.prepped {
+        incoming.fill_generated_keys(txn.instant());
+    }
+    let Some(keys) = incoming.keys().cloned() else {
         return Err(FormatError::Unsupported {
             feature:
                 "upserts into a table without a primary key (its keys are generated per write)"
                     .into(),
         });
-    }
-    let batch = concat_batches(schema, &batches)?;
-    drop(batches);
-    let keys = if options.prepped {
-        prepped_keys(&batch, keygen, txn.instant())?
-    } else {
-        keygen.record_keys(&batch)?
     };
     // pre-combine: one row per record (greatest ordering value, ties first; commit-time: last).
     // Without a global index a key may live in several partitions: there a record is
     // (partition path, key), so rows of a change set read from different partitions stay apart.
-    let n = batch.num_rows();
+    let n = incoming.num_rows();
+    let paths = incoming.paths();
     let keep: Vec<u32> = if options.prepped && !options.global_index {
-        let paths = prepped_paths(&batch, keygen)?;
-        let record = |i: usize| (paths.value(i), keys.value(i));
-        match &options.ordering_field {
-            Some(f) => precombine_by(&batch, record, f)?,
-            None => keep_last_by(n, record),
+        let record = |i: usize| (paths.id(i), keys.value(i));
+        match (&options.ordering_field, incoming.ordering()) {
+            (Some(_), Some(col)) => precombine_values(col, n, record)?,
+            _ => keep_last_by(n, record),
         }
     } else {
-        match &options.ordering_field {
-            Some(f) => precombine(&batch, &keys, f)?,
-            None => keep_last_by(n, |i| keys.value(i)),
+        match (&options.ordering_field, incoming.ordering()) {
+            (Some(_), Some(col)) => precombine_values(col, n, |i| keys.value(i))?,
+            _ => keep_last_by(n, |i| keys.value(i)),
         }
-    };
-    let (batch, keys, deletes) = if keep.len() == batch.num_rows() {
-        (batch, keys, deletes)
-    } else {
-        let idx = UInt32Array::from(keep);
-        let d = deletes
-            .map(|d| arrow::compute::take(&d, &idx, None).map(|a| a.as_boolean().clone()))
-            .transpose()?;
-        (
-            take_record_batch(&batch, &idx)?,
-            arrow::compute::take(&keys, &idx, None)?
-                .as_string::<i32>()
-                .clone(),
-            d,
-        )
-    };
-    let is_delete = |i: usize| {
-        deletes
-            .as_ref()
-            .is_some_and(|d| d.is_valid(i) && d.value(i))
-    };
-    let paths = if options.prepped {
-        prepped_paths(&batch, keygen)?
-    } else {
-        keygen.partition_paths(&batch)?
     };
 
     // the latest slices of the partitions to look in
@@ -205,24 +205,28 @@ pub async fn write_upserts(
             feature: "writing to merge-on-read file groups that have log files".into(),
         });
     }
-    let touched: HashSet<&str> = paths.iter().flatten().collect();
+    let touched: HashSet<&str> = keep.iter().map(|&i| paths.value(i as usize)).collect();
     let slices: Vec<FileSlice> = all_slices
         .into_iter()
         .filter(|s| options.global_index || touched.contains(s.partition_path.as_str()))
         .collect();
-    // the slice holding each row's record: for rows read from the table, the file group their
-    // meta columns name; otherwise by index lookup, in the row's own partition (a non-global
-    // index keeps keys unique per partition only), or anywhere with a global index
+    // the slice holding each kept row's record: for rows read from the table, the file group
+    // their meta columns name; otherwise by index lookup, in the row's own partition (a
+    // non-global index keeps keys unique per partition only), or anywhere with a global index
     let row_slice: Vec<Option<usize>> = if options.prepped {
-        locate_prepped(&batch, &slices)?
+        let files = incoming
+            .base_files()
+            .expect("a change set keeps its base file names");
+        locate_prepped(&keep, paths, files, &slices)?
     } else {
-        let mut sorted_keys: Vec<&str> = keys.iter().flatten().collect();
+        let mut sorted_keys: Vec<&str> = keep.iter().map(|&i| keys.value(i as usize)).collect();
         sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(a, b));
         sorted_keys.dedup();
         let (located, lookup) = tag_locations(table.storage(), &slices, &sorted_keys).await?;
         result.lookup = lookup;
-        (0..batch.num_rows())
-            .map(|i| {
+        keep.iter()
+            .map(|&i| {
+                let i = i as usize;
                 located.get(keys.value(i)).and_then(|found| {
                     found
                         .iter()
@@ -234,12 +238,12 @@ pub async fn write_upserts(
             .collect()
     };
 
-    // route every incoming row
+    // route every kept row
     let mut moved = 0u64; // records whose partition changed: a delete plus an insert, counted as updates
     let mut buckets: BTreeMap<usize, Bucket> = BTreeMap::new();
     let mut inserts: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for (i, slice) in row_slice.into_iter().enumerate() {
-        let key = keys.value(i);
+    for (&row, slice) in keep.iter().zip(row_slice) {
+        let i = row as usize;
         let path = paths.value(i);
         match slice {
             Some(s) => {
@@ -247,7 +251,7 @@ pub async fn write_upserts(
                     match policy {
                         DupPolicy::Fail => {
                             return Err(FormatError::DuplicateKey {
-                                key: key.to_string(),
+                                key: keys.value(i).to_string(),
                             })
                         }
                         DupPolicy::Drop => {
@@ -258,24 +262,25 @@ pub async fn write_upserts(
                     }
                 }
                 let partition_changed = slices[s].partition_path != path;
-                if is_delete(i) {
-                    buckets.entry(s).or_default().deletes.push(i as u32);
+                if incoming.is_delete(i) {
+                    buckets.entry(s).or_default().deletes.push(row);
                 } else if partition_changed && options.update_partition_path {
                     // delete from the old partition, insert into the new one
-                    buckets.entry(s).or_default().deletes.push(i as u32);
-                    inserts.entry(path.to_string()).or_default().push(i as u32);
+                    buckets.entry(s).or_default().deletes.push(row);
+                    inserts.entry(path.to_string()).or_default().push(row);
                     moved += 1;
                 } else {
-                    buckets.entry(s).or_default().updates.push(i as u32);
+                    buckets.entry(s).or_default().updates.push(row);
                 }
             }
-            None if is_delete(i) => {} // deleting a missing key is a no-op
-            None => inserts.entry(path.to_string()).or_default().push(i as u32),
+            None if incoming.is_delete(i) => {} // deleting a missing key is a no-op
+            None => inserts.entry(path.to_string()).or_default().push(row),
         }
     }
+    drop(keep);
 
     // inserts fill small files of their partition first
-    let mut new_groups: Vec<(String, Vec<u32>, u64)> = Vec::new(); // partition, rows, rows per file
+    let mut new_groups: Vec<(String, Vec<u32>)> = Vec::new(); // partition, rows of one file
     for (partition, rows) in inserts {
         let mut rows = rows.as_slice();
         let mut candidates: Vec<(usize, u64, u64)> = Vec::new(); // slice idx, size, row count
@@ -309,185 +314,176 @@ pub async fn write_upserts(
                 rows = &rows[n..];
             }
         }
-        if !rows.is_empty() {
-            new_groups.push((
-                partition,
-                rows.to_vec(),
-                (options.max_file_size / avg).max(1),
-            ));
+        let per_file = (options.max_file_size / avg).max(1) as usize;
+        for chunk in rows.chunks(per_file) {
+            new_groups.push((partition.clone(), chunk.to_vec()));
         }
     }
 
-    // rewrite touched file groups: markers and writers in order, the heavy work in parallel
-    let batch = Arc::new(batch);
-    let keys = Arc::new(keys);
+    // rewrite touched file groups, a wave at a time: markers and writers in order, the heavy
+    // work in parallel
+    let buckets: Vec<(usize, Bucket)> = buckets.into_iter().collect();
+    let sizes: Vec<usize> = buckets.iter().map(|(_, b)| b.len()).collect();
+    let mut buckets = buckets.into_iter();
     let mut task = 0usize;
-    let mut jobs = Vec::with_capacity(buckets.len());
-    for (s, bucket) in buckets {
-        let slice = slices[s].clone();
-        let base = slice
-            .base_file
-            .clone()
-            .ok_or_else(|| FormatError::Unsupported {
-                feature: "log-only file groups".into(),
-            })?;
-        let (writer, name) = txn
-            .new_base_file(
-                &slice.partition_path,
-                &slice.file_id,
-                &write_token(task),
-                schema.clone(),
-                &options.file_settings,
-            )
-            .await?;
-        jobs.push(MergeJob {
-            slice,
-            base_path: base.rel_path,
-            bucket,
-            writer,
-            file_name: name.name(),
-            task,
-        });
-        task += 1;
+    let mut done = 0;
+    while done < sizes.len() {
+        let wave = incoming.plan_wave(&sizes, done)?;
+        let wave_buckets: Vec<(usize, Bucket)> = buckets.by_ref().take(wave).collect();
+        let rows: Vec<Vec<u32>> = wave_buckets.iter().map(|(_, b)| b.rows()).collect();
+        let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+        let last = done + wave == sizes.len() && new_groups.is_empty();
+        let gathered = incoming.gather(&refs, last)?;
+        let mut jobs = Vec::with_capacity(wave);
+        for (((s, bucket), rows), pieces) in wave_buckets.into_iter().zip(&rows).zip(gathered) {
+            let batch = match pieces.len() {
+                1 => pieces.into_iter().next().expect("one piece"),
+                _ => arrow::compute::concat_batches(schema, &pieces)?,
+            };
+            let slice = slices[s].clone();
+            let base = slice
+                .base_file
+                .clone()
+                .ok_or_else(|| FormatError::Unsupported {
+                    feature: "log-only file groups".into(),
+                })?;
+            let (writer, name) = txn
+                .new_base_file(
+                    &slice.partition_path,
+                    &slice.file_id,
+                    &write_token(task),
+                    schema.clone(),
+                    &options.file_settings,
+                )
+                .await?;
+            let keys = take_keys(&keys, rows)?;
+            jobs.push(MergeJob {
+                slice,
+                base_path: base.rel_path,
+                bucket: bucket.local(rows),
+                incoming: batch,
+                keys,
+                writer,
+                file_name: name.name(),
+                task,
+            });
+            task += 1;
+        }
+        for (stat, counts) in run_merge_jobs(&table, schema, jobs, options, txn.instant()).await? {
+            txn.record_stat(stat);
+            result.updated += counts.updated;
+            result.deleted += counts.deleted;
+            result.inserted += counts.inserted;
+            result.dropped += counts.dropped;
+            result.rewritten_file_groups += 1;
+        }
+        incoming.end_wave();
+        done += wave;
     }
-    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
-    let mut handles = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let (storage, schema, batch, keys, options, permits) = (
-            table.storage().clone(),
-            schema.clone(),
-            batch.clone(),
-            keys.clone(),
-            options.clone(),
-            permits.clone(),
-        );
-        let instant = txn.instant().to_string();
-        let what = format!("{}/{}", job.slice.partition_path, job.slice.file_id);
-        handles.push((
-            what,
-            tokio::spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                merge_file_group(&storage, &schema, &batch, &keys, job, &options, &instant).await
-            }),
-        ));
-    }
-    for (stat, counts) in crate::tasks::join_writers(handles).await? {
-        txn.record_stat(stat);
-        result.updated += counts.updated;
-        result.deleted += counts.deleted;
-        result.inserted += counts.inserted;
-        result.dropped += counts.dropped;
-        result.rewritten_file_groups += 1;
-    }
-    let batch = Arc::unwrap_or_clone(batch);
-    let keys = Arc::unwrap_or_clone(keys);
-    // new file groups
-    let mut groups = Vec::new();
-    for (partition, rows, per_file) in new_groups {
-        for chunk in rows.chunks(per_file as usize) {
-            let idx = UInt32Array::from(chunk.to_vec());
+    // new file groups, a wave at a time
+    let sizes: Vec<usize> = new_groups.iter().map(|(_, r)| r.len()).collect();
+    let mut done = 0;
+    while done < sizes.len() {
+        let wave = incoming.plan_wave(&sizes, done)?;
+        let refs: Vec<&[u32]> = new_groups[done..done + wave]
+            .iter()
+            .map(|(_, r)| r.as_slice())
+            .collect();
+        let gathered = incoming.gather(&refs, done + wave == sizes.len())?;
+        let mut groups = Vec::with_capacity(wave);
+        for ((partition, rows), pieces) in new_groups[done..done + wave].iter().zip(gathered) {
             groups.push(NewGroup {
                 partition: partition.clone(),
-                rows: take_record_batch(&batch, &idx)?,
-                keys: arrow::compute::take(&keys, &idx, None)?
-                    .as_string::<i32>()
-                    .clone(),
+                rows: pieces,
+                keys: take_keys(&keys, rows)?,
             });
         }
+        result.inserted +=
+            write_new_file_groups(txn, groups, task, schema, &options.file_settings).await?;
+        task += wave;
+        incoming.end_wave();
+        done += wave;
     }
-    result.new_file_groups = groups.len();
-    result.inserted +=
-        write_new_file_groups(txn, groups, task, schema, &options.file_settings).await?;
+    result.new_file_groups = new_groups.len();
     result.deleted -= moved;
     result.inserted -= moved;
     result.updated += moved;
     Ok(result)
 }
 
-fn meta_strings(batch: &RecordBatch, col: usize) -> StringArray {
-    batch.column(col).as_string::<i32>().clone()
+/// The record keys of rows `rows`.
+fn take_keys(keys: &StringArray, rows: &[u32]) -> Result<StringArray> {
+    Ok(
+        arrow::compute::take(keys, &UInt32Array::from(rows.to_vec()), None)?
+            .as_string::<i32>()
+            .clone(),
+    )
 }
 
-/// Record keys of a change set: from `_hoodie_record_key` for rows read from the table, from
-/// the key generator for new rows (MERGE inserts), where the meta column is null.
-fn prepped_keys(batch: &RecordBatch, keygen: &KeyGenerator, instant: &str) -> Result<StringArray> {
-    let meta = meta_strings(batch, 2);
-    if meta.null_count() == 0 {
-        return Ok(meta);
+/// Runs the rewrites of one wave on tasks, as many at once as there are cores.
+async fn run_merge_jobs(
+    table: &crate::table::HudiTable,
+    schema: &SchemaRef,
+    jobs: Vec<MergeJob>,
+    options: &UpsertOptions,
+    instant: &str,
+) -> Result<Vec<(WriteStat, MergeCounts)>> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+    let mut handles = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let (storage, schema, options, permits) = (
+            table.storage().clone(),
+            schema.clone(),
+            options.clone(),
+            permits.clone(),
+        );
+        let instant = instant.to_string();
+        let what = format!("{}/{}", job.slice.partition_path, job.slice.file_id);
+        handles.push((
+            what,
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                merge_file_group(&storage, &schema, job, &options, &instant).await
+            }),
+        ));
     }
-    let fresh = if keygen.has_generated_keys() {
-        StringArray::from_iter_values(
-            (0..batch.num_rows() as u64).map(|r| crate::keygen::generated_key(instant, 0, r)),
-        )
-    } else {
-        let new_rows: Vec<u32> = (0..meta.len())
-            .filter(|&i| meta.is_null(i))
-            .map(|i| i as u32)
-            .collect();
-        // the new rows must have valid keys (a null key is an error); rows read from the table
-        // keep theirs
-        keygen.record_keys(&take_record_batch(batch, &UInt32Array::from(new_rows))?)?;
-        keygen.record_keys_lenient(batch)?
-    };
-    Ok((0..meta.len())
-        .map(|i| {
-            Some(if meta.is_null(i) {
-                fresh.value(i)
-            } else {
-                meta.value(i)
-            })
-        })
-        .collect())
+    crate::tasks::join_writers(handles).await
 }
 
-/// Partition paths of a change set (see [`prepped_keys`]).
-fn prepped_paths(batch: &RecordBatch, keygen: &KeyGenerator) -> Result<StringArray> {
-    let meta = meta_strings(batch, 3);
-    if meta.null_count() == 0 {
-        return Ok(meta);
-    }
-    let fresh = keygen.partition_paths(batch)?;
-    Ok((0..meta.len())
-        .map(|i| {
-            Some(if meta.is_null(i) {
-                fresh.value(i)
-            } else {
-                meta.value(i)
-            })
-        })
-        .collect())
-}
-
-/// Locations of rows read from the table: `_hoodie_file_name` names the file group (None for
-/// new rows, such as MERGE inserts, and for rows whose file group is gone meanwhile).
-fn locate_prepped(batch: &RecordBatch, slices: &[FileSlice]) -> Result<Vec<Option<usize>>> {
+/// Locations of rows read from the table (the kept rows `rows`): the base file they came from
+/// names the file group (None for new rows, such as MERGE inserts, and for rows whose file
+/// group is gone meanwhile).
+fn locate_prepped(
+    rows: &[u32],
+    paths: &Interned,
+    files: &Interned,
+    slices: &[FileSlice],
+) -> Result<Vec<Option<usize>>> {
     let by_group: HashMap<(&str, &str), usize> = slices
         .iter()
         .enumerate()
         .map(|(i, s)| ((s.partition_path.as_str(), s.file_id.as_str()), i))
         .collect();
-    let paths = meta_strings(batch, 3);
-    let files = meta_strings(batch, 4);
     // a file group holds many rows: parse each file name once
-    let mut file_ids: HashMap<&str, String> = HashMap::new();
-    let mut out = Vec::with_capacity(batch.num_rows());
-    for i in 0..batch.num_rows() {
-        if files.is_null(i) {
-            out.push(None); // a new row (MERGE insert)
-            continue;
-        }
-        let name = files.value(i);
-        let file_id = match file_ids.get(name) {
-            Some(id) => id.as_str(),
-            None => {
-                let id = crate::file_name::BaseFileName::parse(name)?.file_id;
-                file_ids.entry(name).or_insert(id).as_str()
+    let file_ids: Vec<String> = files
+        .values()
+        .iter()
+        .map(|name| Ok(crate::file_name::BaseFileName::parse(name)?.file_id))
+        .collect::<Result<_>>()?;
+    Ok(rows
+        .iter()
+        .map(|&i| {
+            let i = i as usize;
+            let file = files.id(i);
+            if file == u32::MAX {
+                return None; // a new row (MERGE insert)
             }
-        };
-        // a row whose file group is gone (replaced meanwhile) is not written
-        out.push(by_group.get(&(paths.value(i), file_id)).copied());
-    }
-    Ok(out)
+            // a row whose file group is gone (replaced meanwhile) is not written
+            by_group
+                .get(&(paths.value(i), file_ids[file as usize].as_str()))
+                .copied()
+        })
+        .collect())
 }
 
 fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Option<u64> {
@@ -501,7 +497,12 @@ fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Op
 struct MergeJob {
     slice: FileSlice,
     base_path: String,
+    /// Rows of `incoming`.
     bucket: Bucket,
+    /// The incoming rows the file group takes.
+    incoming: RecordBatch,
+    /// Their record keys.
+    keys: StringArray,
     writer: crate::writer::BaseFileWriter,
     file_name: String,
     task: usize,
@@ -522,8 +523,6 @@ struct MergeCounts {
 async fn merge_file_group(
     storage: &crate::storage::TableStorage,
     schema: &SchemaRef,
-    incoming: &RecordBatch,
-    incoming_keys: &StringArray,
     job: MergeJob,
     options: &UpsertOptions,
     instant: &str,
@@ -533,10 +532,13 @@ async fn merge_file_group(
         slice,
         base_path,
         bucket,
+        incoming,
+        keys,
         mut writer,
         file_name,
         task,
     } = job;
+    let (incoming, incoming_keys) = (&incoming, &keys);
     let mut counts = MergeCounts::default();
     let mut by_key: HashMap<&str, (u32, bool)> = HashMap::new(); // incoming row, is delete
     for &i in &bucket.updates {
