@@ -5,7 +5,6 @@
 //! with the incoming values tells which columns a rewrite must encode again; the others can be
 //! copied ([`crate::splice`]).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, UInt32Array};
@@ -30,11 +29,11 @@ pub(crate) async fn differing_columns(
     footer: Arc<ParquetMetaData>,
     schema: &SchemaRef,
     incoming: &RecordBatch,
-    updates: &HashMap<&str, u32>,
+    updates: &crate::tasks::FastMap<&str, u32>,
     candidates: &[usize],
 ) -> Result<Vec<usize>> {
     let key_col = schema.index_of(RECORD_KEY)?;
-    let filter_keys: Arc<HashSet<Box<str>>> =
+    let filter_keys: Arc<crate::tasks::FastSet<Box<str>>> =
         Arc::new(updates.keys().map(|k| (*k).into()).collect());
     let predicate = ArrowPredicateFn::new(
         ProjectionMask::leaves(footer.file_metadata().schema_descr(), [key_col]),
@@ -135,7 +134,7 @@ mod tests {
                 .unwrap(),
         );
         let keys = incoming.column(2).as_string::<i32>();
-        let updates: HashMap<&str, u32> =
+        let updates: crate::tasks::FastMap<&str, u32> =
             (0..keys.len()).map(|i| (keys.value(i), i as u32)).collect();
         differing_columns(
             &storage,

@@ -8,7 +8,6 @@
 //! files. So the whole input is in memory at once only when it fits the budget.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -106,7 +105,7 @@ pub enum KeySource {
 #[derive(Debug, Default)]
 pub struct Interned {
     values: Vec<String>,
-    index: HashMap<String, u32>,
+    index: crate::tasks::FastMap<String, u32>,
     rows: Vec<u32>,
 }
 

@@ -5,6 +5,9 @@
 //! two steps for some incoming key are read.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::StringArray;
 
 use crate::base_file::read_record_keys;
 use crate::bloom::{self, HoodieBloomFilter};
@@ -12,6 +15,7 @@ use crate::error::{FormatError, Result};
 use crate::footer::{footer_value, read_footer};
 use crate::fs_view::FileSlice;
 use crate::storage::TableStorage;
+use crate::tasks::FastMap;
 
 /// What the index lookup did (for tests and EXPLAIN ANALYZE-like reporting).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,69 +30,133 @@ pub struct LookupStats {
     pub files_read: usize,
 }
 
-/// Finds the slices (indices into `slices`) holding each of `keys` (sorted, deduplicated); a
-/// key is in several slices when a non-global index let it exist in several partitions.
+/// Finds the slices (indices into `slices`) holding each of the keys `sorted` names (rows of
+/// `keys`, ordered by [`bloom::java_string_cmp`] and deduplicated); a key is in several slices
+/// when a non-global index let it exist in several partitions. The files are checked on
+/// tasks, as many at once as there are cores.
 pub async fn tag_locations(
     storage: &TableStorage,
     slices: &[FileSlice],
-    keys: &[&str],
+    keys: &StringArray,
+    sorted: Arc<Vec<u32>>,
 ) -> Result<(HashMap<String, Vec<usize>>, LookupStats)> {
     let mut found: HashMap<String, Vec<usize>> = HashMap::new();
     let mut stats = LookupStats::default();
-    if keys.is_empty() {
+    if sorted.is_empty() {
         return Ok((found, stats));
     }
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+    let mut handles = Vec::new();
+    let mut file_slices = Vec::new();
     for (i, slice) in slices.iter().enumerate() {
         let Some(base) = &slice.base_file else {
             continue;
         };
         stats.candidates += 1;
-        let footer = read_footer(storage, &base.rel_path).await?;
-        let min = footer_value(&footer, bloom::MIN_RECORD_KEY_FOOTER_KEY);
-        let max = footer_value(&footer, bloom::MAX_RECORD_KEY_FOOTER_KEY);
-        // keys within [min, max]; files without the range are checked in full
-        let (lo, hi) = match (min, max) {
-            (Some(min), Some(max)) => (
-                keys.partition_point(|k| bloom::java_string_cmp(k, min).is_lt()),
-                keys.partition_point(|k| bloom::java_string_cmp(k, max).is_le()),
-            ),
-            _ => (0, keys.len()),
-        };
-        if lo >= hi {
-            continue;
-        }
-        stats.in_range += 1;
-        let in_range = &keys[lo..hi];
-        let candidates: Vec<&str> = match footer_value(&footer, bloom::BLOOM_FILTER_FOOTER_KEY) {
-            Some(b64) => {
-                let filter = HoodieBloomFilter::from_footer(
-                    b64,
-                    footer_value(&footer, bloom::BLOOM_FILTER_TYPE_CODE_KEY),
-                )
-                .map_err(|source| FormatError::Bloom {
-                    path: base.rel_path.clone(),
-                    source,
-                })?;
-                in_range
-                    .iter()
-                    .copied()
-                    .filter(|k| filter.might_contain(k))
-                    .collect()
-            }
-            None => in_range.to_vec(),
-        };
-        if candidates.is_empty() {
-            continue;
-        }
-        stats.bloom_hits += 1;
-        stats.files_read += 1;
-        let file_keys = read_record_keys(storage, &base.rel_path).await?;
-        let present: std::collections::HashSet<&str> = file_keys.iter().flatten().collect();
-        for k in candidates {
-            if present.contains(k) {
-                found.entry(k.to_string()).or_default().push(i);
-            }
+        let (storage, rel, keys, sorted, permits) = (
+            storage.clone(),
+            base.rel_path.clone(),
+            keys.clone(),
+            sorted.clone(),
+            permits.clone(),
+        );
+        handles.push((
+            rel.clone(),
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                lookup_file(&storage, &rel, &keys, &sorted).await
+            }),
+        ));
+        file_slices.push(i);
+    }
+    for (file, slice) in crate::tasks::join_writers(handles)
+        .await?
+        .into_iter()
+        .zip(file_slices)
+    {
+        stats.in_range += usize::from(file.in_range);
+        stats.bloom_hits += usize::from(file.bloom_hit);
+        stats.files_read += usize::from(file.bloom_hit);
+        for k in file.found {
+            found
+                .entry(keys.value(k as usize).to_string())
+                .or_default()
+                .push(slice);
         }
     }
     Ok((found, stats))
+}
+
+/// What the lookup found in one base file.
+struct FileLookup {
+    /// Its key range held an incoming key.
+    in_range: bool,
+    /// Its bloom filter said "maybe" for some key (and its key column was read).
+    bloom_hit: bool,
+    /// The rows of the incoming keys it holds.
+    found: Vec<u32>,
+}
+
+/// Checks the incoming keys against one base file: footer key range, bloom filter, then its
+/// record key column.
+async fn lookup_file(
+    storage: &TableStorage,
+    rel_path: &str,
+    keys: &StringArray,
+    sorted: &[u32],
+) -> Result<FileLookup> {
+    let mut out = FileLookup {
+        in_range: false,
+        bloom_hit: false,
+        found: Vec::new(),
+    };
+    let footer = read_footer(storage, rel_path).await?;
+    let min = footer_value(&footer, bloom::MIN_RECORD_KEY_FOOTER_KEY);
+    let max = footer_value(&footer, bloom::MAX_RECORD_KEY_FOOTER_KEY);
+    let key = |i: &u32| keys.value(*i as usize);
+    // keys within [min, max]; files without the range are checked in full
+    let (lo, hi) = match (min, max) {
+        (Some(min), Some(max)) => (
+            sorted.partition_point(|k| bloom::java_string_cmp(key(k), min).is_lt()),
+            sorted.partition_point(|k| bloom::java_string_cmp(key(k), max).is_le()),
+        ),
+        _ => (0, sorted.len()),
+    };
+    if lo >= hi {
+        return Ok(out);
+    }
+    out.in_range = true;
+    let in_range = &sorted[lo..hi];
+    // the keys that may be in the file, by value
+    let mut candidates: FastMap<&str, u32> = FastMap::default();
+    match footer_value(&footer, bloom::BLOOM_FILTER_FOOTER_KEY) {
+        Some(b64) => {
+            let filter = HoodieBloomFilter::from_footer(
+                b64,
+                footer_value(&footer, bloom::BLOOM_FILTER_TYPE_CODE_KEY),
+            )
+            .map_err(|source| FormatError::Bloom {
+                path: rel_path.to_string(),
+                source,
+            })?;
+            candidates.extend(
+                in_range
+                    .iter()
+                    .filter(|k| filter.might_contain(key(k)))
+                    .map(|k| (key(k), *k)),
+            );
+        }
+        None => candidates.extend(in_range.iter().map(|k| (key(k), *k))),
+    }
+    if candidates.is_empty() {
+        return Ok(out);
+    }
+    out.bloom_hit = true;
+    let file_keys = read_record_keys(storage, rel_path).await?;
+    for stored in file_keys.iter().flatten() {
+        if let Some(&k) = candidates.get(stored) {
+            out.found.push(k);
+        }
+    }
+    Ok(out)
 }

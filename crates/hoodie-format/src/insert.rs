@@ -1,6 +1,6 @@
 //! The insert and bulk-insert write paths: new records into new file groups.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, AsArray, StringArray, UInt32Array};
@@ -14,6 +14,7 @@ use crate::file_name::{new_file_id, write_token};
 use crate::incoming::Incoming;
 use crate::keygen::{generated_key, KeyGenerator};
 use crate::meta::{with_meta_columns, MetaValues};
+use crate::tasks::FastMap;
 use crate::transaction::Transaction;
 use crate::writer::BaseFileSettings;
 
@@ -71,7 +72,7 @@ pub fn precombine_values<K: std::hash::Hash + Eq>(
 ) -> Result<Vec<u32>> {
     let converter = RowConverter::new(vec![SortField::new(ordering.data_type().clone())])?;
     let rows = converter.convert_columns(std::slice::from_ref(ordering))?;
-    let mut best: HashMap<K, u32> = HashMap::with_capacity(n);
+    let mut best: FastMap<K, u32> = FastMap::with_capacity_and_hasher(n, Default::default());
     for i in 0..n {
         match best.entry(key(i)) {
             std::collections::hash_map::Entry::Vacant(v) => {
@@ -91,7 +92,7 @@ pub fn precombine_values<K: std::hash::Hash + Eq>(
 
 /// Keeps the last row of each record (commit-time ordering without an ordering field).
 pub fn keep_last_by<K: std::hash::Hash + Eq>(n: usize, key: impl Fn(usize) -> K) -> Vec<u32> {
-    let mut last: HashMap<K, u32> = HashMap::with_capacity(n);
+    let mut last: FastMap<K, u32> = FastMap::with_capacity_and_hasher(n, Default::default());
     for i in 0..n {
         last.insert(key(i), i as u32);
     }

@@ -8,7 +8,6 @@
 //! old one (the same keys in the same order) extended by the inserted keys. It holds what a
 //! full rewrite would write, except that the copied chunks keep the old file's encoding.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{make_comparator, Array, ArrayRef, AsArray, StringArray};
@@ -45,7 +44,7 @@ pub(crate) struct SpliceInput<'a> {
     /// Record keys of `incoming`.
     pub incoming_keys: &'a StringArray,
     /// Incoming row per stored key routed to this file group (updates only).
-    pub updates: &'a HashMap<&'a str, u32>,
+    pub updates: &'a crate::tasks::FastMap<&'a str, u32>,
     /// Incoming rows new to this file group: appended as a row group of their own.
     pub inserts: &'a [u32],
     /// The ordering column under event-time ordering.
@@ -759,7 +758,7 @@ mod tests {
         inserts: &[u32],
     ) -> Option<Spliced> {
         let keys = incoming.column(2).as_string::<i32>().clone();
-        let updates: HashMap<&str, u32> = (0..keys.len() as u32)
+        let updates: crate::tasks::FastMap<&str, u32> = (0..keys.len() as u32)
             .filter(|i| !inserts.contains(i))
             .map(|i| (keys.value(i as usize), i))
             .collect();

@@ -27,6 +27,7 @@ use crate::index::{tag_locations, LookupStats};
 use crate::insert::{keep_last_by, precombine_values, write_new_file_groups, NewGroup};
 use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
+use crate::tasks::FastMap;
 use crate::transaction::Transaction;
 use crate::writer::BaseFileSettings;
 
@@ -219,10 +220,12 @@ pub async fn write_upserts(
             .expect("a change set keeps its base file names");
         locate_prepped(&keep, paths, files, &slices)?
     } else {
-        let mut sorted_keys: Vec<&str> = keep.iter().map(|&i| keys.value(i as usize)).collect();
-        sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(a, b));
-        sorted_keys.dedup();
-        let (located, lookup) = tag_locations(table.storage(), &slices, &sorted_keys).await?;
+        let mut sorted_keys: Vec<u32> = keep.clone();
+        let key = |i: &u32| keys.value(*i as usize);
+        sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(key(a), key(b)));
+        sorted_keys.dedup_by(|a, b| key(a) == key(b));
+        let (located, lookup) =
+            tag_locations(table.storage(), &slices, &keys, Arc::new(sorted_keys)).await?;
         result.lookup = lookup;
         keep.iter()
             .map(|&i| {
@@ -540,7 +543,7 @@ async fn merge_file_group(
     } = job;
     let (incoming, incoming_keys) = (&incoming, &keys);
     let mut counts = MergeCounts::default();
-    let mut by_key: HashMap<&str, (u32, bool)> = HashMap::new(); // incoming row, is delete
+    let mut by_key: FastMap<&str, (u32, bool)> = FastMap::default(); // incoming row, is delete
     for &i in &bucket.updates {
         by_key.insert(incoming_keys.value(i as usize), (i, false));
     }
@@ -575,7 +578,7 @@ async fn merge_file_group(
             .changed_columns
             .as_deref()
             .filter(|c| c.len() < data_columns);
-        let updates: HashMap<&str, u32> = by_key.iter().map(|(k, v)| (*k, v.0)).collect();
+        let updates: FastMap<&str, u32> = by_key.iter().map(|(k, v)| (*k, v.0)).collect();
         let input = crate::splice::SpliceInput {
             storage,
             schema,
