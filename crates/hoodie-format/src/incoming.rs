@@ -8,16 +8,12 @@
 //! files. So the whole input is in memory at once only when it fits the budget.
 
 use std::any::Any;
-use std::fs::File;
-use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray, UInt32Array};
-use arrow::compute::{concat, interleave_record_batch, take_record_batch};
+use arrow::compute::{concat, take_record_batch};
 use arrow::datatypes::SchemaRef;
-use arrow::ipc::reader::FileReader;
-use arrow::ipc::writer::FileWriter;
 
 use crate::error::{FormatError, Result};
 use crate::keygen::{generated_key, KeyGenerator};
@@ -165,35 +161,14 @@ impl Interned {
     }
 }
 
-/// Where one pushed batch is.
-enum Chunk {
-    Memory(RecordBatch),
-    /// Batch `batch` of spill file `file`.
-    Spilled {
-        file: usize,
-        batch: usize,
-    },
-    /// Gathered for the last time.
-    Released,
-}
-
 /// Collects the rows of a write batch by batch (see the module docs).
 pub struct IncomingBuilder {
-    schema: SchemaRef,
     keygen: KeyGenerator,
     key_source: KeySource,
     ordering: Option<usize>,
-    budget: Arc<dyn MemoryBudget>,
+    rows: RowStore,
     routing_budget: Arc<dyn MemoryBudget>,
-    spill: Option<Arc<dyn SpillSpace>>,
-    chunks: Vec<Chunk>,
-    starts: Vec<usize>,
-    files: Vec<SpillFile>,
-    rows: usize,
-    bytes: usize,
-    /// Bytes of in-memory chunks taken from the budget.
-    held: usize,
-    /// Bytes of routing columns taken from the budget.
+    /// Bytes of routing columns taken from the routing budget.
     routing_held: usize,
     keys: Vec<StringArray>,
     paths: Interned,
@@ -225,20 +200,12 @@ impl IncomingBuilder {
             })
             .transpose()?;
         Ok(Self {
-            schema,
+            rows: RowStore::new(schema, budgets.rows, spill),
             keygen,
             base_files: (key_source == KeySource::Prepped).then(Interned::default),
             key_source,
             ordering,
-            budget: budgets.rows,
             routing_budget: budgets.routing,
-            spill,
-            chunks: Vec::new(),
-            starts: Vec::new(),
-            files: Vec::new(),
-            rows: 0,
-            bytes: 0,
-            held: 0,
             routing_held: 0,
             keys: Vec::new(),
             paths: Interned::default(),
@@ -284,7 +251,7 @@ impl IncomingBuilder {
         }
         if let Some(flags) = deletes {
             self.deletes
-                .get_or_insert_with(|| vec![false; self.rows])
+                .get_or_insert_with(|| vec![false; self.rows.num_rows()])
                 .extend_from_slice(flags);
             routing_bytes += n;
         } else if let Some(d) = &mut self.deletes {
@@ -292,17 +259,7 @@ impl IncomingBuilder {
         }
         self.reserve_routing(routing_bytes)?;
 
-        let bytes = batch.get_array_memory_size();
-        self.starts.push(self.rows);
-        self.rows += n;
-        self.bytes += bytes;
-        self.chunks.push(Chunk::Memory(batch));
-        if self.budget.try_grow(bytes) {
-            self.held += bytes;
-            Ok(())
-        } else {
-            self.spill()
-        }
+        self.rows.push(batch)
     }
 
     /// Keys of a change set's batch: `_hoodie_record_key`, or computed for new rows (null
@@ -359,7 +316,7 @@ impl IncomingBuilder {
 
     fn reserve_routing(&mut self, bytes: usize) -> Result<()> {
         if !self.routing_budget.try_grow(bytes) {
-            self.spill()?;
+            self.rows.spill()?;
             if !self.routing_budget.try_grow(bytes) {
                 return Err(FormatError::MemoryLimit {
                     what: "the record keys, partition paths and ordering values of the write",
@@ -368,20 +325,6 @@ impl IncomingBuilder {
             }
         }
         self.routing_held += bytes;
-        Ok(())
-    }
-
-    /// Writes every in-memory chunk to a new spill file and gives their memory back.
-    fn spill(&mut self) -> Result<()> {
-        spill_chunks(
-            &self.schema,
-            &mut self.chunks,
-            &mut self.files,
-            self.spill.as_ref(),
-            self.bytes,
-        )?;
-        self.budget.shrink(self.held);
-        self.held = 0;
         Ok(())
     }
 
@@ -405,18 +348,9 @@ impl IncomingBuilder {
             }
         };
         Ok(Incoming {
-            schema: self.schema,
-            chunks: self.chunks,
-            starts: self.starts,
-            files: self.files,
             rows: self.rows,
-            bytes: self.bytes,
-            held: self.held,
             routing_held: self.routing_held,
-            wave_held: 0,
-            budget: self.budget,
             routing_budget: self.routing_budget,
-            spill: self.spill,
             keys,
             paths: self.paths,
             base_files: self.base_files,
@@ -428,18 +362,9 @@ impl IncomingBuilder {
 
 /// The rows of a write and what it routes them by (see the module docs).
 pub struct Incoming {
-    schema: SchemaRef,
-    chunks: Vec<Chunk>,
-    starts: Vec<usize>,
-    files: Vec<SpillFile>,
-    rows: usize,
-    bytes: usize,
-    held: usize,
+    rows: RowStore,
     routing_held: usize,
-    wave_held: usize,
-    budget: Arc<dyn MemoryBudget>,
     routing_budget: Arc<dyn MemoryBudget>,
-    spill: Option<Arc<dyn SpillSpace>>,
     keys: Option<StringArray>,
     paths: Interned,
     base_files: Option<Interned>,
@@ -449,51 +374,24 @@ pub struct Incoming {
 
 impl Drop for Incoming {
     fn drop(&mut self) {
-        self.budget.shrink(self.held + self.wave_held);
         self.routing_budget.shrink(self.routing_held);
     }
 }
 
 impl Incoming {
-    /// `batches` (table schema) held in memory, with no budget.
-    pub fn from_batches(
-        schema: SchemaRef,
-        keygen: KeyGenerator,
-        key_source: KeySource,
-        ordering: Option<&str>,
-        batches: Vec<RecordBatch>,
-        deletes: Option<&[bool]>,
-    ) -> Result<Self> {
-        let mut builder = IncomingBuilder::new(
-            schema,
-            keygen,
-            key_source,
-            ordering,
-            Budgets::unbounded(),
-            None,
-        )?;
-        let mut offset = 0;
-        for b in batches {
-            let n = b.num_rows();
-            builder.push(b, deletes.map(|d| &d[offset..offset + n]))?;
-            offset += n;
-        }
-        builder.finish()
-    }
-
     /// The table schema of the rows.
     pub fn schema(&self) -> &SchemaRef {
-        &self.schema
+        self.rows.schema()
     }
 
     /// How many rows.
     pub fn num_rows(&self) -> usize {
-        self.rows
+        self.rows.num_rows()
     }
 
     /// Whether any rows went to spill files.
     pub fn spilled(&self) -> bool {
-        !self.files.is_empty()
+        self.rows.spilled()
     }
 
     /// The record keys (see [`KeySource`]); None when not kept.
@@ -523,7 +421,7 @@ impl Incoming {
 
     /// The in-memory size of `rows` rows, estimated from the average row.
     pub fn estimate_bytes(&self, rows: usize) -> usize {
-        (self.bytes as u128 * rows as u128 / self.rows.max(1) as u128) as usize
+        self.rows.estimate_bytes(rows)
     }
 
     /// Gives change-set rows of a table with generated keys (new rows, whose key is null)
@@ -546,208 +444,31 @@ impl Incoming {
     }
 
     /// How many of `units` (row counts, from `first` on) the next wave takes: as many as the
-    /// budget holds, at least one. Their estimated memory is taken from the budget until
+    /// rows budget holds, at least one. Their estimated memory is taken from the budget until
     /// [`Incoming::end_wave`]. When even the first does not fit, the rows still in memory are
     /// spilled first; a unit that does not fit after that is taken anyway (a file group's
     /// rows are merged together).
     pub fn plan_wave(&mut self, units: &[usize], first: usize) -> Result<usize> {
-        let mut end = first;
-        while end < units.len() {
-            let bytes = self.estimate_bytes(units[end]);
-            if self.budget.try_grow(bytes) {
-                self.wave_held += bytes;
-                end += 1;
-                continue;
-            }
-            if end > first {
-                break;
-            }
-            if self.held > 0 {
-                self.spill_all()?;
-                continue;
-            }
-            self.budget.grow(bytes);
-            self.wave_held += bytes;
-            end += 1;
-        }
-        Ok(end - first)
+        self.rows.plan_wave(units, first)
     }
 
     /// Gives back the memory of the wave planned last.
     pub fn end_wave(&mut self) {
-        self.budget.shrink(self.wave_held);
-        self.wave_held = 0;
-    }
-
-    fn spill_all(&mut self) -> Result<()> {
-        spill_chunks(
-            &self.schema,
-            &mut self.chunks,
-            &mut self.files,
-            self.spill.as_ref(),
-            self.bytes,
-        )?;
-        self.budget.shrink(self.held);
-        self.held = 0;
-        Ok(())
+        self.rows.end_wave()
     }
 
     /// The rows of each unit (global row numbers), in the order given, read in one pass over
-    /// the chunks (spilled ones read back from their files). A unit comes back as pieces whose
-    /// concatenation is its rows: one piece per chunk when its rows ascend, else one batch.
-    /// `last`: no later call gathers anything, so each chunk's memory is given back as soon as
-    /// its rows are taken.
+    /// the batches (spilled ones read back from their files). A unit comes back as pieces
+    /// whose concatenation is its rows: one piece per batch when its rows ascend, else one
+    /// batch. `last`: no later call gathers anything, so each batch's memory is given back as
+    /// soon as its rows are taken.
     pub fn gather(&mut self, units: &[&[u32]], last: bool) -> Result<Vec<Vec<RecordBatch>>> {
-        let ascending: Vec<bool> = units
-            .iter()
-            .map(|rows| rows.windows(2).all(|w| w[0] < w[1]))
-            .collect();
-        // per chunk: the units that want rows of it, with those rows (chunk-local); per
-        // unit whose rows do not ascend: where each row lands (chunk, index in its piece)
-        let mut wanted: Vec<Vec<(usize, Vec<u32>)>> =
-            (0..self.chunks.len()).map(|_| Vec::new()).collect();
-        let mut landing: Vec<Vec<(usize, usize)>> = vec![Vec::new(); units.len()];
-        for (u, rows) in units.iter().enumerate() {
-            let mut c = 0;
-            for &r in rows.iter() {
-                let r = r as usize;
-                let end = self.starts.get(c + 1).copied().unwrap_or(self.rows);
-                if r < self.starts[c] || r >= end {
-                    c = self.starts.partition_point(|&s| s <= r) - 1;
-                }
-                let list = &mut wanted[c];
-                let at = match list.iter().rposition(|(lu, _)| *lu == u) {
-                    Some(at) => at,
-                    None => {
-                        list.push((u, Vec::new()));
-                        list.len() - 1
-                    }
-                };
-                let piece = &mut list[at].1;
-                if !ascending[u] {
-                    landing[u].push((c, piece.len()));
-                }
-                piece.push((r - self.starts[c]) as u32);
-            }
-        }
-        let mut pieces: Vec<Vec<(usize, RecordBatch)>> = vec![Vec::new(); units.len()];
-        let mut reader: Option<(usize, FileReader<BufReader<File>>)> = None;
-        for (c, by_unit) in wanted.into_iter().enumerate() {
-            if by_unit.is_empty() {
-                continue;
-            }
-            let batch = match &self.chunks[c] {
-                Chunk::Memory(b) => b.clone(),
-                Chunk::Spilled { file, batch } => self.read_spilled(&mut reader, *file, *batch)?,
-                Chunk::Released => unreachable!("a released chunk is not gathered again"),
-            };
-            for (u, rows) in by_unit {
-                let taken = if rows.len() == batch.num_rows()
-                    && rows.iter().enumerate().all(|(i, &r)| i as u32 == r)
-                {
-                    batch.clone()
-                } else {
-                    take_record_batch(&batch, &UInt32Array::from(rows))?
-                };
-                pieces[u].push((c, taken));
-            }
-            if last {
-                self.release(c);
-            }
-        }
-        let mut out = Vec::with_capacity(units.len());
-        for (u, unit) in pieces.into_iter().enumerate() {
-            if ascending[u] || unit.len() <= 1 {
-                out.push(unit.into_iter().map(|(_, b)| b).collect());
-                continue;
-            }
-            let idx: Vec<(usize, usize)> = landing[u]
-                .iter()
-                .map(|&(c, i)| (unit.partition_point(|(pc, _)| *pc < c), i))
-                .collect();
-            let refs: Vec<&RecordBatch> = unit.iter().map(|(_, b)| b).collect();
-            out.push(vec![interleave_record_batch(&refs, &idx)?]);
-        }
-        Ok(out)
-    }
-
-    /// Drops chunk `c`'s rows (and gives back their memory, if held).
-    fn release(&mut self, c: usize) {
-        if let Chunk::Memory(b) = std::mem::replace(&mut self.chunks[c], Chunk::Released) {
-            let bytes = b.get_array_memory_size().min(self.held);
-            self.budget.shrink(bytes);
-            self.held -= bytes;
-        }
-    }
-
-    fn read_spilled(
-        &self,
-        reader: &mut Option<(usize, FileReader<BufReader<File>>)>,
-        file: usize,
-        batch: usize,
-    ) -> Result<RecordBatch> {
-        let path = self.files[file].path();
-        let io = |source| FormatError::Spill {
-            path: path.display().to_string(),
-            source,
-        };
-        if reader.as_ref().is_none_or(|(f, _)| *f != file) {
-            let f = File::open(path).map_err(io)?;
-            *reader = Some((file, FileReader::try_new(BufReader::new(f), None)?));
-        }
-        let (_, r) = reader.as_mut().expect("opened above");
-        r.set_index(batch)?;
-        match r.next() {
-            Some(b) => Ok(b?),
-            None => Err(io(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                format!("batch {batch} missing"),
-            ))),
-        }
+        self.rows.gather(units, last)
     }
 }
 
-/// Writes every in-memory chunk to a new spill file from `space` (nothing when all are on
-/// disk already). `bytes`: the size of all rows, for the error when there is no spill space.
-fn spill_chunks(
-    schema: &SchemaRef,
-    chunks: &mut [Chunk],
-    files: &mut Vec<SpillFile>,
-    space: Option<&Arc<dyn SpillSpace>>,
-    bytes: usize,
-) -> Result<()> {
-    if !chunks.iter().any(|c| matches!(c, Chunk::Memory(_))) {
-        return Ok(());
-    }
-    let Some(space) = space else {
-        return Err(FormatError::MemoryLimit {
-            what: "the rows of the write (and no spill space is configured)",
-            needed: bytes,
-        });
-    };
-    let file = space.create()?;
-    let io = |source| FormatError::Spill {
-        path: file.path().display().to_string(),
-        source,
-    };
-    let out = File::create(file.path()).map_err(io)?;
-    let mut writer = FileWriter::try_new(BufWriter::new(out), schema)?;
-    let file_no = files.len();
-    let mut in_file = 0;
-    for chunk in chunks.iter_mut() {
-        if let Chunk::Memory(batch) = chunk {
-            writer.write(batch)?;
-            *chunk = Chunk::Spilled {
-                file: file_no,
-                batch: in_file,
-            };
-            in_file += 1;
-        }
-    }
-    writer.finish()?;
-    files.push(file);
-    Ok(())
-}
+mod rows;
+use rows::RowStore;
 
 #[cfg(test)]
 mod tests;

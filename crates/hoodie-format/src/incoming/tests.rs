@@ -108,6 +108,32 @@ fn rows(from: i64, to: i64) -> RecordBatch {
     .unwrap()
 }
 
+/// A builder over the test schema and key generator; `budget` (one for rows and routing) and
+/// `spill` as given, unbounded and none otherwise.
+fn builder(
+    source: KeySource,
+    ordering: Option<&str>,
+    budget: Option<Arc<TestBudget>>,
+    spill: Option<Arc<TestSpill>>,
+) -> IncomingBuilder {
+    let budgets = match budget {
+        Some(b) => Budgets {
+            rows: b.clone(),
+            routing: b,
+        },
+        None => Budgets::unbounded(),
+    };
+    IncomingBuilder::new(
+        schema(),
+        keygen(),
+        source,
+        ordering,
+        budgets,
+        spill.map(|s| s as Arc<dyn SpillSpace>),
+    )
+    .unwrap()
+}
+
 fn ts_values(pieces: &[RecordBatch]) -> Vec<i64> {
     pieces
         .iter()
@@ -122,15 +148,7 @@ fn ts_values(pieces: &[RecordBatch]) -> Vec<i64> {
 
 #[test]
 fn keeps_routing_columns_and_gathers_in_the_order_asked() {
-    let mut b = IncomingBuilder::new(
-        schema(),
-        keygen(),
-        KeySource::Keep,
-        Some("TS"),
-        Budgets::unbounded(),
-        None,
-    )
-    .unwrap();
+    let mut b = builder(KeySource::Keep, Some("TS"), None, None);
     b.push(rows(0, 4), None).unwrap();
     b.push(rows(4, 10), None).unwrap();
     let mut inc = b.finish().unwrap();
@@ -156,7 +174,11 @@ fn keeps_routing_columns_and_gathers_in_the_order_asked() {
         .gather(&[&[0, 1, 2, 3], &[4, 5, 6, 7, 8, 9]], true)
         .unwrap();
     assert_eq!(ts_values(&out[1]), (4..10).collect::<Vec<_>>());
-    assert!(inc.chunks.iter().all(|c| matches!(c, Chunk::Released)));
+    assert!(inc
+        .rows
+        .chunks
+        .iter()
+        .all(|c| matches!(c, rows::Chunk::Released)));
 }
 
 #[test]
@@ -164,18 +186,12 @@ fn spills_past_the_budget_and_reads_back_the_same_rows() {
     let one = rows(0, 100).get_array_memory_size();
     let budget = TestBudget::new(one * 5 / 2 + 8192);
     let spill = test_spill();
-    let mut b = IncomingBuilder::new(
-        schema(),
-        keygen(),
+    let mut b = builder(
         KeySource::Keep,
         None,
-        Budgets {
-            rows: budget.clone(),
-            routing: budget.clone(),
-        },
+        Some(budget.clone()),
         Some(spill.clone()),
-    )
-    .unwrap();
+    );
     for i in 0..10 {
         b.push(rows(i * 100, (i + 1) * 100), None).unwrap();
         // what is held stays inside the budget
@@ -214,18 +230,7 @@ fn spills_past_the_budget_and_reads_back_the_same_rows() {
 #[test]
 fn without_spill_space_a_full_budget_is_a_typed_error() {
     let budget = TestBudget::new(rows(0, 100).get_array_memory_size() * 2);
-    let mut b = IncomingBuilder::new(
-        schema(),
-        keygen(),
-        KeySource::Validate,
-        None,
-        Budgets {
-            rows: budget.clone(),
-            routing: budget.clone(),
-        },
-        None,
-    )
-    .unwrap();
+    let mut b = builder(KeySource::Validate, None, Some(budget.clone()), None);
     b.push(rows(0, 100), None).unwrap();
     let err = b.push(rows(100, 300), None).unwrap_err();
     assert!(
@@ -239,18 +244,12 @@ fn without_spill_space_a_full_budget_is_a_typed_error() {
 fn a_unit_larger_than_the_budget_is_taken_alone() {
     let budget = TestBudget::new(rows(0, 10).get_array_memory_size() * 3);
     let spill = test_spill();
-    let mut b = IncomingBuilder::new(
-        schema(),
-        keygen(),
+    let mut b = builder(
         KeySource::Validate,
         None,
-        Budgets {
-            rows: budget.clone(),
-            routing: budget.clone(),
-        },
+        Some(budget.clone()),
         Some(spill.clone()),
-    )
-    .unwrap();
+    );
     for i in 0..10 {
         b.push(rows(i * 10, (i + 1) * 10), None).unwrap();
     }
@@ -273,15 +272,7 @@ fn prepped_rows_take_stored_keys_and_compute_new_ones() {
         Some("f.parquet"),
     ]));
     stored = RecordBatch::try_new(schema(), cols).unwrap();
-    let mut b = IncomingBuilder::new(
-        schema(),
-        keygen(),
-        KeySource::Prepped,
-        None,
-        Budgets::unbounded(),
-        None,
-    )
-    .unwrap();
+    let mut b = builder(KeySource::Prepped, None, None, None);
     b.push(stored.clone(), Some(&[false, false, true])).unwrap();
     let inc = b.finish().unwrap();
     let keys = inc.keys().unwrap();
@@ -300,15 +291,7 @@ fn prepped_rows_take_stored_keys_and_compute_new_ones() {
     let mut cols = stored.columns().to_vec();
     cols[5] = Arc::new(StringArray::from(vec![Some("x"), None, Some("y")]));
     let bad = RecordBatch::try_new(schema(), cols).unwrap();
-    let mut b = IncomingBuilder::new(
-        schema(),
-        keygen(),
-        KeySource::Prepped,
-        None,
-        Budgets::unbounded(),
-        None,
-    )
-    .unwrap();
+    let mut b = builder(KeySource::Prepped, None, None, None);
     assert!(matches!(
         b.push(bad, None),
         Err(FormatError::NullRecordKey { .. })
