@@ -115,7 +115,7 @@ pub enum FormatError {
     },
     /// The memory budget (the session's memory pool) cannot hold even what a write must keep
     /// in memory.
-    #[error("the memory limit leaves no room for {what} ({needed} bytes more); raise the limit (the shell's --memory-limit, HoodieConfig::memory_limit)")]
+    #[error("the memory limit leaves no room for {what} ({needed} bytes more); raise the limit (the shell's --memory-limit, HoodieConfig::memory_limit or SET datafusion.runtime.memory_limit)")]
     MemoryLimit {
         /// What needed the memory.
         what: &'static str,
