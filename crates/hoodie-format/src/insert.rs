@@ -144,8 +144,55 @@ pub async fn write_inserts(
         }
     }
     drop(keep);
+    let rows_written = write_groups_in_waves(
+        txn,
+        &mut incoming,
+        &groups,
+        0,
+        table_schema,
+        &options.file_settings,
+        |txn, task, rows, pieces| match &keys {
+            Some(k) => Ok(
+                arrow::compute::take(k, &UInt32Array::from(rows.to_vec()), None)?
+                    .as_string::<i32>()
+                    .clone(),
+            ),
+            None if keygen.has_generated_keys() => Ok(StringArray::from_iter_values(
+                (0..rows.len() as u64).map(|r| generated_key(txn.instant(), task, r)),
+            )),
+            None => {
+                let keys = pieces
+                    .iter()
+                    .map(|p| keygen.record_keys(p))
+                    .collect::<Result<Vec<_>>>()?;
+                let refs: Vec<&dyn arrow::array::Array> =
+                    keys.iter().map(|k| k as &dyn arrow::array::Array).collect();
+                Ok(arrow::compute::concat(&refs)?.as_string::<i32>().clone())
+            }
+        },
+    )
+    .await?;
+    Ok(InsertResult {
+        rows: rows_written,
+        files: groups.len(),
+    })
+}
+
+/// Writes `groups` (a partition path and the rows of `incoming` of one new file each) as new
+/// file groups of `txn`, a wave at a time (as many as the memory budget holds), with task
+/// numbers from `first_task` on. `keys(txn, task, rows, pieces)` gives a file's record keys.
+/// Returns the rows written.
+pub(crate) async fn write_groups_in_waves(
+    txn: &mut Transaction,
+    incoming: &mut Incoming,
+    groups: &[(String, Vec<u32>)],
+    first_task: usize,
+    schema: &SchemaRef,
+    settings: &BaseFileSettings,
+    keys: impl Fn(&Transaction, usize, &[u32], &[RecordBatch]) -> Result<StringArray>,
+) -> Result<u64> {
     let sizes: Vec<usize> = groups.iter().map(|(_, r)| r.len()).collect();
-    let mut rows_written = 0;
+    let mut written = 0;
     let mut done = 0;
     while done < groups.len() {
         let wave = incoming.plan_wave(&sizes, done)?;
@@ -158,40 +205,18 @@ pub async fn write_inserts(
         for (i, ((partition, rows), pieces)) in
             groups[done..done + wave].iter().zip(gathered).enumerate()
         {
-            let task = done + i;
-            let keys = match &keys {
-                Some(k) => arrow::compute::take(k, &UInt32Array::from(rows.clone()), None)?
-                    .as_string::<i32>()
-                    .clone(),
-                None if keygen.has_generated_keys() => StringArray::from_iter_values(
-                    (0..rows.len() as u64).map(|r| generated_key(txn.instant(), task, r)),
-                ),
-                None => {
-                    let keys = pieces
-                        .iter()
-                        .map(|p| keygen.record_keys(p))
-                        .collect::<Result<Vec<_>>>()?;
-                    let refs: Vec<&dyn arrow::array::Array> =
-                        keys.iter().map(|k| k as &dyn arrow::array::Array).collect();
-                    arrow::compute::concat(&refs)?.as_string::<i32>().clone()
-                }
-            };
             wave_groups.push(NewGroup {
                 partition: partition.clone(),
+                keys: keys(txn, first_task + done + i, rows, &pieces)?,
                 rows: pieces,
-                keys,
             });
         }
-        rows_written +=
-            write_new_file_groups(txn, wave_groups, done, table_schema, &options.file_settings)
-                .await?;
+        written +=
+            write_new_file_groups(txn, wave_groups, first_task + done, schema, settings).await?;
         incoming.end_wave();
         done += wave;
     }
-    Ok(InsertResult {
-        rows: rows_written,
-        files: groups.len(),
-    })
+    Ok(written)
 }
 
 /// One new file group to write: its partition path, rows (table schema, in pieces; meta

@@ -24,7 +24,7 @@ use crate::footer::read_footer;
 use crate::fs_view::FileSlice;
 use crate::incoming::{Incoming, Interned};
 use crate::index::{tag_locations, LookupStats};
-use crate::insert::{keep_last_by, precombine_values, write_new_file_groups, NewGroup};
+use crate::insert::{keep_last_by, precombine_values, write_groups_in_waves};
 use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
@@ -384,29 +384,16 @@ pub async fn write_upserts(
         done += wave;
     }
     // new file groups, a wave at a time
-    let sizes: Vec<usize> = new_groups.iter().map(|(_, r)| r.len()).collect();
-    let mut done = 0;
-    while done < sizes.len() {
-        let wave = incoming.plan_wave(&sizes, done)?;
-        let refs: Vec<&[u32]> = new_groups[done..done + wave]
-            .iter()
-            .map(|(_, r)| r.as_slice())
-            .collect();
-        let gathered = incoming.gather(&refs, done + wave == sizes.len())?;
-        let mut groups = Vec::with_capacity(wave);
-        for ((partition, rows), pieces) in new_groups[done..done + wave].iter().zip(gathered) {
-            groups.push(NewGroup {
-                partition: partition.clone(),
-                rows: pieces,
-                keys: take_keys(&keys, rows)?,
-            });
-        }
-        result.inserted +=
-            write_new_file_groups(txn, groups, task, schema, &options.file_settings).await?;
-        task += wave;
-        incoming.end_wave();
-        done += wave;
-    }
+    result.inserted += write_groups_in_waves(
+        txn,
+        &mut incoming,
+        &new_groups,
+        task,
+        schema,
+        &options.file_settings,
+        |_, _, rows, _| take_keys(&keys, rows),
+    )
+    .await?;
     result.new_file_groups = new_groups.len();
     result.deleted -= moved;
     result.inserted -= moved;
