@@ -115,6 +115,8 @@ async fn a_merge_source_larger_than_the_pool_fails_before_writing() {
         .to_string();
     assert!(err.contains("Resources exhausted"), "{err}");
     assert!(err.contains("HashJoinInput"), "{err}");
+    // the pool names its largest consumers
+    assert!(err.contains("top memory consumers"), "{err}");
     assert_eq!(
         count(&ctx, "SELECT count(*) FROM t WHERE ts = 1").await,
         100
@@ -146,11 +148,12 @@ async fn an_upsert_over_many_file_groups_runs_in_waves() {
     .unwrap();
     ctx.run(
         "INSERT INTO p SELECT id, concat(CAST(id AS STRING), repeat('z', 190)) AS v, 2 AS ts, \
-         CAST(id % 8 AS INT) AS part FROM (SELECT unnest(range(0, 20000, 2)) AS id)",
+         CAST(id % 8 AS INT) AS part FROM (SELECT unnest(range(0, 20000, 3)) AS id)",
     )
     .await
     .unwrap();
-    assert_eq!(count(&ctx, "SELECT count(*) FROM p").await, 18000);
+    // ids divisible by 3: 5,334 of the stored ones (in all 8 partitions) and 1,333 new ones
+    assert_eq!(count(&ctx, "SELECT count(*) FROM p").await, 17333);
     // every updated row carries its own key in v, in the right partition
     assert_eq!(
         count(
@@ -159,14 +162,24 @@ async fn an_upsert_over_many_file_groups_runs_in_waves() {
              AND part = id % 8"
         )
         .await,
-        10000
+        6667
     );
     assert_eq!(
-        count(&ctx, "SELECT count(*) FROM p WHERE ts = 1 AND id % 2 = 1").await,
-        8000
+        count(&ctx, "SELECT count(*) FROM p WHERE ts = 1 AND id % 3 <> 0").await,
+        10666
     );
+    // every one of the 8 file groups was rewritten by the upsert: one file each, all named
+    // with the upsert's instant
     assert_eq!(
         count(&ctx, "SELECT count(DISTINCT _hoodie_file_name) FROM p").await,
         8
+    );
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT count(DISTINCT split_part(_hoodie_file_name, '_', 3)) FROM p"
+        )
+        .await,
+        1
     );
 }
