@@ -22,7 +22,7 @@ use datafusion::datasource::source_as_provider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::context::QueryPlanner;
-use datafusion::logical_expr::dml::WriteOp;
+use datafusion::logical_expr::dml::{DmlStatement, WriteOp};
 use datafusion::logical_expr::{
     lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNode,
     UserDefinedLogicalNodeCore,
@@ -61,6 +61,8 @@ pub struct HudiDmlNode {
     schema: DFSchemaRef,
     /// The data columns an UPDATE, or a MERGE's UPDATE clauses, assign (None for DELETE).
     changed: Option<Vec<String>>,
+    /// A MERGE as written, to plan its join in passes ([`crate::merge_passes`]).
+    merge: Option<Arc<DmlStatement>>,
 }
 
 impl fmt::Debug for HudiDmlNode {
@@ -207,6 +209,7 @@ impl AnalyzerRule for HudiDmlRule {
             input: change_set,
             schema: count_schema(),
             changed,
+            merge: matches!(dml.op, WriteOp::MergeInto(_)).then(|| Arc::new(dml.clone())),
         };
         Ok(LogicalPlan::Extension(Extension {
             node: Arc::new(node),
@@ -308,7 +311,7 @@ impl ExtensionPlanner for HudiDmlPlanner {
         node: &dyn UserDefinedLogicalNode,
         _logical_inputs: &[&LogicalPlan],
         physical_inputs: &[Arc<dyn ExecutionPlan>],
-        _session: &dyn Session,
+        session: &dyn Session,
         _ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
     ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
         let Some(node) = node.as_any().downcast_ref::<HudiDmlNode>() else {
@@ -318,6 +321,12 @@ impl ExtensionPlanner for HudiDmlPlanner {
             DataFusionError::Internal("HudiDml on a table that is not Hudi".into())
         })?;
         let mut input = physical_inputs[0].clone();
+        let mut rows_in_memory = None;
+        if let Some(dml) = &node.merge {
+            (input, rows_in_memory) =
+                crate::merge_passes::merge_input(dml, hudi, node.provider.clone(), input, session)
+                    .await?;
+        }
         if input.output_partitioning().partition_count() > 1 {
             input = Arc::new(CoalescePartitionsExec::new(input));
         }
@@ -333,6 +342,7 @@ impl ExtensionPlanner for HudiDmlPlanner {
         Ok(Some(hudi.change_set_plan(
             input,
             WriteMode::ChangeSet { operation, options },
+            rows_in_memory,
         )))
     }
 }

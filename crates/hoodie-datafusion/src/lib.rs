@@ -13,6 +13,8 @@ pub mod factory;
 pub mod frontend;
 pub mod insert;
 pub mod merge;
+pub mod merge_passes;
+pub mod merge_passes_exec;
 pub mod options;
 pub mod provider;
 pub mod sink;

@@ -5,14 +5,17 @@
 
 use std::sync::Arc;
 
-use datafusion::common::{Column, TableReference};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::{Column, DFSchema, TableReference};
 use datafusion::datasource::{provider_as_source, TableProvider};
 use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::conditional_expressions::CaseBuilder;
 use datafusion::logical_expr::dml::{
     DmlStatement, MergeIntoAction, MergeIntoClauseKind, MergeIntoOp,
 };
+use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
 use datafusion::logical_expr::utils::{conjunction, split_conjunction};
+use datafusion::logical_expr::ExprSchemable;
 use datafusion::logical_expr::{
     cast, lit, when, BinaryExpr, Expr, JoinType, LogicalPlan, LogicalPlanBuilder, Operator,
 };
@@ -24,6 +27,7 @@ use std::ops::Not;
 
 use crate::dml::DELETE_FLAG;
 use crate::error::HoodieError;
+use crate::merge_passes::{pass_filter, Pass};
 use crate::provider::HudiTableProvider;
 
 const TARGET_FLAG: &str = "__hoodie_t";
@@ -185,7 +189,71 @@ pub fn plan_merge(
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
 ) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi).map_err(HoodieError::into_datafusion)
+    plan(dml, merge, provider, hudi, None).map_err(HoodieError::into_datafusion)
+}
+
+/// Builds the change set of one pass of a MERGE into `hudi` (a table with a record key): the
+/// source and target rows whose record key hashes to the pass ([`crate::merge_passes`]).
+pub fn plan_merge_pass(
+    dml: &DmlStatement,
+    merge: &MergeIntoOp,
+    provider: Arc<dyn TableProvider>,
+    hudi: &HudiTableProvider,
+    pass: Option<Pass>,
+) -> DFResult<LogicalPlan> {
+    plan(dml, merge, provider, hudi, pass).map_err(HoodieError::into_datafusion)
+}
+
+/// The two sides of each record key equality of the ON condition, cast to the type the
+/// equality compares them in: (target key columns, source expressions), in key order.
+fn key_sides(
+    equalities: &[Expr],
+    target: &TableReference,
+    target_schema: &DFSchema,
+    source_schema: &DFSchema,
+) -> Result<(Vec<Expr>, Vec<Expr>), HoodieError> {
+    let mut t_side = Vec::with_capacity(equalities.len());
+    let mut s_side = Vec::with_capacity(equalities.len());
+    for eq in equalities {
+        let Expr::BinaryExpr(BinaryExpr { left, right, .. }) = eq else {
+            continue;
+        };
+        let (t, s) = if target_column(left, target).is_some() && !refers_to_target(right, target) {
+            (left.as_ref().clone(), right.as_ref().clone())
+        } else {
+            (right.as_ref().clone(), left.as_ref().clone())
+        };
+        let tt = t.get_type(target_schema)?;
+        let st = s.get_type(source_schema)?;
+        let common = comparison_coercion(&tt, &st).unwrap_or(DataType::Utf8);
+        t_side.push(cast(t, common.clone()));
+        s_side.push(cast(s, common));
+    }
+    Ok((t_side, s_side))
+}
+
+/// The plan's string and binary view columns as plain ones. A pass keeps a fraction of the
+/// source's rows, and view arrays read from Parquet keep the buffers of every row: the hash
+/// join would hold (and count) all of them in every pass. The cast copies only the kept values
+/// (the change set casts them to the table's plain types anyway).
+fn compact_views(plan: LogicalPlanBuilder) -> Result<LogicalPlanBuilder, HoodieError> {
+    let exprs: Vec<Expr> = plan
+        .schema()
+        .iter()
+        .map(|(qualifier, field)| {
+            let col = Expr::Column(Column::from((qualifier, field)));
+            let plain = match field.data_type() {
+                DataType::Utf8View => Some(DataType::Utf8),
+                DataType::BinaryView => Some(DataType::Binary),
+                _ => None,
+            };
+            match plain {
+                Some(t) => cast(col, t).alias_qualified(qualifier.cloned(), field.name()),
+                None => col,
+            }
+        })
+        .collect();
+    Ok(plan.project(exprs)?)
 }
 
 fn plan(
@@ -193,6 +261,7 @@ fn plan(
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
+    pass: Option<Pass>,
 ) -> Result<LogicalPlan, HoodieError> {
     let target = dml.table_name.clone();
     let cfg = hudi.table().config();
@@ -207,11 +276,18 @@ fn plan(
     };
     let upsert = hudi.upsert_options(None)?;
     let source = Arc::unwrap_or_clone(dml.input.clone());
+    let target_plan =
+        LogicalPlanBuilder::scan(target.clone(), provider_as_source(provider.clone()), None)?;
+    let mut pass_filters = None;
     let on = if keys.is_empty() {
         // without a record key the ON condition decides matching as written
         merge.on.clone()
     } else {
         let equalities = check_on(&merge.on, &keys, &target)?;
+        if let Some(pass) = pass {
+            let (t, s) = key_sides(&equalities, &target, target_plan.schema(), source.schema())?;
+            pass_filters = Some((pass_filter(t, pass), pass_filter(s, pass)));
+        }
         key_match(
             equalities,
             merge,
@@ -272,8 +348,13 @@ fn plan(
         .clauses
         .iter()
         .any(|c| c.kind == MergeIntoClauseKind::NotMatchedBySource);
-    let target_plan =
-        LogicalPlanBuilder::scan(target.clone(), provider_as_source(provider.clone()), None)?;
+    let (target_plan, source) = match pass_filters {
+        Some((t, s)) => (
+            target_plan.filter(t)?,
+            compact_views(LogicalPlanBuilder::from(source).filter(s)?)?.build()?,
+        ),
+        None => (target_plan, source),
+    };
     let mut t_exprs: Vec<Expr> = target_plan
         .schema()
         .columns()

@@ -159,13 +159,17 @@ impl HudiTableProvider {
         Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
     }
 
-    /// A plan that writes a change set (the table's columns plus a delete flag) as one commit.
+    /// A plan that writes a change set (the table's columns plus a delete flag) as one commit;
+    /// `rows_in_memory` caps the bytes of rows the write holds in memory before it spills (so
+    /// that the plan feeding it keeps room in the pool), `None` leaves it to the pool.
     pub fn change_set_plan(
         &self,
         input: Arc<dyn ExecutionPlan>,
         mode: WriteMode,
+        rows_in_memory: Option<usize>,
     ) -> Arc<dyn ExecutionPlan> {
-        let sink = HudiSink::new(self.table.clone(), self.name.clone(), input.schema(), mode);
+        let sink = HudiSink::new(self.table.clone(), self.name.clone(), input.schema(), mode)
+            .with_rows_in_memory(rows_in_memory);
         Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
     }
 

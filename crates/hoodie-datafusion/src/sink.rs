@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -121,9 +122,17 @@ pub struct HudiSink {
     last: std::sync::Mutex<Option<WriteCounts>>,
     schema: SchemaRef,
     mode: WriteMode,
+    /// At most this many bytes of rows stay in memory (None: as many as the pool grants).
+    rows_in_memory: Option<usize>,
 }
 
 impl HudiSink {
+    /// Keeps at most `cap` bytes of rows in memory before spilling (None: the pool decides).
+    pub fn with_rows_in_memory(mut self, cap: Option<usize>) -> Self {
+        self.rows_in_memory = cap;
+        self
+    }
+
     /// A sink writing into `table` (whose full schema is `schema`).
     pub fn new(table: HudiTable, name: String, schema: SchemaRef, mode: WriteMode) -> Self {
         Self {
@@ -132,6 +141,7 @@ impl HudiSink {
             last: std::sync::Mutex::new(None),
             schema,
             mode,
+            rows_in_memory: None,
         }
     }
 }
@@ -227,6 +237,7 @@ impl DataSink for HudiSink {
             .with_can_spill(true)
             .register(pool);
         let routing = MemoryConsumer::new(format!("HudiSink[{}] keys", self.name)).register(pool);
+        let rows_budget = Arc::new(PoolBudget::new(rows, self.rows_in_memory));
         let spill = DiskSpill(context.runtime_env().disk_manager.clone());
         let change_set = matches!(self.mode, WriteMode::ChangeSet { .. });
         let table_schema = if change_set {
@@ -239,8 +250,8 @@ impl DataSink for HudiSink {
             &table_schema,
             &self.mode,
             Budgets {
-                rows: Arc::new(PoolBudget(rows)),
-                routing: Arc::new(PoolBudget(routing)),
+                rows: rows_budget.clone(),
+                routing: Arc::new(PoolBudget::new(routing, None)),
             },
             Some(Arc::new(spill)),
         )?;
@@ -256,6 +267,8 @@ impl DataSink for HudiSink {
                     .map_err(df_err)?;
             }
         }
+        // the plan that fed the rows has ended and freed its memory: the waves may use the pool
+        rows_budget.lift_cap();
         let incoming = builder.finish().map_err(df_err)?;
         let counts = write_incoming(&self.table, &table_schema, &self.mode, incoming).await?;
         *self.last.lock().expect("write counts lock") = Some(counts);
@@ -264,17 +277,36 @@ impl DataSink for HudiSink {
 }
 
 /// A memory pool reservation as a write's memory budget.
-struct PoolBudget(MemoryReservation);
+struct PoolBudget {
+    reservation: MemoryReservation,
+    /// The most this budget takes from the pool (`usize::MAX`: what the pool grants).
+    cap: AtomicUsize,
+}
+
+impl PoolBudget {
+    fn new(reservation: MemoryReservation, cap: Option<usize>) -> Self {
+        Self {
+            reservation,
+            cap: AtomicUsize::new(cap.unwrap_or(usize::MAX)),
+        }
+    }
+
+    /// From now on the pool alone decides.
+    fn lift_cap(&self) {
+        self.cap.store(usize::MAX, Ordering::Relaxed);
+    }
+}
 
 impl MemoryBudget for PoolBudget {
     fn try_grow(&self, bytes: usize) -> bool {
-        self.0.try_grow(bytes).is_ok()
+        self.reservation.size().saturating_add(bytes) <= self.cap.load(Ordering::Relaxed)
+            && self.reservation.try_grow(bytes).is_ok()
     }
     fn grow(&self, bytes: usize) {
-        self.0.grow(bytes)
+        self.reservation.grow(bytes)
     }
     fn shrink(&self, bytes: usize) {
-        self.0.shrink(bytes.min(self.0.size()))
+        self.reservation.shrink(bytes.min(self.reservation.size()))
     }
 }
 

@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::{count, session_with_table};
+use common::{count, session_with_table, text};
+use hoodie_datafusion::{HoodieContext, StatementOutput};
 
 const CREATE: &str = "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
 
@@ -94,32 +95,76 @@ async fn the_same_write_fits_a_larger_pool() {
     );
 }
 
-/// A MERGE whose source does not fit the pool fails in the join (the hash table of the source
-/// is counted there and does not spill) and writes nothing.
-#[tokio::test]
-async fn a_merge_source_larger_than_the_pool_fails_before_writing() {
+/// 60,000 source rows of about 200 bytes (about 12 MB to hash) into a 20,000-row table.
+async fn merge_setup(pool: usize) -> (tempfile::TempDir, std::path::PathBuf, HoodieContext) {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let ctx = session_with_table(tmp.path(), Some(8 * 1024 * 1024), CREATE, &loc).await;
-    ctx.run("INSERT INTO t SELECT id, 'x' AS v, 1 AS ts FROM (SELECT unnest(range(1, 101)) AS id)")
-        .await
-        .unwrap();
-    // 60,000 source rows of about 200 bytes: about 12 MB to hash
+    let ctx = session_with_table(tmp.path(), Some(pool), CREATE, &loc).await;
+    ctx.run(
+        "INSERT INTO t SELECT id, 'x' AS v, 1 AS ts FROM (SELECT unnest(range(1, 20001)) AS id)",
+    )
+    .await
+    .unwrap();
     ctx.run("CREATE TABLE s AS SELECT id, repeat('y', 200) AS v, 2 AS ts FROM (SELECT unnest(range(50, 60001)) AS id)")
         .await
         .unwrap();
-    let err = ctx
-        .run("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *")
-        .await
-        .unwrap_err()
-        .to_string();
+    (tmp, loc, ctx)
+}
+
+const MERGE_ALL: &str = "MERGE INTO t USING s ON t.id = s.id \
+    WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT * \
+    WHEN NOT MATCHED BY SOURCE THEN DELETE";
+
+/// A MERGE whose source does not fit an 8 MiB pool runs its join in passes (chosen from the
+/// pool and the source's size), one after another, into one commit: every clause sees the
+/// rows it would see in one pass.
+#[tokio::test]
+async fn a_merge_source_larger_than_the_pool_runs_in_passes() {
+    let (_tmp, loc, ctx) = merge_setup(8 * 1024 * 1024).await;
+    let plan = text(&ctx, &format!("EXPLAIN {MERGE_ALL}")).await;
+    let passes: u32 = plan
+        .split("HudiMergePasses: passes=")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no passes in the plan:\n{plan}"));
+    assert!(passes > 1, "{plan}");
+    let out = ctx.run(MERGE_ALL).await.unwrap();
+    let StatementOutput::Changed(counts) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        (counts.inserted, counts.updated, counts.deleted),
+        (40000, 19951, 49)
+    );
+    assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 59951);
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT count(*) FROM t WHERE ts = 2 AND length(v) = 200 AND id >= 50"
+        )
+        .await,
+        59951
+    );
+    assert_eq!(count(&ctx, "SELECT count(DISTINCT id) FROM t").await, 59951);
+    assert_eq!(completed_commits(&loc), 2);
+}
+
+/// The same MERGE told to run in one pass fails in the join (DataFusion's hash table of the
+/// source is counted in the pool and cannot spill), says what to set, and writes nothing.
+#[tokio::test]
+async fn a_merge_in_one_pass_that_does_not_fit_says_what_to_set() {
+    let (_tmp, loc, ctx) = merge_setup(8 * 1024 * 1024).await;
+    ctx.run("SET hoodie.merge.join.passes = 1").await.unwrap();
+    let err = ctx.run(MERGE_ALL).await.unwrap_err().to_string();
     assert!(err.contains("Resources exhausted"), "{err}");
     assert!(err.contains("HashJoinInput"), "{err}");
     // the pool names its largest consumers
     assert!(err.contains("top memory consumers"), "{err}");
+    assert!(err.contains("SET hoodie.merge.join.passes = 2"), "{err}");
     assert_eq!(
         count(&ctx, "SELECT count(*) FROM t WHERE ts = 1").await,
-        100
+        20000
     );
     let instants = std::fs::read_dir(loc.join(".hoodie"))
         .unwrap()
@@ -129,6 +174,13 @@ async fn a_merge_source_larger_than_the_pool_fails_before_writing() {
         })
         .count();
     assert_eq!(instants, 1, "only the INSERT started an instant");
+    // a bad value is refused before anything runs
+    ctx.run("SET hoodie.merge.join.passes = 0").await.unwrap();
+    let err = ctx.run(MERGE_ALL).await.unwrap_err().to_string();
+    assert!(
+        err.contains("hoodie.merge.join.passes must be auto or a whole number of at least 1"),
+        "{err}"
+    );
 }
 
 /// An upsert touching every file group of a partitioned table through a 1 MiB pool: the rows

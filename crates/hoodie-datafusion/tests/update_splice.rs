@@ -7,8 +7,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{count, fixture, Fixture};
-use hoodie_datafusion::{HoodieContext, StatementOutput};
+use common::{count, fixture, text, Fixture};
+
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 fn footer(path: &Path) -> ParquetMetaData {
@@ -27,15 +27,6 @@ fn chunk(path: &Path, column: &str) -> Vec<u8> {
         .unwrap();
     let (start, len) = rg.column(c).byte_range();
     std::fs::read(path).unwrap()[start as usize..(start + len) as usize].to_vec()
-}
-
-async fn text(ctx: &HoodieContext, sql: &str) -> String {
-    let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
-        panic!("{sql} returned no rows");
-    };
-    datafusion::arrow::util::pretty::pretty_format_batches(&batches)
-        .unwrap()
-        .to_string()
 }
 
 const CREATE: &str = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";

@@ -36,6 +36,16 @@ pub async fn count(ctx: &HoodieContext, sql: &str) -> i64 {
     .value(0)
 }
 
+/// The result of a query (an EXPLAIN, say) as a printed table.
+pub async fn text(ctx: &HoodieContext, sql: &str) -> String {
+    let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
+        panic!("{sql} returned no rows");
+    };
+    datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string()
+}
+
 /// A table made by `create` at `tmp/t`, with `rows` inserted, and its file slices then.
 pub struct Fixture {
     pub ctx: HoodieContext,
