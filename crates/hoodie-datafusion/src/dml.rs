@@ -17,6 +17,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, DFSchemaRef};
 use datafusion::datasource::source_as_provider;
 use datafusion::datasource::TableProvider;
@@ -149,72 +150,85 @@ impl AnalyzerRule for HudiDmlRule {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DFResult<LogicalPlan> {
-        let LogicalPlan::Dml(dml) = &plan else {
-            return Ok(plan);
-        };
-        let kind = match &dml.op {
-            WriteOp::Update => DmlKind::Update,
-            WriteOp::Delete => DmlKind::Delete,
-            WriteOp::MergeInto(_) => DmlKind::Merge,
-            _ => return Ok(plan),
-        };
-        let provider = source_as_provider(&dml.target)?;
-        let Some(hudi) = as_hudi(&provider) else {
-            return Ok(plan);
-        };
-        let table = dml.table_name.to_string();
-        if kind == DmlKind::Update {
-            check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
-        }
-        let changed = match &dml.op {
-            WriteOp::Update => assigned_columns(&dml.input),
-            WriteOp::MergeInto(merge) => {
-                Some(crate::merge::updated_columns(merge, &provider.schema()))
-            }
-            _ => None,
-        };
-        let change_set = match &dml.op {
-            WriteOp::MergeInto(merge) => {
-                crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?
-            }
-            // the rows to change as the table's columns, plus the delete flag
-            _ => {
-                let input = Arc::unwrap_or_clone(dml.input.clone());
-                // a DELETE needs only the locating meta columns of its rows; an UPDATE also
-                // its assigned columns
-                let carried = |f: &Field| match (&changed, kind) {
-                    (_, DmlKind::Delete) => carries_column(hudi, &[], f),
-                    (Some(changed), _) => carries_column(hudi, changed, f),
-                    (None, _) => true,
-                };
-                let mut exprs: Vec<Expr> = Vec::with_capacity(input.schema().fields().len() + 1);
-                for (qualifier, field) in input.schema().iter() {
-                    exprs.push(if carried(field) {
-                        Expr::Column(datafusion::common::Column::from((qualifier, field)))
-                    } else {
-                        lit(datafusion::common::ScalarValue::try_from(
-                            field.data_type(),
-                        )?)
-                        .alias(field.name())
-                    });
-                }
-                exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
-                LogicalPlanBuilder::from(input).project(exprs)?.build()?
-            }
-        };
-        let node = HudiDmlNode {
-            table,
-            kind,
-            provider: provider.clone(),
-            input: change_set,
-            schema: count_schema(),
-            changed,
-            merge: matches!(dml.op, WriteOp::MergeInto(_)).then(|| Arc::new(dml.clone())),
-        };
-        Ok(LogicalPlan::Extension(Extension {
-            node: Arc::new(node),
-        }))
+        // the statement, or the statement under EXPLAIN ANALYZE (an Analyze node)
+        plan.transform_down(|node| {
+            let node = change_set_of(node)?;
+            let done =
+                matches!(&node, LogicalPlan::Extension(e) if e.node.as_any().is::<HudiDmlNode>());
+            Ok(if done {
+                Transformed::new(node, true, TreeNodeRecursion::Jump)
+            } else {
+                Transformed::no(node)
+            })
+        })
+        .map(|t| t.data)
     }
+}
+
+/// A `Dml` UPDATE, DELETE or MERGE on a Hudi table as a [`HudiDmlNode`] over its change set;
+/// any other plan as it is.
+fn change_set_of(plan: LogicalPlan) -> DFResult<LogicalPlan> {
+    let LogicalPlan::Dml(dml) = &plan else {
+        return Ok(plan);
+    };
+    let kind = match &dml.op {
+        WriteOp::Update => DmlKind::Update,
+        WriteOp::Delete => DmlKind::Delete,
+        WriteOp::MergeInto(_) => DmlKind::Merge,
+        _ => return Ok(plan),
+    };
+    let provider = source_as_provider(&dml.target)?;
+    let Some(hudi) = as_hudi(&provider) else {
+        return Ok(plan);
+    };
+    let table = dml.table_name.to_string();
+    if kind == DmlKind::Update {
+        check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
+    }
+    let changed = match &dml.op {
+        WriteOp::Update => assigned_columns(&dml.input),
+        WriteOp::MergeInto(merge) => Some(crate::merge::updated_columns(merge, &provider.schema())),
+        _ => None,
+    };
+    let change_set = match &dml.op {
+        WriteOp::MergeInto(merge) => crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?,
+        // the rows to change as the table's columns, plus the delete flag
+        _ => {
+            let input = Arc::unwrap_or_clone(dml.input.clone());
+            // a DELETE needs only the locating meta columns of its rows; an UPDATE also
+            // its assigned columns
+            let carried = |f: &Field| match (&changed, kind) {
+                (_, DmlKind::Delete) => carries_column(hudi, &[], f),
+                (Some(changed), _) => carries_column(hudi, changed, f),
+                (None, _) => true,
+            };
+            let mut exprs: Vec<Expr> = Vec::with_capacity(input.schema().fields().len() + 1);
+            for (qualifier, field) in input.schema().iter() {
+                exprs.push(if carried(field) {
+                    Expr::Column(datafusion::common::Column::from((qualifier, field)))
+                } else {
+                    lit(datafusion::common::ScalarValue::try_from(
+                        field.data_type(),
+                    )?)
+                    .alias(field.name())
+                });
+            }
+            exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
+            LogicalPlanBuilder::from(input).project(exprs)?.build()?
+        }
+    };
+    let node = HudiDmlNode {
+        table,
+        kind,
+        provider: provider.clone(),
+        input: change_set,
+        schema: count_schema(),
+        changed,
+        merge: matches!(dml.op, WriteOp::MergeInto(_)).then(|| Arc::new(dml.clone())),
+    };
+    Ok(LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    }))
 }
 
 /// Whether `expr`, the projection of column `name` in an UPDATE's input, leaves it as stored.

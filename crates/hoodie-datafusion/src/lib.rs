@@ -14,7 +14,7 @@ pub mod frontend;
 pub mod insert;
 pub mod merge;
 pub mod merge_passes;
-pub mod merge_passes_exec;
+
 pub mod options;
 pub mod provider;
 pub mod sink;

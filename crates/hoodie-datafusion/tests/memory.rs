@@ -95,8 +95,12 @@ async fn the_same_write_fits_a_larger_pool() {
     );
 }
 
-/// 60,000 source rows of about 200 bytes (about 12 MB to hash) into a 20,000-row table.
-async fn merge_setup(pool: usize) -> (tempfile::TempDir, std::path::PathBuf, HoodieContext) {
+/// 60,000 source rows of about 200 bytes (about 12 MB to hash) into a 20,000-row table; the
+/// source is a memory table, or with `using` a table of that format.
+async fn merge_setup(
+    pool: usize,
+    using: Option<&str>,
+) -> (tempfile::TempDir, std::path::PathBuf, HoodieContext) {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
     let ctx = session_with_table(tmp.path(), Some(pool), CREATE, &loc).await;
@@ -105,7 +109,10 @@ async fn merge_setup(pool: usize) -> (tempfile::TempDir, std::path::PathBuf, Hoo
     )
     .await
     .unwrap();
-    ctx.run("CREATE TABLE s AS SELECT id, repeat('y', 200) AS v, 2 AS ts FROM (SELECT unnest(range(50, 60001)) AS id)")
+    let using = using.map_or(String::new(), |u| {
+        format!("USING {u} LOCATION '{}'", tmp.path().join("s").display())
+    });
+    ctx.run(&format!("CREATE TABLE s {using} AS SELECT id, repeat('y', 200) AS v, 2 AS ts FROM (SELECT unnest(range(50, 60001)) AS id)"))
         .await
         .unwrap();
     (tmp, loc, ctx)
@@ -120,23 +127,37 @@ const MERGE_ALL: &str = "MERGE INTO t USING s ON t.id = s.id \
 /// rows it would see in one pass.
 #[tokio::test]
 async fn a_merge_source_larger_than_the_pool_runs_in_passes() {
-    let (_tmp, loc, ctx) = merge_setup(8 * 1024 * 1024).await;
+    for using in [None, Some("hudi"), Some("parquet")] {
+        merge_in_passes(using).await;
+    }
+}
+
+async fn merge_in_passes(using: Option<&str>) {
+    let (_tmp, loc, ctx) = merge_setup(8 * 1024 * 1024, using).await;
+    // EXPLAIN decides nothing yet, and runs nothing
     let plan = text(&ctx, &format!("EXPLAIN {MERGE_ALL}")).await;
-    let passes: u32 = plan
-        .split("HudiMergePasses: passes=")
-        .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no passes in the plan:\n{plan}"));
-    assert!(passes > 1, "{plan}");
-    let out = ctx.run(MERGE_ALL).await.unwrap();
-    let StatementOutput::Changed(counts) = out else {
-        panic!("{out:?}")
-    };
-    assert_eq!(
-        (counts.inserted, counts.updated, counts.deleted),
-        (40000, 19951, 49)
-    );
+    assert!(plan.contains("HudiMergePasses: passes=auto"), "{plan}");
+    assert_eq!(completed_commits(&loc), 1);
+    if using.is_none() {
+        let out = ctx.run(MERGE_ALL).await.unwrap();
+        let StatementOutput::Changed(counts) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(
+            (counts.inserted, counts.updated, counts.deleted),
+            (40000, 19951, 49)
+        );
+    } else {
+        // EXPLAIN ANALYZE runs the MERGE and shows how many passes the measured source took
+        let plan = text(&ctx, &format!("EXPLAIN ANALYZE {MERGE_ALL}")).await;
+        let passes: u32 = plan
+            .split("metrics=[passes=")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no passes in the plan:\n{plan}"));
+        assert!(passes > 1, "source {using:?}: {plan}");
+    }
     assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 59951);
     assert_eq!(
         count(
@@ -154,7 +175,7 @@ async fn a_merge_source_larger_than_the_pool_runs_in_passes() {
 /// source is counted in the pool and cannot spill), says what to set, and writes nothing.
 #[tokio::test]
 async fn a_merge_in_one_pass_that_does_not_fit_says_what_to_set() {
-    let (_tmp, loc, ctx) = merge_setup(8 * 1024 * 1024).await;
+    let (_tmp, loc, ctx) = merge_setup(8 * 1024 * 1024, None).await;
     ctx.run("SET hoodie.merge.join.passes = 1").await.unwrap();
     let err = ctx.run(MERGE_ALL).await.unwrap_err().to_string();
     assert!(err.contains("Resources exhausted"), "{err}");

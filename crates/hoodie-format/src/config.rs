@@ -86,7 +86,7 @@ keys! {
     BLOOM_NUM_ENTRIES = ("hoodie.index.bloom.num_entries", [], Some("60000"), "Bloom filter sizing: expected entries.");
     BLOOM_FPP = ("hoodie.index.bloom.fpp", [], Some("0.000000001"), "Bloom filter false positive rate.");
     BLOOM_MAX_ENTRIES = ("hoodie.bloom.index.filter.dynamic.max.entries", [], Some("100000"), "Dynamic bloom filter maximum entries.");
-    MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else as many as the source's estimated size needs to fit a quarter of the pool.");
+    MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
 }
 
 /// The short SQL option names Hudi's Spark SQL accepts, mapped to the table keys they set.

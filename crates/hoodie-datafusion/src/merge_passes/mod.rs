@@ -1,0 +1,197 @@
+//! A MERGE's join in passes, so that it runs inside a bounded memory pool.
+//!
+//! DataFusion's hash join holds its build side (the source, usually) in memory and cannot
+//! spill; its sort-merge join can fail inside its external sort (apache/datafusion#16979). So a
+//! MERGE on a table with a record key splits the join, the way a grace hash join does: pass `i`
+//! of `n` joins the source rows whose record key hashes to `i` with the target rows whose key
+//! hashes to `i`. A source row and the target row it matches have equal keys, so they meet in
+//! the same pass; a target row no source row matches is seen, unmatched, in exactly one pass (so
+//! `WHEN NOT MATCHED BY SOURCE` holds). The passes run one after another ([`MergePassesExec`])
+//! into the one sink and the one commit; each pass re-reads the source and the target's key
+//! column, and holds a hash table of 1/n of the source.
+//!
+//! How many: `hoodie.merge.join.passes`, a number, or `auto`: one pass under an unbounded pool;
+//! under a bounded one the source is read once first to measure it, and the passes are planned
+//! then ([`size::auto_passes`]). Tables without a record key join on any ON condition, and
+//! sources that call volatile functions would give each pass other rows: both run in one pass.
+
+mod exec;
+mod size;
+mod udf;
+
+use std::sync::Arc;
+
+use datafusion::catalog::Session;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::TableProvider;
+use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::memory_pool::MemoryLimit;
+use datafusion::execution::session_state::SessionState;
+use datafusion::logical_expr::dml::{DmlStatement, WriteOp};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::ExecutionPlan;
+use hoodie_format::config;
+
+pub use exec::MergePassesExec;
+pub use size::{auto_passes, plain_bytes, MAX_AUTO_PASSES};
+pub use udf::pass_filter;
+
+use crate::error::HoodieError;
+use crate::options::WriteOptions;
+use crate::provider::{as_hudi, HudiTableProvider};
+
+/// Pass `index` of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pass {
+    /// Which pass (0-based).
+    pub index: u32,
+    /// How many passes.
+    pub count: u32,
+}
+
+/// What `hoodie.merge.join.passes` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassSetting {
+    /// Chosen from the memory pool and the source's size.
+    Auto,
+    /// This many.
+    Fixed(u32),
+}
+
+impl PassSetting {
+    /// Reads the option (session over table over default).
+    pub fn from_options(options: &WriteOptions) -> Result<Self, HoodieError> {
+        let key = config::MERGE_JOIN_PASSES;
+        let v = options.get(&key).unwrap_or_default();
+        let v = v.trim();
+        if v.eq_ignore_ascii_case("auto") {
+            return Ok(PassSetting::Auto);
+        }
+        match v.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(PassSetting::Fixed(n)),
+            _ => Err(HoodieError::Invalid {
+                message: format!(
+                    "{} must be auto or a whole number of at least 1, got {v:?}",
+                    key.key
+                ),
+            }),
+        }
+    }
+}
+
+/// Whether a plan (its subqueries included) calls a volatile function.
+fn calls_volatile(plan: &LogicalPlan) -> bool {
+    let mut volatile = false;
+    let _ = plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            volatile |= e.is_volatile();
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        Ok(if volatile {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    });
+    volatile
+}
+
+/// Plans the passes of one MERGE: each its own change-set plan, analyzed, optimized and
+/// planned by the session.
+#[derive(Debug)]
+pub struct PassPlanner {
+    dml: Arc<DmlStatement>,
+    provider: Arc<dyn TableProvider>,
+    state: SessionState,
+}
+
+impl PassPlanner {
+    /// The physical plans of passes `0..count`.
+    pub async fn plan(&self, count: u32) -> DFResult<Vec<Arc<dyn ExecutionPlan>>> {
+        let (WriteOp::MergeInto(merge), Some(hudi)) = (&self.dml.op, as_hudi(&self.provider))
+        else {
+            return Err(DataFusionError::Internal(
+                "merge passes planned for a statement that is not a MERGE into a Hudi table".into(),
+            ));
+        };
+        let mut passes = Vec::with_capacity(count as usize);
+        for index in 0..count {
+            let pass = Some(Pass { index, count });
+            let plan =
+                crate::merge::plan_merge_pass(&self.dml, merge, self.provider.clone(), hudi, pass)?;
+            passes.push(self.state.create_physical_plan(&plan).await?);
+        }
+        Ok(passes)
+    }
+
+    /// The physical plan of the MERGE's source.
+    async fn source(&self) -> DFResult<Arc<dyn ExecutionPlan>> {
+        self.state.create_physical_plan(&self.dml.input).await
+    }
+}
+
+/// The input of a MERGE's sink, and the cap on the rows the sink keeps in memory while it
+/// runs (a quarter of the pool when there may be several passes, so that a later pass's join
+/// finds room; lifted when the input has ended). The input is the change-set plan already
+/// planned (one pass), or the passes `hoodie.merge.join.passes` asks for, or, for `auto` under
+/// a bounded pool, a [`MergePassesExec`] that measures the source and plans the passes when it
+/// runs (so that EXPLAIN reads nothing).
+pub async fn merge_input(
+    dml: &DmlStatement,
+    hudi: &HudiTableProvider,
+    provider: Arc<dyn TableProvider>,
+    planned: Arc<dyn ExecutionPlan>,
+    session: &dyn Session,
+) -> DFResult<(Arc<dyn ExecutionPlan>, Option<usize>)> {
+    if !matches!(dml.op, WriteOp::MergeInto(_)) {
+        return Ok((planned, None));
+    }
+    let keyed = !hudi.table().config().record_key_fields().is_empty();
+    let setting =
+        PassSetting::from_options(&hudi.write_options()).map_err(HoodieError::into_datafusion)?;
+    // each pass reads the source again: one that calls volatile functions must be read once
+    let volatile = calls_volatile(&dml.input);
+    if let (true, true, PassSetting::Fixed(n)) = (keyed, volatile, setting) {
+        if n > 1 {
+            return Err(HoodieError::Invalid {
+                message: format!("{} = {n} reads the MERGE's source once per pass, and this source calls volatile functions (such as random()), which would give every pass other rows: set it to 1 or auto", config::MERGE_JOIN_PASSES.key),
+            }
+            .into_datafusion());
+        }
+    }
+    let one_pass = || {
+        Ok((
+            Arc::new(MergePassesExec::planned(vec![planned.clone()], keyed)) as _,
+            None,
+        ))
+    };
+    let Some(state) = session.as_any().downcast_ref::<SessionState>() else {
+        return one_pass();
+    };
+    if !keyed || volatile {
+        return one_pass();
+    }
+    let planner = PassPlanner {
+        dml: Arc::new(dml.clone()),
+        provider,
+        state: state.clone(),
+    };
+    let limit = session.runtime_env().memory_pool.memory_limit();
+    match (setting, limit) {
+        (PassSetting::Fixed(1), _)
+        | (PassSetting::Auto, MemoryLimit::Infinite | MemoryLimit::Unknown) => one_pass(),
+        (PassSetting::Fixed(n), limit) => {
+            let passes = planner.plan(n).await?;
+            let cap = match limit {
+                MemoryLimit::Finite(l) => Some(l / 4),
+                _ => None,
+            };
+            Ok((Arc::new(MergePassesExec::planned(passes, keyed)), cap))
+        }
+        (PassSetting::Auto, MemoryLimit::Finite(limit)) => {
+            let source = planner.source().await?;
+            let exec = MergePassesExec::auto(planned, source, Arc::new(planner), limit);
+            Ok((Arc::new(exec), Some(limit / 4)))
+        }
+    }
+}
