@@ -199,9 +199,9 @@ pub fn plan_merge_pass(
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
-    pass: Option<Pass>,
+    pass: Pass,
 ) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi, pass).map_err(HoodieError::into_datafusion)
+    plan(dml, merge, provider, hudi, Some(pass)).map_err(HoodieError::into_datafusion)
 }
 
 /// The two sides of each record key equality of the ON condition, cast to the type the

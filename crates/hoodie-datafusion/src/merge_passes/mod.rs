@@ -116,7 +116,7 @@ impl PassPlanner {
         };
         let mut passes = Vec::with_capacity(count as usize);
         for index in 0..count {
-            let pass = Some(Pass { index, count });
+            let pass = Pass { index, count };
             let plan =
                 crate::merge::plan_merge_pass(&self.dml, merge, self.provider.clone(), hudi, pass)?;
             passes.push(self.state.create_physical_plan(&plan).await?);
