@@ -284,7 +284,7 @@ fn plan(
         merge.on.clone()
     } else {
         let equalities = check_on(&merge.on, &keys, &target)?;
-        if let Some(pass) = pass {
+        if let Some(pass) = pass.filter(|p| p.count > 1) {
             let (t, s) = key_sides(&equalities, &target, target_plan.schema(), source.schema())?;
             pass_filters = Some((pass_filter(t, pass), pass_filter(s, pass)));
         }

@@ -348,9 +348,19 @@ fn split_change_batch(
     let flags = (0..flag.len())
         .map(|i| flag.is_valid(i) && flag.value(i))
         .collect();
-    let cols = batch.columns()[..n]
+    let cols = cast_columns(&batch.columns()[..n], table_schema)?;
+    Ok((RecordBatch::try_new(table_schema.clone(), cols)?, flags))
+}
+
+/// `columns` cast to the types of `schema`'s fields, in order (a column of the right type is
+/// kept as it is).
+pub(crate) fn cast_columns(
+    columns: &[ArrayRef],
+    schema: &Schema,
+) -> Result<Vec<ArrayRef>, datafusion::arrow::error::ArrowError> {
+    columns
         .iter()
-        .zip(table_schema.fields())
+        .zip(schema.fields())
         .map(|(c, f)| {
             if c.data_type() == f.data_type() {
                 Ok(c.clone())
@@ -358,8 +368,7 @@ fn split_change_batch(
                 cast(c, f.data_type())
             }
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((RecordBatch::try_new(table_schema.clone(), cols)?, flags))
+        .collect()
 }
 
 /// A collector of the rows `mode` writes into `table` (`table_schema`: the table's columns).

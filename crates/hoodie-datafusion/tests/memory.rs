@@ -157,6 +157,8 @@ async fn merge_in_passes(using: Option<&str>) {
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("no passes in the plan:\n{plan}"));
         assert!(passes > 1, "source {using:?}: {plan}");
+        // the passes read the source as it was read once, not computed again
+        assert!(plan.contains("source_reads=1"), "{plan}");
     }
     assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 59951);
     assert_eq!(

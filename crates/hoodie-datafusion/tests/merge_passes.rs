@@ -13,8 +13,10 @@ async fn passes(ctx: &HoodieContext, sql: &str) -> u32 {
     let plan = text(ctx, &format!("EXPLAIN {sql}")).await;
     plan.split("HudiMergePasses: passes=")
         .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
+        .and_then(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
         .unwrap_or_else(|| panic!("no passes in the plan:\n{plan}"))
 }
 

@@ -17,29 +17,43 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 
-use super::size::{auto_passes, measure};
+use super::size::auto_passes;
+use super::spill::read_source;
 use super::PassPlanner;
+
+/// How many passes a MERGE read at run time takes.
+#[derive(Debug, Clone, Copy)]
+pub enum PassCount {
+    /// As many as the measured source needs under a pool of this many bytes.
+    Auto {
+        /// The memory pool's size.
+        limit: usize,
+    },
+    /// This many.
+    Fixed(u32),
+}
 
 /// Which passes run.
 #[derive(Debug, Clone)]
 enum Passes {
-    /// These, planned already.
-    Planned(Vec<Arc<dyn ExecutionPlan>>),
-    /// Decided when it runs: `source` is read once and measured; then `one` (the change set in
-    /// one pass) runs, or the passes `planner` plans for the size.
-    Auto {
+    /// The change set in one pass, planned already.
+    One(Arc<dyn ExecutionPlan>),
+    /// Decided when it runs: `source` is read once (measured, and kept for the passes to read),
+    /// then the passes `planner` plans run. `one`, the change set in one pass, is what EXPLAIN
+    /// shows of them.
+    Run {
         one: Arc<dyn ExecutionPlan>,
         source: Arc<dyn ExecutionPlan>,
         planner: Arc<PassPlanner>,
-        /// The memory pool's size.
-        limit: usize,
+        count: PassCount,
     },
 }
 
 /// The change set of a MERGE, from its passes ([`crate::merge_passes`]) one after another:
 /// pass `i + 1` starts (and its join builds its hash table) only when pass `i` has ended and
 /// freed its memory. One output partition, fed to the one sink. Its metrics give the number of
-/// passes and, for `auto`, the bytes measured of the source.
+/// passes, the bytes measured of the source and how many times the source was computed (1 when
+/// the passes read the kept copy).
 #[derive(Debug)]
 pub struct MergePassesExec {
     passes: Passes,
@@ -50,25 +64,25 @@ pub struct MergePassesExec {
 }
 
 impl MergePassesExec {
-    /// Runs `passes` (at least one, all with the same schema) in turn.
-    pub fn planned(passes: Vec<Arc<dyn ExecutionPlan>>, keyed: bool) -> Self {
-        Self::new(Passes::Planned(passes), keyed)
+    /// Runs `plan`, the change set in one pass.
+    pub fn one(plan: Arc<dyn ExecutionPlan>, keyed: bool) -> Self {
+        Self::new(Passes::One(plan), keyed)
     }
 
-    /// Measures `source` when it runs, then runs `one` or the passes `planner` plans for a pool
-    /// of `limit` bytes.
-    pub fn auto(
+    /// Reads `source` once when it runs, then runs the passes `planner` plans (`count` of them,
+    /// or for `auto` as many as the source's size needs); `one` is the plan of one pass.
+    pub fn passes(
         one: Arc<dyn ExecutionPlan>,
         source: Arc<dyn ExecutionPlan>,
         planner: Arc<PassPlanner>,
-        limit: usize,
+        count: PassCount,
     ) -> Self {
         Self::new(
-            Passes::Auto {
+            Passes::Run {
                 one,
                 source,
                 planner,
-                limit,
+                count,
             },
             true,
         )
@@ -76,8 +90,7 @@ impl MergePassesExec {
 
     fn new(passes: Passes, keyed: bool) -> Self {
         let schema = match &passes {
-            Passes::Planned(p) => p[0].schema(),
-            Passes::Auto { one, .. } => one.schema(),
+            Passes::One(one) | Passes::Run { one, .. } => one.schema(),
         };
         let cache = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema),
@@ -97,14 +110,20 @@ impl MergePassesExec {
 impl DisplayAs for MergePassesExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.passes {
-            Passes::Planned(p) => write!(
+            Passes::One(_) => write!(f, "HudiMergePasses: passes=1"),
+            Passes::Run {
+                count: PassCount::Fixed(n),
+                ..
+            } => write!(
                 f,
-                "HudiMergePasses: passes={}, one after another",
-                p.len()
+                "HudiMergePasses: passes={n}, one after another over the source read once (the plan of one pass, then the source's)"
             ),
-            Passes::Auto { limit, .. } => write!(
+            Passes::Run {
+                count: PassCount::Auto { limit },
+                ..
+            } => write!(
                 f,
-                "HudiMergePasses: passes=auto (the source, below the one-pass plan, is measured first; twice a pass's share must fit a quarter of the {limit}-byte pool), one after another"
+                "HudiMergePasses: passes=auto, one after another over the source read once and measured (twice a pass's share must fit a quarter of the {limit}-byte pool; the plan of one pass, then the source's)"
             ),
         }
     }
@@ -157,8 +176,8 @@ impl ExecutionPlan for MergePassesExec {
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
         match &self.passes {
-            Passes::Planned(p) => p.iter().collect(),
-            Passes::Auto { one, source, .. } => vec![one, source],
+            Passes::One(one) => vec![one],
+            Passes::Run { one, source, .. } => vec![one, source],
         }
     }
 
@@ -189,15 +208,15 @@ impl ExecutionPlan for MergePassesExec {
             )));
         }
         let passes = match &self.passes {
-            Passes::Planned(_) => Passes::Planned(children),
-            Passes::Auto { planner, limit, .. } => {
+            Passes::One(_) => Passes::One(children.swap_remove(0)),
+            Passes::Run { planner, count, .. } => {
                 let source = children.pop().expect("two children");
                 let one = children.pop().expect("two children");
-                Passes::Auto {
+                Passes::Run {
                     one,
                     source,
                     planner: planner.clone(),
-                    limit: *limit,
+                    count: *count,
                 }
             }
         };
@@ -218,29 +237,35 @@ impl ExecutionPlan for MergePassesExec {
         let passes_metric = MetricBuilder::new(&self.metrics).counter("passes", 0);
         let schema = self.schema();
         match self.passes.clone() {
-            Passes::Planned(passes) => {
-                passes_metric.add(passes.len());
-                let rows = in_turn(passes, context, keyed);
+            Passes::One(one) => {
+                passes_metric.add(1);
+                let rows = in_turn(vec![one], context, keyed);
                 Ok(Box::pin(RecordBatchStreamAdapter::new(schema, rows)))
             }
-            Passes::Auto {
-                one,
+            Passes::Run {
                 source,
                 planner,
-                limit,
+                count,
+                ..
             } => {
                 let measured = MetricBuilder::new(&self.metrics).gauge("source_bytes", 0);
+                let source_reads = MetricBuilder::new(&self.metrics).counter("source_reads", 0);
                 let rows = futures::stream::once(async move {
-                    let bytes = measure(single(source), context.clone()).await?;
+                    let (bytes, kept) = read_source(single(source), context.clone()).await?;
                     measured.set(bytes);
-                    let count = auto_passes(limit, bytes);
-                    let passes = if count == 1 {
-                        vec![one]
-                    } else {
-                        planner.plan(count).await?
+                    let count = match count {
+                        PassCount::Auto { limit } => auto_passes(limit, bytes),
+                        PassCount::Fixed(n) => n,
                     };
+                    let (passes, reads_kept) = planner.plan(count, Some(&kept)).await?;
                     passes_metric.add(passes.len());
-                    Ok::<_, DataFusionError>(in_turn(passes, context, keyed))
+                    source_reads.add(if reads_kept { 1 } else { 1 + passes.len() });
+                    // the kept source lives until the last pass has read it
+                    let rows = in_turn(passes, context, keyed).map(move |r| {
+                        let _ = &kept;
+                        r
+                    });
+                    Ok::<_, DataFusionError>(rows)
                 })
                 .try_flatten();
                 Ok(Box::pin(RecordBatchStreamAdapter::new(schema, rows)))

@@ -7,16 +7,19 @@
 //! hashes to `i`. A source row and the target row it matches have equal keys, so they meet in
 //! the same pass; a target row no source row matches is seen, unmatched, in exactly one pass (so
 //! `WHEN NOT MATCHED BY SOURCE` holds). The passes run one after another ([`MergePassesExec`])
-//! into the one sink and the one commit; each pass re-reads the source and the target's key
+//! into the one sink and the one commit; each pass reads the kept source and the target's key
 //! column, and holds a hash table of 1/n of the source.
 //!
 //! How many: `hoodie.merge.join.passes`, a number, or `auto`: one pass under an unbounded pool;
-//! under a bounded one the source is read once first to measure it, and the passes are planned
-//! then ([`size::auto_passes`]). Tables without a record key join on any ON condition, and
-//! sources that call volatile functions would give each pass other rows: both run in one pass.
+//! under a bounded one the source's size decides ([`size::auto_passes`]). With more than one
+//! pass, the source is read once when the MERGE runs: measured, and kept in a temporary Arrow
+//! IPC file that every pass reads ([`spill`]), so a costly source is not computed again and a
+//! source calling volatile functions (`random()`) gives every pass the same rows. Tables
+//! without a record key join on any ON condition: they run in one pass.
 
 mod exec;
 mod size;
+mod spill;
 mod udf;
 
 use std::sync::Arc;
@@ -32,13 +35,14 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::config;
 
-pub use exec::MergePassesExec;
+pub use exec::{MergePassesExec, PassCount};
 pub use size::{auto_passes, plain_bytes, MAX_AUTO_PASSES};
 pub use udf::pass_filter;
 
 use crate::error::HoodieError;
 use crate::options::WriteOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
+use spill::SpilledSource;
 
 /// Pass `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,25 +107,46 @@ pub struct PassPlanner {
     dml: Arc<DmlStatement>,
     provider: Arc<dyn TableProvider>,
     state: SessionState,
+    /// Whether the source calls volatile functions: then it may be read only once.
+    volatile: bool,
 }
 
 impl PassPlanner {
-    /// The physical plans of passes `0..count`.
-    pub async fn plan(&self, count: u32) -> DFResult<Vec<Arc<dyn ExecutionPlan>>> {
+    /// The physical plans of passes `0..count`, reading the source from `kept` when it can
+    /// (and whether they do).
+    pub async fn plan(
+        &self,
+        count: u32,
+        kept: Option<&SpilledSource>,
+    ) -> DFResult<(Vec<Arc<dyn ExecutionPlan>>, bool)> {
         let (WriteOp::MergeInto(merge), Some(hudi)) = (&self.dml.op, as_hudi(&self.provider))
         else {
             return Err(DataFusionError::Internal(
                 "merge passes planned for a statement that is not a MERGE into a Hudi table".into(),
             ));
         };
+        let mut dml = self.dml.as_ref().clone();
+        let mut reads_kept = false;
+        if let Some(source) = kept {
+            if let Some(read) = source.plan_in_place_of(&dml.input)? {
+                dml.input = Arc::new(read);
+                reads_kept = true;
+            }
+        }
+        // computed again in every pass, a volatile source would give each pass other rows
+        let count = if self.volatile && !reads_kept {
+            1
+        } else {
+            count
+        };
         let mut passes = Vec::with_capacity(count as usize);
         for index in 0..count {
             let pass = Pass { index, count };
             let plan =
-                crate::merge::plan_merge_pass(&self.dml, merge, self.provider.clone(), hudi, pass)?;
+                crate::merge::plan_merge_pass(&dml, merge, self.provider.clone(), hudi, pass)?;
             passes.push(self.state.create_physical_plan(&plan).await?);
         }
-        Ok(passes)
+        Ok((passes, reads_kept))
     }
 
     /// The physical plan of the MERGE's source.
@@ -131,11 +156,11 @@ impl PassPlanner {
 }
 
 /// The input of a MERGE's sink, and the cap on the rows the sink keeps in memory while it
-/// runs (a quarter of the pool when there may be several passes, so that a later pass's join
-/// finds room; lifted when the input has ended). The input is the change-set plan already
-/// planned (one pass), or the passes `hoodie.merge.join.passes` asks for, or, for `auto` under
-/// a bounded pool, a [`MergePassesExec`] that measures the source and plans the passes when it
-/// runs (so that EXPLAIN reads nothing).
+/// runs (a quarter of a bounded pool when there may be several passes, so that a later pass's
+/// join finds room; lifted when the input has ended). The input is the change-set plan already
+/// planned (one pass), or a [`MergePassesExec`] that reads the source once when it runs and
+/// then plans the passes: as many as `hoodie.merge.join.passes` asks for, or for `auto` under a
+/// bounded pool as many as the measured source needs (so that EXPLAIN reads nothing).
 pub async fn merge_input(
     dml: &DmlStatement,
     hudi: &HudiTableProvider,
@@ -149,49 +174,33 @@ pub async fn merge_input(
     let keyed = !hudi.table().config().record_key_fields().is_empty();
     let setting =
         PassSetting::from_options(&hudi.write_options()).map_err(HoodieError::into_datafusion)?;
-    // each pass reads the source again: one that calls volatile functions must be read once
-    let volatile = calls_volatile(&dml.input);
-    if let (true, true, PassSetting::Fixed(n)) = (keyed, volatile, setting) {
-        if n > 1 {
-            return Err(HoodieError::Invalid {
-                message: format!("{} = {n} reads the MERGE's source once per pass, and this source calls volatile functions (such as random()), which would give every pass other rows: set it to 1 or auto", config::MERGE_JOIN_PASSES.key),
-            }
-            .into_datafusion());
-        }
-    }
     let one_pass = || {
         Ok((
-            Arc::new(MergePassesExec::planned(vec![planned.clone()], keyed)) as _,
+            Arc::new(MergePassesExec::one(planned.clone(), keyed)) as _,
             None,
         ))
     };
     let Some(state) = session.as_any().downcast_ref::<SessionState>() else {
         return one_pass();
     };
-    if !keyed || volatile {
-        return one_pass();
-    }
+    let limit = session.runtime_env().memory_pool.memory_limit();
+    let count = match (keyed, setting, &limit) {
+        (false, _, _) | (_, PassSetting::Fixed(1), _) => return one_pass(),
+        (true, PassSetting::Auto, MemoryLimit::Finite(limit)) => PassCount::Auto { limit: *limit },
+        (true, PassSetting::Auto, _) => return one_pass(),
+        (true, PassSetting::Fixed(n), _) => PassCount::Fixed(n),
+    };
     let planner = PassPlanner {
         dml: Arc::new(dml.clone()),
         provider,
         state: state.clone(),
+        volatile: calls_volatile(&dml.input),
     };
-    let limit = session.runtime_env().memory_pool.memory_limit();
-    match (setting, limit) {
-        (PassSetting::Fixed(1), _)
-        | (PassSetting::Auto, MemoryLimit::Infinite | MemoryLimit::Unknown) => one_pass(),
-        (PassSetting::Fixed(n), limit) => {
-            let passes = planner.plan(n).await?;
-            let cap = match limit {
-                MemoryLimit::Finite(l) => Some(l / 4),
-                _ => None,
-            };
-            Ok((Arc::new(MergePassesExec::planned(passes, keyed)), cap))
-        }
-        (PassSetting::Auto, MemoryLimit::Finite(limit)) => {
-            let source = planner.source().await?;
-            let exec = MergePassesExec::auto(planned, source, Arc::new(planner), limit);
-            Ok((Arc::new(exec), Some(limit / 4)))
-        }
-    }
+    let source = planner.source().await?;
+    let cap = match limit {
+        MemoryLimit::Finite(l) => Some(l / 4),
+        _ => None,
+    };
+    let exec = MergePassesExec::passes(planned, source, Arc::new(planner), count);
+    Ok((Arc::new(exec), cap))
 }

@@ -1,15 +1,9 @@
 //! How many passes `auto` takes, from the source's size as the join would hold it.
 
-use std::sync::Arc;
-
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::error::Result as DFResult;
-use datafusion::execution::TaskContext;
-use datafusion::physical_plan::{execute_stream, ExecutionPlan};
-use futures::StreamExt;
 
-/// The most passes `auto` chooses (each pass re-reads the source and the target's keys).
+/// The most passes `auto` chooses (each pass reads the kept source and the target's keys).
 pub const MAX_AUTO_PASSES: u32 = 64;
 
 /// How many passes `auto` takes for a source of `source_bytes` (plain Arrow bytes) under a pool
@@ -23,16 +17,6 @@ pub fn auto_passes(limit: usize, source_bytes: usize) -> u32 {
     let need = source_bytes as u128 * 2;
     need.div_ceil(per_pass)
         .clamp(1, u128::from(MAX_AUTO_PASSES)) as u32
-}
-
-/// Runs `source` and adds up the plain Arrow bytes of its rows.
-pub async fn measure(source: Arc<dyn ExecutionPlan>, context: Arc<TaskContext>) -> DFResult<usize> {
-    let mut rows = execute_stream(source, context)?;
-    let mut total = 0usize;
-    while let Some(batch) = rows.next().await {
-        total = total.saturating_add(plain_bytes(&batch?));
-    }
-    Ok(total)
 }
 
 /// The bytes of a batch's values as plain arrays: string and binary views count as the values
@@ -62,6 +46,7 @@ mod tests {
     use super::*;
     use datafusion::arrow::array::{Int64Array, StringArray, StringViewArray};
     use datafusion::arrow::datatypes::{Field, Schema};
+    use std::sync::Arc;
 
     #[test]
     fn auto_takes_enough_passes_for_a_quarter_of_the_pool() {

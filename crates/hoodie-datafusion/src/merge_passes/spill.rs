@@ -1,0 +1,127 @@
+//! The source of a MERGE in passes, read once: measured, and kept in an Arrow IPC file of the
+//! session's disk manager that every pass reads instead of computing the source again.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::ipc::writer::FileWriter;
+use datafusion::common::TableReference;
+use datafusion::datasource::file_format::arrow::ArrowFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::datasource::provider_as_source;
+use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::{SpillFile, TaskContext};
+use datafusion::logical_expr::{LogicalPlan, LogicalPlanBuilder};
+use datafusion::physical_plan::{execute_stream, ExecutionPlan};
+use futures::StreamExt;
+
+use super::size::plain_bytes;
+use crate::sink::cast_columns;
+
+/// The source's rows in a temporary Arrow IPC file (removed when the last pass is done with it).
+#[derive(Clone)]
+pub struct SpilledSource {
+    /// Keeps the file alive.
+    _file: Arc<dyn SpillFile>,
+    path: PathBuf,
+    schema: SchemaRef,
+}
+
+fn plain_type(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Utf8View => Some(DataType::Utf8),
+        DataType::BinaryView => Some(DataType::Binary),
+        _ => None,
+    }
+}
+
+/// `schema` with its view types as plain ones.
+fn plain_schema(schema: &Schema) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| match plain_type(f.data_type()) {
+                Some(t) => Field::new(f.name(), t, f.is_nullable()),
+                None => f.as_ref().clone(),
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Runs `source` once: adds up the plain Arrow bytes of its rows and writes them (views cast
+/// to plain arrays, so no page buffer goes with them) to a temporary file.
+pub async fn read_source(
+    source: Arc<dyn ExecutionPlan>,
+    context: Arc<TaskContext>,
+) -> DFResult<(usize, SpilledSource)> {
+    let schema = plain_schema(&source.schema());
+    let file = context
+        .runtime_env()
+        .disk_manager
+        .create_tmp_file("the source of a MERGE in passes")?;
+    let path = file
+        .path()
+        .ok_or_else(|| {
+            DataFusionError::Execution(
+                "the disk manager's spill files are not local files: a MERGE cannot keep its source between passes".into(),
+            )
+        })?
+        .to_path_buf();
+    let out = std::fs::File::create(&path)?;
+    let mut writer = FileWriter::try_new(std::io::BufWriter::new(out), &schema)?;
+    let mut rows = execute_stream(source, context)?;
+    let mut bytes = 0usize;
+    while let Some(batch) = rows.next().await {
+        let batch = batch?;
+        let columns = cast_columns(batch.columns(), &schema)?;
+        let batch = RecordBatch::try_new(schema.clone(), columns)?;
+        bytes = bytes.saturating_add(plain_bytes(&batch));
+        writer.write(&batch)?;
+    }
+    writer.finish()?;
+    Ok((
+        bytes,
+        SpilledSource {
+            _file: file,
+            path,
+            schema,
+        },
+    ))
+}
+
+impl std::fmt::Debug for SpilledSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SpilledSource({})", self.path.display())
+    }
+}
+
+impl SpilledSource {
+    /// A plan that reads the kept rows in place of `original` (the source as planned), with the
+    /// same qualifier and column names; `None` when the source's columns do not share one
+    /// qualifier (then the passes compute the source again).
+    pub fn plan_in_place_of(&self, original: &LogicalPlan) -> DFResult<Option<LogicalPlan>> {
+        let qualifiers: Vec<Option<&TableReference>> =
+            original.schema().iter().map(|(q, _)| q).collect();
+        let Some(first) = qualifiers.first() else {
+            return Ok(None);
+        };
+        let Some(qualifier) = first.filter(|_| qualifiers.iter().all(|q| q == first)) else {
+            return Ok(None);
+        };
+        let url = ListingTableUrl::parse(self.path.to_string_lossy())?;
+        let options = ListingOptions::new(Arc::new(ArrowFormat)).with_file_extension("");
+        let config = ListingTableConfig::new(url)
+            .with_listing_options(options)
+            .with_schema(self.schema.clone());
+        let table = ListingTable::try_new(config)?;
+        let plan =
+            LogicalPlanBuilder::scan(qualifier.clone(), provider_as_source(Arc::new(table)), None)?
+                .build()?;
+        Ok(Some(plan))
+    }
+}
