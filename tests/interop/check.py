@@ -87,6 +87,15 @@ t, tab, commits = read("mg")
 check("mg rows", rows(tab, ["id", "name", "ts", "dt"]), [(1, "a2", 2, "x"), (3, "c", 1, "y"), (4, "d", 1, "y")])
 check("mg commits", len(commits), 2)
 
+# MERGE INTO in 3 passes: ids 0..49 untouched, 50..99 updated except multiples of 10 (deleted),
+# 100..149 inserted, all in one commit
+t, tab, commits = read("mgp")
+want = [(i, f"t{i}", 1, "x" if i % 2 == 0 else "y") for i in range(0, 50)]
+want += [(i, f"s{i}", 2, "x" if i % 2 == 0 else "y") for i in range(50, 150) if i >= 100 or i % 10 != 0]
+check("mgp rows", rows(tab, ["id", "name", "ts", "dt"]), sorted(want))
+check("mgp meta", all(r["_hoodie_record_key"] == str(r["id"]) and r["_hoodie_partition_path"] == "dt=" + r["dt"] for r in tab.to_pylist()), True)
+check("mgp commits", len(commits), 2)
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

@@ -48,3 +48,17 @@ MERGE INTO mg USING (SELECT * FROM (VALUES (1, 'a2', 2, 'x', 'u'), (2, 'b', 2, '
   WHEN MATCHED AND s.op = 'd' THEN DELETE
   WHEN MATCHED THEN UPDATE SET *
   WHEN NOT MATCHED THEN INSERT *;
+
+-- MERGE INTO in 3 passes (hoodie.merge.join.passes): the same one commit
+CREATE TABLE mgp (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+INSERT INTO mgp SELECT CAST(id AS INT) AS id, concat('t', CAST(id AS STRING)) AS name, 1 AS ts,
+  CASE WHEN id % 2 = 0 THEN 'x' ELSE 'y' END AS dt FROM (SELECT unnest(range(0, 100)) AS id);
+SET hoodie.merge.join.passes = 3;
+MERGE INTO mgp USING (SELECT CAST(id AS INT) AS id, concat('s', CAST(id AS STRING)) AS name, 2 AS ts,
+    CASE WHEN id % 2 = 0 THEN 'x' ELSE 'y' END AS dt FROM (SELECT unnest(range(50, 150)) AS id)) s
+  ON mgp.id = s.id
+  WHEN MATCHED AND s.id % 10 = 0 THEN DELETE
+  WHEN MATCHED THEN UPDATE SET *
+  WHEN NOT MATCHED THEN INSERT *;
+RESET hoodie.merge.join.passes;
