@@ -72,8 +72,18 @@ pub async fn read_source(
             )
         })?
         .to_path_buf();
-    let out = std::fs::File::create(&path)?;
-    let mut writer = FileWriter::try_new(std::io::BufWriter::new(out), &schema)?;
+    // the file is written on a blocking thread, a couple of batches behind the source
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<RecordBatch>(2);
+    let (out_path, out_schema) = (path.clone(), schema.clone());
+    let writing = tokio::task::spawn_blocking(move || -> DFResult<()> {
+        let out = std::fs::File::create(&out_path)?;
+        let mut writer = FileWriter::try_new(std::io::BufWriter::new(out), &out_schema)?;
+        while let Some(batch) = rx.blocking_recv() {
+            writer.write(&batch)?;
+        }
+        writer.finish()?;
+        Ok(())
+    });
     let mut rows = execute_stream(source, context)?;
     let mut bytes = 0usize;
     while let Some(batch) = rows.next().await {
@@ -81,9 +91,15 @@ pub async fn read_source(
         let columns = cast_columns(batch.columns(), &schema)?;
         let batch = RecordBatch::try_new(schema.clone(), columns)?;
         bytes = bytes.saturating_add(plain_bytes(&batch));
-        writer.write(&batch)?;
+        if tx.send(batch).await.is_err() {
+            // the writer stopped: its error is reported below
+            break;
+        }
     }
-    writer.finish()?;
+    drop(tx);
+    writing
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))??;
     Ok((
         bytes,
         SpilledSource {
