@@ -485,3 +485,23 @@ async fn write_incoming(
     txn.commit(avro).await.map_err(df_err)?;
     Ok(counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryPool};
+
+    #[test]
+    fn a_capped_budget_stops_at_its_cap_until_the_cap_is_lifted() {
+        let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(1000));
+        let budget = PoolBudget::new(MemoryConsumer::new("rows").register(&pool), Some(100));
+        assert!(budget.try_grow(80));
+        assert!(!budget.try_grow(30), "past the cap");
+        assert_eq!(pool.reserved(), 80);
+        budget.lift_cap();
+        assert!(budget.try_grow(30));
+        assert!(!budget.try_grow(1000), "past the pool");
+        budget.shrink(500);
+        assert_eq!(pool.reserved(), 0);
+    }
+}

@@ -90,3 +90,55 @@ async fn a_merge_in_five_passes_writes_what_one_pass_writes() {
     // and the values are the merge's: an unmatched target row with id % 3 = 0 was renamed
     assert!(a.contains("| 3    | gone "), "{a}");
 }
+
+/// The `metrics=[...]` of `HudiMergePasses` in an EXPLAIN ANALYZE.
+async fn pass_metrics(ctx: &HoodieContext, sql: &str) -> String {
+    let plan = text(ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    plan.split("HudiMergePasses")
+        .nth(1)
+        .and_then(|rest| rest.split("metrics=[").nth(1))
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or_else(|| panic!("no metrics in the plan:\n{plan}"))
+        .to_string()
+}
+
+/// The passes read the source kept from its one read; a source with two qualifiers (a join)
+/// cannot be read back in its place and is computed by every pass, and one that also calls a
+/// volatile function runs in one pass.
+#[tokio::test]
+async fn passes_read_the_kept_source_unless_it_cannot_stand_in_for_the_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let create = "CREATE TABLE c (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')";
+    let ctx = session_with_table(tmp.path(), None, create, &tmp.path().join("c")).await;
+    for sql in [
+        "INSERT INTO c VALUES (1, 'a'), (2, 'b')",
+        "CREATE TABLE ja AS SELECT * FROM (VALUES (1, 'x'), (3, 'y')) AS q(id, v)",
+        "CREATE TABLE jb AS SELECT * FROM (VALUES (1, 10), (3, 30)) AS q(id, w)",
+        "SET hoodie.merge.join.passes = 3",
+    ] {
+        ctx.run(sql).await.unwrap();
+    }
+    let kept = pass_metrics(
+        &ctx,
+        "MERGE INTO c USING ja ON c.id = ja.id WHEN MATCHED THEN UPDATE SET *",
+    )
+    .await;
+    assert!(kept.starts_with("passes=3, source_reads=1,"), "{kept}");
+    let joined = pass_metrics(
+        &ctx,
+        "MERGE INTO c USING (ja JOIN jb ON ja.id = jb.id) ON c.id = ja.id \
+         WHEN MATCHED THEN UPDATE SET v = concat(ja.v, CAST(jb.w AS STRING))",
+    )
+    .await;
+    assert!(joined.starts_with("passes=3, source_reads=4,"), "{joined}");
+    let volatile = pass_metrics(
+        &ctx,
+        "MERGE INTO c USING (ja JOIN (SELECT id, random() AS r FROM jb) jr ON ja.id = jr.id) \
+         ON c.id = ja.id WHEN MATCHED THEN UPDATE SET v = CAST(jr.r AS STRING)",
+    )
+    .await;
+    assert!(
+        volatile.starts_with("passes=1, source_reads=2,"),
+        "{volatile}"
+    );
+}

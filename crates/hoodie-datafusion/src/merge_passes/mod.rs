@@ -181,7 +181,14 @@ pub async fn merge_input(
         ))
     };
     let Some(state) = session.as_any().downcast_ref::<SessionState>() else {
-        return one_pass();
+        // passes are planned by a SessionState; another Session can only run one
+        return match setting {
+            PassSetting::Fixed(n) if n > 1 && keyed => Err(HoodieError::Unsupported {
+                feature: format!("{} = {n} in a session that is not a DataFusion SessionState (set it to 1 or auto)", config::MERGE_JOIN_PASSES.key),
+            }
+            .into_datafusion()),
+            _ => one_pass(),
+        };
     };
     let limit = session.runtime_env().memory_pool.memory_limit();
     let count = match (keyed, setting, &limit) {
