@@ -4,7 +4,7 @@
 # reads hoodie-written tables with the Python `hudi` reader (hudi-rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# the fixture tests unzip the Spark-written tables in ../shared/fixtures
+# the fixture tests unzip the Spark-written tables in tests/fixtures
 if ! command -v unzip >/dev/null; then
   apt-get update -qq && apt-get install -y -qq unzip
 fi

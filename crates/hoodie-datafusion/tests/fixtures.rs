@@ -1,4 +1,4 @@
-//! Reading the Spark-written Hudi tables in `../shared/fixtures/hudi-tables` (table versions 6,
+//! Reading the Spark-written Hudi tables in `tests/fixtures/hudi-tables` (table versions 6,
 //! 8 and 9): every copy-on-write table gives the rows its README lists; a merge-on-read table
 //! whose slices have log files fails with a clear "not supported yet" error.
 
@@ -11,7 +11,7 @@ fn fixtures_dir() -> PathBuf {
     let dir = std::env::var_os("HOODIE_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hudi-tables")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hudi-tables")
         });
     assert!(
         dir.join("data").is_dir(),

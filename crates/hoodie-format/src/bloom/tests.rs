@@ -539,11 +539,11 @@ fn java_string_order() {
 // ---------------------------------------------------------------------------------------
 
 /// The shared fixture directory (`.../hudi-tables`): `$HOODIE_FIXTURES`, else
-/// `<repo>/../shared/fixtures/hudi-tables`. Panics when it does not exist.
+/// `<repo>/tests/fixtures/hudi-tables`. Panics when it does not exist.
 fn fixtures_dir() -> PathBuf {
     let dir = match std::env::var_os("HOODIE_FIXTURES") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hudi-tables"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hudi-tables"),
     };
     assert!(
         dir.join("data").is_dir(),
