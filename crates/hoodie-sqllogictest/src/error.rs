@@ -27,6 +27,14 @@ pub enum FileError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A file could not be written (`--complete`).
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// A file is not valid sqllogictest.
     #[error("cannot parse {path}: {message}")]
     Parse {

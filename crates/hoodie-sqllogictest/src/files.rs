@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use sqllogictest::{parse_with_name, DefaultColumnType, Record};
+use sqllogictest::{parse_with_name, Record};
+
+use crate::normalize::DfColumnType;
 
 use crate::error::FileError;
 
@@ -65,10 +67,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
 
 /// Reads and parses `path`, with [`TMPDIR_PLACEHOLDER`] replaced by `tmpdir` and
 /// `include <file>` records (relative to the including file, no globs) expanded in place.
-pub fn load_records(
-    path: &Path,
-    tmpdir: &Path,
-) -> Result<Vec<Record<DefaultColumnType>>, FileError> {
+pub fn load_records(path: &Path, tmpdir: &Path) -> Result<Vec<Record<DfColumnType>>, FileError> {
     let mut records = Vec::new();
     load_into(path, &tmpdir.to_string_lossy(), 0, &mut records)?;
     Ok(records)
@@ -79,7 +78,7 @@ fn load_into(
     path: &Path,
     tmpdir: &str,
     depth: usize,
-    records: &mut Vec<Record<DefaultColumnType>>,
+    records: &mut Vec<Record<DfColumnType>>,
 ) -> Result<(), FileError> {
     let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
         path: path.to_path_buf(),
@@ -87,7 +86,7 @@ fn load_into(
     })?;
     let text = text.replace(TMPDIR_PLACEHOLDER, tmpdir);
     let parsed =
-        parse_with_name::<DefaultColumnType>(&text, path.display().to_string()).map_err(|e| {
+        parse_with_name::<DfColumnType>(&text, path.display().to_string()).map_err(|e| {
             FileError::Parse {
                 path: path.to_path_buf(),
                 message: e.to_string(),

@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use hoodie_datafusion::{HoodieConfig, HoodieContext};
-use sqllogictest::{
-    default_column_validator, default_validator, DefaultColumnType, Record, RecordOutput, Runner,
-};
+use sqllogictest::{strict_column_validator, Record, RecordOutput, Runner};
 
 use crate::db::{DbError, HoodieDb};
 use crate::error::FileError;
 use crate::files::{collect_files, load_records};
+use crate::normalize::{value_normalizer, value_validator, DfColumnType};
 
 /// One failing record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,31 +109,8 @@ async fn run_file(
     summary: &mut Summary,
     report: &mut impl FnMut(Event<'_>),
 ) -> Result<(), FileError> {
-    let tmp = tempfile::Builder::new()
-        .prefix("hoodie-slt-")
-        .tempdir()
-        .map_err(|source| FileError::TempDir {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    let warehouse = tmp.path().join("warehouse");
-    std::fs::create_dir_all(&warehouse).map_err(|source| FileError::TempDir {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let (tmp, mut runner) = new_runner(path).await?;
     let records = load_records(path, tmp.path())?;
-    let ctx = HoodieContext::new(HoodieConfig::new(&warehouse))
-        .await
-        .map_err(|source| FileError::Session {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    let db = HoodieDb::new(Arc::new(ctx));
-    let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(db.clone())));
-    runner.with_validator(default_validator);
-    runner.with_column_validator(default_column_validator);
-    runner.add_label("hoodie");
-
     for record in records {
         if matches!(record, Record::Halt { .. }) {
             break;
@@ -173,8 +149,46 @@ async fn run_file(
     Ok(())
 }
 
+/// A runner over a fresh session whose warehouse is in a new temporary directory (returned too:
+/// it lives as long as the run), validating as DataFusion's runner does.
+pub(crate) async fn new_runner(
+    path: &Path,
+) -> Result<
+    (
+        tempfile::TempDir,
+        Runner<HoodieDb, impl sqllogictest::MakeConnection<Conn = HoodieDb>>,
+    ),
+    FileError,
+> {
+    let tmp = tempfile::Builder::new()
+        .prefix("hoodie-slt-")
+        .tempdir()
+        .map_err(|source| FileError::TempDir {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let warehouse = tmp.path().join("warehouse");
+    std::fs::create_dir_all(&warehouse).map_err(|source| FileError::TempDir {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let ctx = HoodieContext::new(HoodieConfig::new(&warehouse))
+        .await
+        .map_err(|source| FileError::Session {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let db = HoodieDb::new(Arc::new(ctx));
+    let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(db.clone())));
+    runner.with_normalizer(value_normalizer);
+    runner.with_validator(value_validator);
+    runner.with_column_validator(strict_column_validator);
+    runner.add_label("hoodie");
+    Ok((tmp, runner))
+}
+
 /// File and line of a record that runs something (the file's own name otherwise).
-fn record_location(record: &Record<DefaultColumnType>, path: &Path) -> (String, u32) {
+fn record_location(record: &Record<DfColumnType>, path: &Path) -> (String, u32) {
     match record {
         Record::Statement { loc, .. }
         | Record::Query { loc, .. }
@@ -247,7 +261,7 @@ mod tests {
     async fn files_get_a_fresh_tmpdir_and_session() {
         let dir = tempfile::tempdir().unwrap();
         let script = "statement ok\nCREATE VIEW v AS SELECT '${TMPDIR}' AS d\n\n\
-                      query T\nSELECT d LIKE '%hoodie-slt-%' FROM v\n----\ntrue\n";
+                      query B\nSELECT d LIKE '%hoodie-slt-%' FROM v\n----\ntrue\n";
         std::fs::write(dir.path().join("a.slt"), script).unwrap();
         std::fs::write(dir.path().join("b.slt"), script).unwrap();
         let summary = run_paths(&[dir.path().to_path_buf()]).await;
