@@ -10,10 +10,16 @@ use crate::print::{format_output, Style};
 use crate::progress::{DelayedSpinner, SPINNER_DELAY};
 
 /// Runs one statement, showing a spinner on stderr if it takes longer than [`SPINNER_DELAY`].
-/// The spinner is gone by the time this returns.
+/// The spinner is gone by the time this returns; the statement's warnings go to stderr.
 pub async fn execute(ctx: &HoodieContext, sql: &str) -> Result<StatementOutput, HoodieError> {
-    let _spinner = DelayedSpinner::start(SPINNER_DELAY);
-    ctx.run(sql).await
+    let output = {
+        let _spinner = DelayedSpinner::start(SPINNER_DELAY);
+        ctx.run(sql).await
+    };
+    for warning in ctx.take_warnings() {
+        eprintln!("Warning: {warning}");
+    }
+    output
 }
 
 /// Runs the `-f`/`-c` sources in order, printing each statement's result to `out`.

@@ -68,6 +68,18 @@ impl WriteOptions {
         }
     }
 
+    /// Checks every write option this write sees (session, then table properties) against
+    /// the values its key takes, so a bad value fails the statement before anything is written.
+    pub fn validate(&self) -> Result<()> {
+        config::check_write_options(|k| {
+            self.session
+                .get(k)
+                .map(String::as_str)
+                .or_else(|| self.table.properties().get(k))
+        })
+        .map_err(HoodieError::from)
+    }
+
     /// The value of `key` (or an alias), without its default.
     pub fn explicit(&self, key: &ConfigKey) -> Option<String> {
         std::iter::once(key.key)
@@ -89,8 +101,26 @@ impl WriteOptions {
     /// A numeric option.
     pub fn get_usize(&self, key: &ConfigKey) -> Result<usize> {
         let v = self.get(key).unwrap_or_default();
-        v.trim().parse().map_err(|_| HoodieError::Invalid {
-            message: format!("{} must be a whole number, got {v:?}", key.key),
+        key.check(&v)?;
+        v.trim().parse().map_err(|_| {
+            HoodieError::from(hoodie_format::config::InvalidValue {
+                key: key.key,
+                value: v.clone(),
+                allowed: key.kind.describe(),
+            })
+        })
+    }
+
+    /// A fractional option (checked by [`Self::validate`] first).
+    pub fn get_f64(&self, key: &ConfigKey) -> Result<f64> {
+        let v = self.get(key).unwrap_or_default();
+        key.check(&v)?;
+        v.trim().parse().map_err(|_| {
+            HoodieError::from(hoodie_format::config::InvalidValue {
+                key: key.key,
+                value: v.clone(),
+                allowed: key.kind.describe(),
+            })
         })
     }
 

@@ -14,11 +14,92 @@ pub struct ConfigKey {
     pub aliases: &'static [&'static str],
     /// The default value, if the key has one.
     pub default: Option<&'static str>,
+    /// The values it takes.
+    pub kind: ValueKind,
     /// What it does.
     pub doc: &'static str,
 }
 
+/// The values a key takes; [`ConfigKey::check`] holds a value against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// Any text (names, class names, schemas).
+    Text,
+    /// `true` or `false`, in any case.
+    Bool,
+    /// A whole number of at least `min`.
+    Count {
+        /// The smallest allowed value.
+        min: u64,
+    },
+    /// A number strictly between 0 and 1.
+    Fraction,
+    /// One of these words, in any case.
+    OneOf(&'static [&'static str]),
+    /// `auto` or a whole number from 1 to `max`.
+    AutoOrCount {
+        /// The largest allowed number.
+        max: u64,
+    },
+}
+
+/// A value a key does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid value {value:?} for {key}: {allowed}")]
+pub struct InvalidValue {
+    /// The key (as canonical name).
+    pub key: &'static str,
+    /// The value given.
+    pub value: String,
+    /// What the key takes.
+    pub allowed: String,
+}
+
+impl ValueKind {
+    /// What a value of this kind may be, for error messages.
+    pub fn describe(&self) -> String {
+        match self {
+            ValueKind::Text => "any text".into(),
+            ValueKind::Bool => "expected true or false".into(),
+            ValueKind::Count { min } => format!("expected a whole number of at least {min}"),
+            ValueKind::Fraction => "expected a number greater than 0 and less than 1".into(),
+            ValueKind::OneOf(words) => format!("expected one of {}", words.join(", ")),
+            ValueKind::AutoOrCount { max } => {
+                format!("expected auto or a whole number from 1 to {max}")
+            }
+        }
+    }
+
+    fn accepts(&self, value: &str) -> bool {
+        let v = value.trim();
+        match self {
+            ValueKind::Text => true,
+            ValueKind::Bool => v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false"),
+            ValueKind::Count { min } => v.parse::<u64>().is_ok_and(|n| n >= *min),
+            ValueKind::Fraction => v.parse::<f64>().is_ok_and(|x| x > 0.0 && x < 1.0),
+            ValueKind::OneOf(words) => words.iter().any(|w| w.eq_ignore_ascii_case(v)),
+            ValueKind::AutoOrCount { max } => {
+                v.eq_ignore_ascii_case("auto")
+                    || v.parse::<u64>().is_ok_and(|n| (1..=*max).contains(&n))
+            }
+        }
+    }
+}
+
 impl ConfigKey {
+    /// Holds `value` against the values this key takes.
+    pub fn check(&self, value: &str) -> Result<(), InvalidValue> {
+        if self.kind.accepts(value) {
+            Ok(())
+        } else {
+            Err(InvalidValue {
+                key: self.key,
+                value: value.to_string(),
+                allowed: self.kind.describe(),
+            })
+        }
+    }
+
     /// True if `name` is this key or one of its aliases.
     pub fn matches(&self, name: &str) -> bool {
         self.key == name || self.aliases.contains(&name)
@@ -34,59 +115,136 @@ impl ConfigKey {
 }
 
 macro_rules! keys {
-    ($( $(#[$m:meta])* $name:ident = ($key:expr, [$($alias:expr),*], $default:expr, $doc:expr); )*) => {
-        $( $(#[$m])* #[doc = $doc] pub const $name: ConfigKey = ConfigKey { key: $key, aliases: &[$($alias),*], default: $default, doc: $doc }; )*
+    ($( $(#[$m:meta])* $name:ident = ($key:expr, [$($alias:expr),*], $default:expr, $kind:expr, $doc:expr); )*) => {
+        $( $(#[$m])* #[doc = $doc] pub const $name: ConfigKey = ConfigKey { key: $key, aliases: &[$($alias),*], default: $default, kind: $kind, doc: $doc }; )*
         /// All keys, for listing and validation.
         pub const ALL_KEYS: &[ConfigKey] = &[$($name),*];
     };
 }
 
+/// The write operations `hoodie.datasource.write.operation` names.
+pub const OPERATIONS: &[&str] = &[
+    "insert",
+    "upsert",
+    "bulk_insert",
+    "insert_overwrite",
+    "insert_overwrite_table",
+    "delete",
+];
+
+use ValueKind::*;
+
 keys! {
     // ---- table properties (hoodie.properties) ----
-    TABLE_NAME = ("hoodie.table.name", [], None, "Table name.");
-    TABLE_TYPE = ("hoodie.table.type", ["hoodie.datasource.write.table.type"], Some("COPY_ON_WRITE"), "COPY_ON_WRITE or MERGE_ON_READ.");
-    TABLE_VERSION = ("hoodie.table.version", [], Some("6"), "Table format version.");
-    TIMELINE_LAYOUT_VERSION = ("hoodie.timeline.layout.version", [], Some("1"), "Timeline layout version (1 for table version 6, 2 for 8 and 9).");
-    RECORD_KEY_FIELDS = ("hoodie.table.recordkey.fields", ["hoodie.datasource.write.recordkey.field"], None, "Comma-separated record key columns; absent means keys are generated.");
-    ORDERING_FIELDS = ("hoodie.table.ordering.fields", ["hoodie.table.precombine.field", "hoodie.datasource.write.precombine.field"], None, "The ordering (pre-combine) field.");
-    PARTITION_FIELDS = ("hoodie.table.partition.fields", ["hoodie.datasource.write.partitionpath.field"], None, "Comma-separated partition columns.");
-    KEYGEN_CLASS = ("hoodie.table.keygenerator.class", ["hoodie.datasource.write.keygenerator.class"], None, "Key generator class (table version 6).");
-    KEYGEN_TYPE = ("hoodie.table.keygenerator.type", ["hoodie.datasource.write.keygenerator.type"], None, "Key generator type (table version 8+).");
-    HIVE_STYLE_PARTITIONING = ("hoodie.datasource.write.hive_style_partitioning", [], Some("true"), "Partition paths as field=value.");
-    PARTITION_PATH_URLENCODE = ("hoodie.datasource.write.partitionpath.urlencode", [], Some("false"), "URL-encode partition path values.");
-    DROP_PARTITION_COLUMNS = ("hoodie.datasource.write.drop.partition.columns", [], Some("false"), "Drop partition columns from data files (not supported).");
-    POPULATE_META_FIELDS = ("hoodie.populate.meta.fields", [], Some("true"), "Write the _hoodie_* meta columns.");
-    BASE_FILE_FORMAT = ("hoodie.table.base.file.format", [], Some("PARQUET"), "Base file format.");
-    ARCHIVELOG_FOLDER = ("hoodie.archivelog.folder", [], Some("archived"), "Archived timeline folder (table version 6).");
-    DATABASE_NAME = ("hoodie.database.name", [], None, "Database the table belongs to.");
-    TIMELINE_TIMEZONE = ("hoodie.table.timeline.timezone", [], Some("UTC"), "Time zone instants are minted in (UTC or LOCAL).");
-    TIMELINE_PATH = ("hoodie.timeline.path", [], Some("timeline"), "Timeline folder under .hoodie (layout 2).");
-    CREATE_SCHEMA = ("hoodie.table.create.schema", [], None, "Avro schema of the table at creation, without meta fields.");
-    CHECKSUM = ("hoodie.table.checksum", [], None, "CRC-32 of database.table, checked by Java readers.");
-    RECORD_MERGE_MODE = ("hoodie.record.merge.mode", [], None, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING.");
-    PAYLOAD_CLASS = ("hoodie.compaction.payload.class", ["hoodie.datasource.write.payload.class"], None, "Record payload class (table version 6).");
-    CDC_ENABLED = ("hoodie.table.cdc.enabled", [], Some("false"), "Write CDC logs.");
-    METADATA_PARTITIONS = ("hoodie.table.metadata.partitions", [], None, "Metadata table partitions in use.");
+    TABLE_NAME = ("hoodie.table.name", [], None, Text, "Table name.");
+    TABLE_TYPE = ("hoodie.table.type", ["hoodie.datasource.write.table.type"], Some("COPY_ON_WRITE"), OneOf(&["COPY_ON_WRITE", "MERGE_ON_READ"]), "COPY_ON_WRITE or MERGE_ON_READ.");
+    TABLE_VERSION = ("hoodie.table.version", [], Some("6"), OneOf(&["6", "8", "9"]), "Table format version.");
+    TIMELINE_LAYOUT_VERSION = ("hoodie.timeline.layout.version", [], Some("1"), OneOf(&["1", "2"]), "Timeline layout version (1 for table version 6, 2 for 8 and 9).");
+    RECORD_KEY_FIELDS = ("hoodie.table.recordkey.fields", ["hoodie.datasource.write.recordkey.field"], None, Text, "Comma-separated record key columns; absent means keys are generated.");
+    ORDERING_FIELDS = ("hoodie.table.ordering.fields", ["hoodie.table.precombine.field", "hoodie.datasource.write.precombine.field"], None, Text, "The ordering (pre-combine) field.");
+    PARTITION_FIELDS = ("hoodie.table.partition.fields", ["hoodie.datasource.write.partitionpath.field"], None, Text, "Comma-separated partition columns.");
+    KEYGEN_CLASS = ("hoodie.table.keygenerator.class", ["hoodie.datasource.write.keygenerator.class"], None, Text, "Key generator class (table version 6).");
+    KEYGEN_TYPE = ("hoodie.table.keygenerator.type", ["hoodie.datasource.write.keygenerator.type"], None, Text, "Key generator type (table version 8+).");
+    HIVE_STYLE_PARTITIONING = ("hoodie.datasource.write.hive_style_partitioning", [], Some("true"), Bool, "Partition paths as field=value.");
+    PARTITION_PATH_URLENCODE = ("hoodie.datasource.write.partitionpath.urlencode", [], Some("false"), Bool, "URL-encode partition path values.");
+    DROP_PARTITION_COLUMNS = ("hoodie.datasource.write.drop.partition.columns", [], Some("false"), Bool, "Drop partition columns from data files (not supported).");
+    POPULATE_META_FIELDS = ("hoodie.populate.meta.fields", [], Some("true"), Bool, "Write the _hoodie_* meta columns.");
+    BASE_FILE_FORMAT = ("hoodie.table.base.file.format", [], Some("PARQUET"), Text, "Base file format.");
+    ARCHIVELOG_FOLDER = ("hoodie.archivelog.folder", [], Some("archived"), Text, "Archived timeline folder (table version 6).");
+    DATABASE_NAME = ("hoodie.database.name", [], None, Text, "Database the table belongs to.");
+    TIMELINE_TIMEZONE = ("hoodie.table.timeline.timezone", [], Some("UTC"), OneOf(&["UTC", "LOCAL"]), "Time zone instants are minted in (UTC or LOCAL).");
+    TIMELINE_PATH = ("hoodie.timeline.path", [], Some("timeline"), Text, "Timeline folder under .hoodie (layout 2).");
+    CREATE_SCHEMA = ("hoodie.table.create.schema", [], None, Text, "Avro schema of the table at creation, without meta fields.");
+    CHECKSUM = ("hoodie.table.checksum", [], None, Text, "CRC-32 of database.table, checked by Java readers.");
+    RECORD_MERGE_MODE = ("hoodie.record.merge.mode", [], None, OneOf(&["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"]), "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING.");
+    PAYLOAD_CLASS = ("hoodie.compaction.payload.class", ["hoodie.datasource.write.payload.class"], None, Text, "Record payload class (table version 6).");
+    CDC_ENABLED = ("hoodie.table.cdc.enabled", [], Some("false"), Bool, "Write CDC logs.");
+    METADATA_PARTITIONS = ("hoodie.table.metadata.partitions", [], None, Text, "Metadata table partitions in use.");
 
     // ---- write options ----
-    WRITE_OPERATION = ("hoodie.datasource.write.operation", [], None, "Write operation: bulk_insert, insert, upsert, insert_overwrite, insert_overwrite_table.");
-    SQL_INSERT_INTO_OPERATION = ("hoodie.spark.sql.insert.into.operation", [], None, "Operation of INSERT INTO when hoodie.datasource.write.operation is unset.");
-    SQL_INSERT_MODE = ("hoodie.sql.insert.mode", [], None, "Legacy insert mode: upsert, strict or non-strict.");
-    SQL_BULK_INSERT_ENABLE = ("hoodie.sql.bulk.insert.enable", [], Some("false"), "Legacy: INSERT INTO as bulk_insert.");
-    INSERT_DUP_POLICY = ("hoodie.datasource.insert.dup.policy", [], Some("none"), "none, drop or fail: what INSERT does with keys that already exist.");
-    PARQUET_MAX_FILE_SIZE = ("hoodie.parquet.max.file.size", [], Some("125829120"), "Target base file size in bytes.");
-    PARQUET_SMALL_FILE_LIMIT = ("hoodie.parquet.small.file.limit", [], Some("104857600"), "Base files below this size take new inserts.");
-    PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), "Parquet compression codec of base files.");
-    PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), "How many small file groups of a partition take new inserts.");
-    RECORD_SIZE_ESTIMATE = ("hoodie.copyonwrite.record.size.estimate", [], Some("1024"), "Record size estimate in bytes when a partition has no files to learn it from.");
-    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), "SIMPLE or BLOOM (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions).");
-    SIMPLE_INDEX_UPDATE_PARTITION_PATH = ("hoodie.simple.index.update.partition.path", [], Some("true"), "GLOBAL_SIMPLE: move a record whose partition value changed.");
-    BLOOM_INDEX_UPDATE_PARTITION_PATH = ("hoodie.bloom.index.update.partition.path", [], Some("true"), "GLOBAL_BLOOM: move a record whose partition value changed.");
-    OVERWRITE_MODE = ("hoodie.datasource.overwrite.mode", ["spark.sql.sources.partitionOverwriteMode"], None, "INSERT OVERWRITE without a PARTITION clause: STATIC replaces the table, DYNAMIC the partitions in the input.");
-    BLOOM_NUM_ENTRIES = ("hoodie.index.bloom.num_entries", [], Some("60000"), "Bloom filter sizing: expected entries.");
-    BLOOM_FPP = ("hoodie.index.bloom.fpp", [], Some("0.000000001"), "Bloom filter false positive rate.");
-    BLOOM_MAX_ENTRIES = ("hoodie.bloom.index.filter.dynamic.max.entries", [], Some("100000"), "Dynamic bloom filter maximum entries.");
-    MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
+    WRITE_OPERATION = ("hoodie.datasource.write.operation", [], None, OneOf(OPERATIONS), "Write operation: bulk_insert, insert, upsert, insert_overwrite, insert_overwrite_table.");
+    SQL_INSERT_INTO_OPERATION = ("hoodie.spark.sql.insert.into.operation", [], None, OneOf(OPERATIONS), "Operation of INSERT INTO when hoodie.datasource.write.operation is unset.");
+    SQL_INSERT_MODE = ("hoodie.sql.insert.mode", [], None, OneOf(&["upsert", "strict", "non-strict"]), "Legacy insert mode: upsert, strict or non-strict.");
+    SQL_BULK_INSERT_ENABLE = ("hoodie.sql.bulk.insert.enable", [], Some("false"), Bool, "Legacy: INSERT INTO as bulk_insert.");
+    INSERT_DUP_POLICY = ("hoodie.datasource.insert.dup.policy", [], Some("none"), OneOf(&["none", "drop", "fail"]), "none, drop or fail: what INSERT does with keys that already exist.");
+    PARQUET_MAX_FILE_SIZE = ("hoodie.parquet.max.file.size", [], Some("125829120"), Count { min: 1 }, "Target base file size in bytes.");
+    PARQUET_SMALL_FILE_LIMIT = ("hoodie.parquet.small.file.limit", [], Some("104857600"), Count { min: 0 }, "Base files below this size take new inserts.");
+    PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), OneOf(&["snappy", "gzip", "zstd", "lz4", "lz4_raw", "uncompressed", "none"]), "Parquet compression codec of base files.");
+    PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), Count { min: 0 }, "How many small file groups of a partition take new inserts.");
+    RECORD_SIZE_ESTIMATE = ("hoodie.copyonwrite.record.size.estimate", [], Some("1024"), Count { min: 1 }, "Record size estimate in bytes when a partition has no files to learn it from.");
+    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), OneOf(&["SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM"]), "SIMPLE or BLOOM (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions).");
+    SIMPLE_INDEX_UPDATE_PARTITION_PATH = ("hoodie.simple.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_SIMPLE: move a record whose partition value changed.");
+    BLOOM_INDEX_UPDATE_PARTITION_PATH = ("hoodie.bloom.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_BLOOM: move a record whose partition value changed.");
+    OVERWRITE_MODE = ("hoodie.datasource.overwrite.mode", ["spark.sql.sources.partitionOverwriteMode"], None, OneOf(&["STATIC", "DYNAMIC"]), "INSERT OVERWRITE without a PARTITION clause: STATIC replaces the table, DYNAMIC the partitions in the input.");
+    BLOOM_NUM_ENTRIES = ("hoodie.index.bloom.num_entries", [], Some("60000"), Count { min: 1 }, "Bloom filter sizing: expected entries.");
+    BLOOM_FPP = ("hoodie.index.bloom.fpp", [], Some("0.000000001"), Fraction, "Bloom filter false positive rate.");
+    BLOOM_MAX_ENTRIES = ("hoodie.bloom.index.filter.dynamic.max.entries", [], Some("100000"), Count { min: 1 }, "Dynamic bloom filter maximum entries.");
+    MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), AutoOrCount { max: 1024 }, "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
+}
+
+/// The keys a write reads from the session and the table properties, checked by
+/// [`check_write_options`] before a write starts.
+pub const WRITE_KEYS: &[ConfigKey] = &[
+    RECORD_MERGE_MODE,
+    WRITE_OPERATION,
+    SQL_INSERT_INTO_OPERATION,
+    SQL_INSERT_MODE,
+    SQL_BULK_INSERT_ENABLE,
+    INSERT_DUP_POLICY,
+    PARQUET_MAX_FILE_SIZE,
+    PARQUET_SMALL_FILE_LIMIT,
+    PARQUET_COMPRESSION_CODEC,
+    PARQUET_SMALL_FILE_CANDIDATES,
+    RECORD_SIZE_ESTIMATE,
+    INDEX_TYPE,
+    SIMPLE_INDEX_UPDATE_PARTITION_PATH,
+    BLOOM_INDEX_UPDATE_PARTITION_PATH,
+    OVERWRITE_MODE,
+    BLOOM_NUM_ENTRIES,
+    BLOOM_FPP,
+    BLOOM_MAX_ENTRIES,
+    MERGE_JOIN_PASSES,
+];
+
+/// Checks every write option `get` finds (under its key or an alias) against the values the
+/// key takes; the first bad one is the error.
+pub fn check_write_options<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<(), InvalidValue> {
+    for key in WRITE_KEYS {
+        let found = std::iter::once(key.key)
+            .chain(key.aliases.iter().copied())
+            .find_map(&get);
+        if let Some(value) = found {
+            key.check(value)?;
+        }
+    }
+    Ok(())
+}
+
+/// The known key closest to `name` (by edit distance, at most a third of its length away), for
+/// "did you mean" hints on keys hoodie does not know.
+pub fn closest_key(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    ALL_KEYS
+        .iter()
+        .flat_map(|k| std::iter::once(k.key).chain(k.aliases.iter().copied()))
+        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), k))
+        .filter(|(d, _)| *d <= lower.len().max(3) / 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// The short SQL option names Hudi's Spark SQL accepts, mapped to the table keys they set.
@@ -138,6 +296,52 @@ mod tests {
             Some(ORDERING_FIELDS)
         );
         assert_eq!(lookup("no.such.key"), None);
+    }
+
+    #[test]
+    fn every_key_takes_its_default() {
+        for key in ALL_KEYS {
+            if let Some(d) = key.default {
+                assert_eq!(key.check(d), Ok(()), "{}", key.key);
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_bad_values_with_what_is_allowed() {
+        assert!(BLOOM_FPP.check("0.01").is_ok());
+        let e = BLOOM_FPP.check("0").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value \"0\" for hoodie.index.bloom.fpp: expected a number greater than 0 and less than 1"
+        );
+        assert!(BLOOM_FPP.check("1").is_err() && BLOOM_FPP.check("abc").is_err());
+        assert!(
+            PARQUET_MAX_FILE_SIZE.check("0").is_err() && PARQUET_MAX_FILE_SIZE.check("-5").is_err()
+        );
+        assert!(INDEX_TYPE.check("global_bloom").is_ok() && INDEX_TYPE.check("HBASE").is_err());
+        assert!(MERGE_JOIN_PASSES.check("AUTO").is_ok() && MERGE_JOIN_PASSES.check("0").is_err());
+        assert!(SIMPLE_INDEX_UPDATE_PARTITION_PATH.check("yes").is_err());
+        let get =
+            |k: &str| (k == "spark.sql.sources.partitionOverwriteMode").then_some("sometimes");
+        assert_eq!(
+            check_write_options(get).unwrap_err().key,
+            OVERWRITE_MODE.key
+        );
+        assert!(check_write_options(|_| None).is_ok());
+    }
+
+    #[test]
+    fn suggests_the_closest_key() {
+        assert_eq!(
+            closest_key("hoodie.index.bloom.fp"),
+            Some("hoodie.index.bloom.fpp")
+        );
+        assert_eq!(
+            closest_key("hoodie.datasource.write.operaton"),
+            Some("hoodie.datasource.write.operation")
+        );
+        assert_eq!(closest_key("hoodie.something.else.entirely"), None);
     }
 
     #[test]

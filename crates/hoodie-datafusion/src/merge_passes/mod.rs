@@ -67,19 +67,11 @@ impl PassSetting {
     pub fn from_options(options: &WriteOptions) -> Result<Self, HoodieError> {
         let key = config::MERGE_JOIN_PASSES;
         let v = options.get(&key).unwrap_or_default();
-        let v = v.trim();
-        if v.eq_ignore_ascii_case("auto") {
-            return Ok(PassSetting::Auto);
-        }
-        match v.parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(PassSetting::Fixed(n)),
-            _ => Err(HoodieError::Invalid {
-                message: format!(
-                    "{} must be auto or a whole number of at least 1, got {v:?}",
-                    key.key
-                ),
-            }),
-        }
+        key.check(&v)?;
+        Ok(match v.trim().parse::<u32>() {
+            Ok(n) => PassSetting::Fixed(n),
+            Err(_) => PassSetting::Auto,
+        })
     }
 }
 
