@@ -28,6 +28,7 @@ use crate::error::{HoodieError, Result};
 use crate::factory::{open_or_create, HudiTableFactory};
 use crate::frontend::{self, CreateTableUsing, FrontStatement};
 use crate::insert::{rewrite_insert, InsertInfo};
+use crate::names::{is_case_sensitive, resolve_df_names, resolve_names, CASE_SENSITIVE_KEY};
 use crate::options::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::sink::{HudiSink, WriteCounts, WriteMode};
@@ -77,6 +78,7 @@ pub struct HoodieContext {
     config: HoodieConfig,
     options: SessionOptions,
     warehouse: Arc<WarehouseSchema>,
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl HoodieContext {
@@ -135,7 +137,30 @@ impl HoodieContext {
             },
             options,
             warehouse,
+            warnings: Default::default(),
         })
+    }
+
+    /// The warnings of the statements run since the last call (an unknown `hoodie.*` key in a
+    /// `SET`, with the closest known key), for a shell to print.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn warn_unknown_key(&self, key: &str) {
+        if !key.starts_with("hoodie.") || hoodie_format::config::lookup(key).is_some() {
+            return;
+        }
+        let hint = match hoodie_format::config::closest_key(key) {
+            Some(k) => format!("; did you mean {k}?"),
+            None => String::new(),
+        };
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!(
+                "{key} is not a key hoodie knows; it is kept but has no effect{hint}"
+            ));
     }
 
     /// The underlying DataFusion session.
@@ -155,6 +180,7 @@ impl HoodieContext {
 
     /// Runs one statement to completion.
     pub async fn run(&self, sql: &str) -> Result<StatementOutput> {
+        let exact = self.case_sensitive();
         match frontend::classify(sql)? {
             FrontStatement::PassThrough => self.run_datafusion(sql).await,
             FrontStatement::CreateUsing(c) => self.create_using(c).await,
@@ -164,6 +190,7 @@ impl HoodieContext {
                 purge,
             } => self.drop_table(&name, if_exists, purge).await,
             FrontStatement::Set { key, value } => {
+                self.warn_unknown_key(&key);
                 self.options.set(&key, &value);
                 Ok(StatementOutput::Done)
             }
@@ -204,11 +231,18 @@ impl HoodieContext {
                     sqlparser::ast::Statement::Explain { statement, .. } => &mut **statement,
                     other => other,
                 };
+                // names first, so a subquery source plans; again for the expanded stars
+                resolve_names(merge, &self.ctx, exact).await?;
                 self.expand_merge_stars(merge).await?;
+                resolve_names(&mut stmt, &self.ctx, exact).await?;
                 self.run_statement(*stmt).await
             }
-            FrontStatement::Update(stmt) => self.run_statement(*stmt).await,
-            FrontStatement::Insert(stmt) => {
+            FrontStatement::Update(mut stmt) => {
+                resolve_names(&mut stmt, &self.ctx, exact).await?;
+                self.run_statement(*stmt).await
+            }
+            FrontStatement::Insert(mut stmt) => {
+                resolve_names(&mut stmt, &self.ctx, exact).await?;
                 let (mut stmt, info) = rewrite_insert(*stmt, &self.ctx).await?;
                 if info.hudi && info.overwrite && !info.static_values.is_empty() {
                     return self.overwrite_partitions(&mut stmt, &info).await;
@@ -294,6 +328,12 @@ impl HoodieContext {
                     .map(|f| f.name().clone())
                     .collect()
             }
+            // `AS s(c1, c2, ...)` names the columns
+            TableFactor::Derived {
+                alias: Some(alias), ..
+            } if !alias.columns.is_empty() => {
+                alias.columns.iter().map(|c| c.name.value.clone()).collect()
+            }
             TableFactor::Derived { subquery, .. } => {
                 let plan = self
                     .ctx
@@ -324,8 +364,23 @@ impl HoodieContext {
     }
 
     async fn run_datafusion(&self, sql: &str) -> Result<StatementOutput> {
-        let plan = self.ctx.state().create_logical_plan(sql).await?;
+        let state = self.ctx.state();
+        let dialect = state.config().options().sql_parser.dialect;
+        let mut stmt = state.sql_to_statement(sql, &dialect)?;
+        resolve_df_names(&mut stmt, &self.ctx, self.case_sensitive()).await?;
+        let plan = state.statement_to_plan(stmt).await?;
         self.run_plan(plan).await
+    }
+
+    /// Whether `SET spark.sql.caseSensitive = true` asked for exact name resolution.
+    fn case_sensitive(&self) -> bool {
+        let value = self
+            .options
+            .all()
+            .into_iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(CASE_SENSITIVE_KEY))
+            .map(|(_, v)| v);
+        is_case_sensitive(value)
     }
 
     async fn run_plan(&self, plan: LogicalPlan) -> Result<StatementOutput> {
@@ -416,25 +471,27 @@ impl HoodieContext {
             return Err(HoodieError::Invalid { message: "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list".into() });
         }
         // CTAS: plan the query, create the table with its schema, bulk insert; staged.
+        let mut query = sqlparser::ast::Statement::Query(query);
+        resolve_names(&mut query, &self.ctx, self.case_sensitive()).await?;
         let df = self
             .ctx
             .execute_logical_plan(
                 self.ctx
                     .state()
-                    .statement_to_plan(DFStatement::Statement(Box::new(
-                        sqlparser::ast::Statement::Query(query),
-                    )))
+                    .statement_to_plan(DFStatement::Statement(Box::new(query)))
                     .await?,
             )
             .await?;
-        // like Spark Hudi, the meta columns of a Hudi source are not data of the new table
+        // like Spark Hudi, the meta columns of a Hudi source are not data of the new table, and
+        // every column is nullable (Spark's CTAS takes the query's schema `asNullable`): a
+        // column of literals must take NULLs in later writes
         let data_fields: Vec<Field> = df
             .schema()
             .as_arrow()
             .fields()
             .iter()
             .filter(|f| !hoodie_format::schema::is_meta_column(f.name()))
-            .map(|f| f.as_ref().clone())
+            .map(|f| f.as_ref().clone().with_nullable(true))
             .collect();
         let columns: SchemaRef = Arc::new(Schema::new(data_fields));
         let spec = TableSpec {

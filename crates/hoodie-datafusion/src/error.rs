@@ -45,12 +45,25 @@ pub enum HoodieError {
         /// The table's columns.
         columns: String,
     },
+    /// A name matches two columns of one table that differ only in case.
+    #[error("column name `{name}` is ambiguous: table {table} has columns `{candidates}`, which differ only in case (SET spark.sql.caseSensitive = true to tell them apart)")]
+    AmbiguousColumn {
+        /// The name as written.
+        name: String,
+        /// The table.
+        table: String,
+        /// The columns it matches, joined by "`, `".
+        candidates: String,
+    },
     /// A statement is valid SQL but not allowed on this table.
     #[error("{message}")]
     Invalid {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A `hoodie.*` option has a value its key does not take.
+    #[error("{0}")]
+    InvalidOption(#[from] hoodie_format::config::InvalidValue),
     /// A feature hoodie does not support (yet).
     #[error("not supported yet: {feature}")]
     Unsupported {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use datafusion::datasource::TableProvider;
 use datafusion::prelude::SessionContext;
-use sqlparser::ast::{BinaryOperator, Expr, Ident, ObjectName, SetExpr, Statement, TableObject};
+use sqlparser::ast::{
+    BinaryOperator, Expr, Ident, ObjectName, SelectItem, SetExpr, Statement, TableObject,
+};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
@@ -130,17 +132,28 @@ pub async fn rewrite_insert(
     let _ = dynamic_parts;
     // Hudi/Spark's arity check for positional inserts: the data columns not given statically
     if insert.columns.is_empty() {
-        if let Some(source) = &insert.source {
-            let arity = match source.body.as_ref() {
+        if let Some(source) = &mut insert.source {
+            let arity = match source.body.as_mut() {
                 SetExpr::Values(v) => v.rows.first().map(|r| r.len()),
-                _ => {
+                body => {
+                    name_unnamed_expressions(body);
                     let plan = ctx
                         .state()
                         .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
                             Statement::Query(source.clone()),
                         )))
                         .await?;
-                    Some(plan.schema().fields().len())
+                    let names: Vec<String> = plan
+                        .schema()
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect();
+                    // a SELECT that names every column it writes is mapped by name (Hudi)
+                    if let Some(by_name) = by_name(&names, &columns) {
+                        columns = by_name;
+                    }
+                    Some(names.len())
                 }
             };
             if let Some(arity) = arity {
@@ -206,4 +219,39 @@ pub async fn rewrite_insert(
             .collect(),
     };
     Ok((Statement::Insert(insert), info))
+}
+
+/// The table columns `names` stand for, in their order, if they are exactly `columns` up to
+/// order and case; `None` means the SELECT is mapped by position.
+fn by_name(names: &[String], columns: &[String]) -> Option<Vec<String>> {
+    if names.len() != columns.len() {
+        return None;
+    }
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for n in names {
+        let c = columns.iter().find(|c| c.eq_ignore_ascii_case(n))?;
+        if out.contains(c) {
+            return None;
+        }
+        out.push(c.clone());
+    }
+    Some(out)
+}
+
+/// Gives each unaliased expression of a SELECT's projection that is not a column a name of its
+/// own, so that repeated literals (`SELECT 1, 'a', 1`) plan; such a SELECT is mapped by position.
+fn name_unnamed_expressions(body: &mut SetExpr) {
+    let SetExpr::Select(select) = body else {
+        return;
+    };
+    for (i, item) in select.projection.iter_mut().enumerate() {
+        if let SelectItem::UnnamedExpr(e) = item {
+            if !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::with_quote('"', format!("__hoodie_col_{}", i + 1)),
+                };
+            }
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod frontend;
 pub mod insert;
 pub mod merge;
 pub mod merge_passes;
+pub mod names;
 
 pub mod options;
 pub mod provider;

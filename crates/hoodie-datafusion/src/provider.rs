@@ -80,6 +80,7 @@ impl HudiTableProvider {
     /// The insert options (pre-combine field, file sizes) of a write.
     pub fn insert_options(&self, precombine: bool) -> Result<InsertOptions, HoodieError> {
         let w = self.write_options();
+        w.validate()?;
         Ok(InsertOptions {
             precombine_field: if precombine {
                 self.table.config().ordering_field()
@@ -91,10 +92,7 @@ impl HudiTableProvider {
                     .get(&config::PARQUET_COMPRESSION_CODEC)
                     .unwrap_or_else(|| "snappy".into()),
                 bloom_num_entries: w.get_usize(&config::BLOOM_NUM_ENTRIES)?,
-                bloom_fpp: w
-                    .get(&config::BLOOM_FPP)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(1e-9),
+                bloom_fpp: w.get_f64(&config::BLOOM_FPP)?,
                 bloom_max_entries: w.get_usize(&config::BLOOM_MAX_ENTRIES)?,
             },
             max_file_size: w.get_usize(&config::PARQUET_MAX_FILE_SIZE)?,
@@ -168,7 +166,8 @@ impl HudiTableProvider {
         mode: WriteMode,
         rows_in_memory: Option<usize>,
     ) -> Arc<dyn ExecutionPlan> {
-        let sink = HudiSink::new(self.table.clone(), self.name.clone(), input.schema(), mode)
+        let schema = change_set_schema(&input.schema(), &self.schema);
+        let sink = HudiSink::new(self.table.clone(), self.name.clone(), schema, mode)
             .with_rows_in_memory(rows_in_memory);
         Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
     }
@@ -516,4 +515,21 @@ pub fn as_hudi(provider: &Arc<dyn TableProvider>) -> Option<&HudiTableProvider> 
 #[allow(dead_code)]
 fn lit_str(v: &str) -> ScalarValue {
     ScalarValue::Utf8(Some(v.to_string()))
+}
+
+/// The schema a change set is written with: the plan's columns, each as nullable as the table
+/// declares it (the plan's nullability describes only the changed rows: a `SET qty = 5` column
+/// is non-null there, while the file group it is written into holds NULLs in `qty`).
+fn change_set_schema(plan: &SchemaRef, table: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = plan
+        .fields()
+        .iter()
+        .map(|f| {
+            let nullable = table
+                .field_with_name(f.name())
+                .map_or(true, |t| t.is_nullable());
+            f.as_ref().clone().with_nullable(nullable)
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, plan.metadata().clone()))
 }

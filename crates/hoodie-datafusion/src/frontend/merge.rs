@@ -62,17 +62,14 @@ pub fn parse_merge(sql: &str) -> Result<Statement> {
         })
 }
 
-/// The qualifier source columns are referred to by: the alias, or the table name.
-fn source_qualifier(source: &TableFactor) -> Option<String> {
+/// The qualifier source columns are referred to by: the alias, or the table name, as written
+/// (so DataFusion normalises it as it does the alias).
+fn source_qualifier(source: &TableFactor) -> Option<Ident> {
     match source {
         TableFactor::Table { alias: Some(a), .. } | TableFactor::Derived { alias: Some(a), .. } => {
-            Some(a.name.value.clone())
+            Some(a.name.clone())
         }
-        TableFactor::Table { name, .. } => name
-            .0
-            .last()
-            .and_then(|p| p.as_ident())
-            .map(|i| i.value.clone()),
+        TableFactor::Table { name, .. } => name.0.last().and_then(|p| p.as_ident()).cloned(),
         _ => None,
     }
 }
@@ -94,7 +91,7 @@ pub fn expand_stars(
         })?;
         let col = Ident::with_quote('"', found.clone());
         Ok(match &qualifier {
-            Some(q) => Expr::CompoundIdentifier(vec![Ident::with_quote('"', q.clone()), col]),
+            Some(q) => Expr::CompoundIdentifier(vec![q.clone(), col]),
             None => Expr::Identifier(col),
         })
     };
@@ -164,11 +161,11 @@ mod tests {
         .unwrap();
         let text = s.to_string();
         assert!(
-            text.contains(r#"UPDATE SET "id" = "s"."ID", "name" = "s"."name""#),
+            text.contains(r#"UPDATE SET "id" = s."ID", "name" = s."name""#),
             "{text}"
         );
         assert!(
-            text.contains(r#"INSERT ("id", "name") VALUES ("s"."ID", "s"."name")"#),
+            text.contains(r#"INSERT ("id", "name") VALUES (s."ID", s."name")"#),
             "{text}"
         );
         let mut s =

@@ -79,7 +79,7 @@ pub enum FrontStatement {
     /// A MERGE INTO (or an EXPLAIN of one), parsed with Hudi's `UPDATE SET *` / `INSERT *`
     /// (stars not yet expanded).
     Merge(Box<Statement>),
-    /// An UPDATE with its assignment targets normalised (Spark matches them case-insensitively).
+    /// An UPDATE (parsed, so its names can be resolved as Spark does).
     Update(Box<Statement>),
     /// Anything else: run by DataFusion as written.
     PassThrough,
@@ -246,37 +246,86 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return Ok(FrontStatement::Merge(Box::new(merge::parse_merge(sql)?)));
     }
     if w(0, "UPDATE") {
-        let mut stmt = Parser::new(&GenericDialect {})
-            .try_with_sql(sql)
-            .map_err(perr)?
-            .parse_statement()
-            .map_err(perr)?;
-        if let Statement::Update(u) = &mut stmt {
-            for a in &mut u.assignments {
-                if let sqlparser::ast::AssignmentTarget::ColumnName(name) = &mut a.target {
-                    for part in &mut name.0 {
-                        if let Some(ident) = part.as_ident() {
-                            if ident.quote_style.is_none() {
-                                *part = sqlparser::ast::ObjectNamePart::Identifier(
-                                    sqlparser::ast::Ident::new(ident.value.to_ascii_lowercase()),
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        return Ok(FrontStatement::Update(Box::new(stmt)));
-    }
-    if w(0, "INSERT") {
         let stmt = Parser::new(&GenericDialect {})
             .try_with_sql(sql)
             .map_err(perr)?
             .parse_statement()
             .map_err(perr)?;
+        return Ok(FrontStatement::Update(Box::new(stmt)));
+    }
+    if w(0, "INSERT") {
+        let tokens = Tokenizer::new(&GenericDialect {}, sql)
+            .tokenize()
+            .map_err(|e| HoodieError::Parse {
+                message: e.to_string(),
+            })?;
+        let stmt = Parser::new(&GenericDialect {})
+            .with_tokens(columns_before_partition(tokens))
+            .parse_statement()
+            .map_err(perr)?;
         return Ok(FrontStatement::Insert(Box::new(stmt)));
     }
     Ok(FrontStatement::PassThrough)
+}
+
+/// Spark writes `INSERT INTO t PARTITION (...) (c1, c2) ...`; sqlparser takes the column list
+/// only before the PARTITION clause, so a list that follows it is moved in front of it.
+fn columns_before_partition(tokens: Vec<Token>) -> Vec<Token> {
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
+        .collect();
+    let Some(p) = significant
+        .iter()
+        .position(|&i| is_word(Some(&tokens[i]), "PARTITION"))
+    else {
+        return tokens;
+    };
+    // the group after PARTITION, then a second group: the column list
+    let group_end = |start: usize| -> Option<usize> {
+        if tokens.get(significant[start]) != Some(&Token::LParen) {
+            return None;
+        }
+        let mut depth = 0;
+        for (k, &i) in significant.iter().enumerate().skip(start) {
+            match tokens[i] {
+                Token::LParen => depth += 1,
+                Token::RParen if depth == 1 => return Some(k),
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+        }
+        None
+    };
+    let Some(spec_end) = (p + 1 < significant.len())
+        .then(|| group_end(p + 1))
+        .flatten()
+    else {
+        return tokens;
+    };
+    let cols_start = spec_end + 1;
+    let Some(cols_end) = (cols_start < significant.len())
+        .then(|| group_end(cols_start))
+        .flatten()
+    else {
+        return tokens;
+    };
+    // a parenthesised query after PARTITION (...) is the source, not a column list
+    if is_word(tokens.get(significant[cols_start + 1]), "SELECT")
+        || is_word(tokens.get(significant[cols_start + 1]), "WITH")
+    {
+        return tokens;
+    }
+    let (a, b, c) = (
+        significant[p],
+        significant[cols_start],
+        significant[cols_end],
+    );
+    let mut out = tokens[..a].to_vec();
+    out.extend_from_slice(&tokens[b..=c]);
+    out.push(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space));
+    out.extend_from_slice(&tokens[a..b]);
+    out.extend_from_slice(&tokens[c + 1..]);
+    out
 }
 
 fn expect_end(p: &mut Parser) -> Result<()> {

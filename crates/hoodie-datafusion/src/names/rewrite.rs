@@ -1,0 +1,257 @@
+//! The walks over a statement: collecting the names it defines, then rewriting its identifiers.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    AssignmentTarget, Expr, Ident, MergeAction, ObjectName, ObjectNamePart, Query, Select,
+    SelectItem, Statement, TableAlias, TableFactor, TableObject, Visit, VisitMut, Visitor,
+    VisitorMut,
+};
+
+use super::Names;
+use crate::error::{HoodieError, Result};
+
+/// Adds the names `stmt` defines to `names`: `SELECT` aliases, derived-table and CTE column
+/// lists (as names), table aliases and CTE names (as qualifiers).
+pub(super) fn collect_defined(stmt: &Statement, names: &mut Names) {
+    struct Defined<'a>(&'a mut Names);
+    impl Defined<'_> {
+        fn alias(&mut self, alias: &TableAlias, table: Option<&ObjectName>) {
+            let table = table.map(crate::frontend::name_of);
+            self.0.add_relation(&alias.name.value, table.as_deref());
+            for c in &alias.columns {
+                self.0.add_defined(&c.name.value);
+            }
+        }
+    }
+    impl Visitor for Defined<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+            for cte in query.with.iter().flat_map(|w| &w.cte_tables) {
+                self.alias(&cte.alias, None);
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_select(&mut self, select: &Select) -> ControlFlow<()> {
+            for item in &select.projection {
+                if let SelectItem::ExprWithAlias { alias, .. } = item {
+                    self.0.add_defined(&alias.value);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+            if let Some(alias) = factor_alias(factor) {
+                let table = match factor {
+                    TableFactor::Table { name, .. } => Some(name),
+                    _ => None,
+                };
+                self.alias(alias, table);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = Visit::visit(stmt, &mut Defined(names));
+}
+
+fn factor_alias(factor: &TableFactor) -> Option<&TableAlias> {
+    match factor {
+        TableFactor::Table { alias, .. }
+        | TableFactor::Derived { alias, .. }
+        | TableFactor::TableFunction { alias, .. }
+        | TableFactor::Function { alias, .. }
+        | TableFactor::UNNEST { alias, .. }
+        | TableFactor::NestedJoin { alias, .. } => alias.as_ref(),
+        _ => None,
+    }
+}
+
+fn factor_alias_mut(factor: &mut TableFactor) -> Option<&mut TableAlias> {
+    match factor {
+        TableFactor::Table { alias, .. }
+        | TableFactor::Derived { alias, .. }
+        | TableFactor::TableFunction { alias, .. }
+        | TableFactor::Function { alias, .. }
+        | TableFactor::UNNEST { alias, .. }
+        | TableFactor::NestedJoin { alias, .. } => alias.as_mut(),
+        _ => None,
+    }
+}
+
+/// Rewrites the identifiers of `stmt` that name columns to their exact spelling; names the
+/// statement defines keep the spelling they are written with.
+pub(super) fn rewrite_statement(stmt: &mut Statement, names: &Names) -> Result<()> {
+    match VisitMut::visit(stmt, &mut Rewriter { names }) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+struct Rewriter<'a> {
+    names: &'a Names,
+}
+
+/// An alias as written, quoted, so DataFusion keeps its spelling as Spark does.
+fn keep_spelling(ident: &mut Ident) {
+    if ident.quote_style.is_none() {
+        ident.quote_style = Some('"');
+    }
+}
+
+impl Rewriter<'_> {
+    fn ident(&self, ident: &mut Ident, table: Option<&str>) -> Result<()> {
+        if let Some(exact) = self.names.exact(ident, table)? {
+            *ident = exact;
+        }
+        Ok(())
+    }
+
+    /// A column reference of parts: a leading relation name or alias is a qualifier, left as
+    /// it is, and the column after it is looked up in its table; the other parts name columns or
+    /// nested fields. `table` is the table an unqualified column belongs to, if known.
+    fn parts<'i>(
+        &self,
+        parts: impl Iterator<Item = &'i mut Ident>,
+        table: Option<&str>,
+    ) -> Result<()> {
+        let mut parts: Vec<&mut Ident> = parts.collect();
+        let last = parts.len().saturating_sub(1);
+        let mut qualifier: Option<String> = None;
+        for (i, part) in parts.iter_mut().enumerate() {
+            if i < last && i == 0 && self.names.is_relation(part) {
+                qualifier = Some(part.value.clone());
+                continue;
+            }
+            let in_table = match (i, &qualifier) {
+                (1, Some(q)) => Some(q.as_str()),
+                (0, None) => table,
+                _ => None,
+            };
+            self.ident(part, in_table)?;
+        }
+        Ok(())
+    }
+
+    fn object_name(&self, name: &mut ObjectName, table: Option<&str>) -> Result<()> {
+        self.parts(
+            name.0.iter_mut().filter_map(|p| match p {
+                ObjectNamePart::Identifier(i) => Some(i),
+                _ => None,
+            }),
+            table,
+        )
+    }
+
+    fn target(&self, target: &mut AssignmentTarget, table: Option<&str>) -> Result<()> {
+        match target {
+            AssignmentTarget::ColumnName(n) => self.object_name(n, table),
+            AssignmentTarget::Tuple(ns) => {
+                ns.iter_mut().try_for_each(|n| self.object_name(n, table))
+            }
+        }
+    }
+
+    /// The columns a DML statement names in its target: INSERT's column list, UPDATE's and
+    /// MERGE's assignment targets, MERGE's INSERT column lists, each looked up in the target.
+    fn statement(&self, stmt: &mut Statement) -> Result<()> {
+        match stmt {
+            Statement::Insert(insert) => {
+                let target = match &insert.table {
+                    TableObject::TableName(n) => Some(crate::frontend::name_of(n)),
+                    _ => None,
+                };
+                insert
+                    .columns
+                    .iter_mut()
+                    .try_for_each(|c| self.object_name(c, target.as_deref()))
+            }
+            Statement::Update(update) => {
+                let target = factor_table(&update.table.relation);
+                update
+                    .assignments
+                    .iter_mut()
+                    .try_for_each(|a| self.target(&mut a.target, target.as_deref()))
+            }
+            Statement::Merge(merge) => {
+                let target = factor_table(&merge.table);
+                for clause in &mut merge.clauses {
+                    match &mut clause.action {
+                        MergeAction::Update(u) => {
+                            for a in &mut u.assignments {
+                                self.target(&mut a.target, target.as_deref())?;
+                            }
+                        }
+                        MergeAction::Insert(i) => {
+                            for c in &mut i.columns {
+                                self.object_name(c, target.as_deref())?;
+                            }
+                        }
+                        MergeAction::Delete { .. } => {}
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The table a table factor reads, as DataFusion names it.
+fn factor_table(factor: &TableFactor) -> Option<String> {
+    match factor {
+        TableFactor::Table { name, .. } => Some(crate::frontend::name_of(name)),
+        _ => None,
+    }
+}
+
+fn flow(r: Result<()>) -> ControlFlow<HoodieError> {
+    match r {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => ControlFlow::Break(e),
+    }
+}
+
+impl VisitorMut for Rewriter<'_> {
+    type Break = HoodieError;
+
+    fn pre_visit_statement(&mut self, stmt: &mut Statement) -> ControlFlow<HoodieError> {
+        flow(self.statement(stmt))
+    }
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<HoodieError> {
+        for cte in query.with.iter_mut().flat_map(|w| &mut w.cte_tables) {
+            cte.alias
+                .columns
+                .iter_mut()
+                .for_each(|c| keep_spelling(&mut c.name));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_select(&mut self, select: &mut Select) -> ControlFlow<HoodieError> {
+        for item in &mut select.projection {
+            if let SelectItem::ExprWithAlias { alias, .. } = item {
+                keep_spelling(alias);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<HoodieError> {
+        if let Some(alias) = factor_alias_mut(factor) {
+            alias
+                .columns
+                .iter_mut()
+                .for_each(|c| keep_spelling(&mut c.name));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<HoodieError> {
+        flow(match expr {
+            Expr::Identifier(ident) => self.ident(ident, None),
+            Expr::CompoundIdentifier(parts) => self.parts(parts.iter_mut(), None),
+            _ => Ok(()),
+        })
+    }
+}
