@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use datafusion::datasource::TableProvider;
 use datafusion::prelude::SessionContext;
+use std::ops::ControlFlow;
+
 use sqlparser::ast::{
-    BinaryOperator, Expr, Ident, ObjectName, SelectItem, SetExpr, Statement, TableObject,
+    BinaryOperator, Expr, Ident, ObjectName, Query, SelectItem, SetExpr, Statement, TableObject,
+    VisitMut, VisitorMut,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -65,10 +68,13 @@ pub async fn rewrite_insert(
     }
     let schema = provider.schema();
     let data_columns = hoodie_format::schema::data_column_names(&schema);
+    // names were resolved before (exact spellings, or exactly as written when
+    // spark.sql.caseSensitive is on): an exact match first, then any case
     let find = |n: &str| {
         data_columns
             .iter()
-            .find(|c| c.eq_ignore_ascii_case(n))
+            .find(|c| *c == n)
+            .or_else(|| data_columns.iter().find(|c| c.eq_ignore_ascii_case(n)))
             .cloned()
     };
     // static partition values
@@ -130,6 +136,9 @@ pub async fn rewrite_insert(
             .collect::<Result<_>>()?
     };
     let _ = dynamic_parts;
+    if let Some(source) = &mut insert.source {
+        values_as_selects(source)?;
+    }
     // Hudi/Spark's arity check for positional inserts: the data columns not given statically
     if insert.columns.is_empty() {
         if let Some(source) = &mut insert.source {
@@ -254,4 +263,53 @@ fn name_unnamed_expressions(body: &mut SetExpr) {
             }
         }
     }
+}
+
+/// Rewrites every `VALUES` list nested in an INSERT's query source (`SELECT ... FROM (VALUES
+/// ...) AS s(a, b)`) as `SELECT ... UNION ALL SELECT ...`. DataFusion types every VALUES list
+/// of an INSERT's source by the target's columns, positionally, which is right only for the
+/// INSERT's own VALUES: a nested list would be cast to the target's column types column by
+/// column, whatever the SELECT makes of it.
+fn values_as_selects(source: &mut Query) -> Result<()> {
+    struct Nested(Option<HoodieError>);
+    impl VisitorMut for Nested {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+            let SetExpr::Values(values) = query.body.as_ref() else {
+                return ControlFlow::Continue(());
+            };
+            let mut sql = String::new();
+            for (r, row) in values.rows.iter().enumerate() {
+                if r > 0 {
+                    sql.push_str(" UNION ALL ");
+                }
+                let cells: Vec<String> = row
+                    .iter()
+                    .enumerate()
+                    .map(|(c, e)| format!("{e} AS \"column{}\"", c + 1))
+                    .collect();
+                sql.push_str(&format!("SELECT {}", cells.join(", ")));
+            }
+            match Parser::new(&GenericDialect {})
+                .try_with_sql(&sql)
+                .and_then(|mut p| p.parse_query())
+            {
+                Ok(q) => query.body = q.body,
+                Err(e) => {
+                    self.0 = Some(HoodieError::Parse {
+                        message: e.to_string(),
+                    });
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut nested = Nested(None);
+    // the source's own body is not nested: only the queries inside it are visited
+    if let SetExpr::Values(_) = source.body.as_ref() {
+        return Ok(());
+    }
+    let _ = VisitMut::visit(source.body.as_mut(), &mut nested);
+    nested.0.map_or(Ok(()), Err)
 }

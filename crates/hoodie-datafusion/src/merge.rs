@@ -131,10 +131,16 @@ fn key_match(
             .iter()
             .find(|c| c.name.eq_ignore_ascii_case(p))
         {
-            Some(sc) => partition_equalities.push(
-                Expr::Column(Column::new(Some(target.clone()), field.name()))
-                    .eq(cast(Expr::Column(sc.clone()), field.data_type().clone())),
-            ),
+            // NULL names the default partition (__HIVE_DEFAULT_PARTITION__) on both sides, as
+            // Hudi's key generator makes it: a NULL source value matches a NULL target value
+            Some(sc) => partition_equalities.push(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(Expr::Column(Column::new(
+                    Some(target.clone()),
+                    field.name(),
+                ))),
+                Operator::IsNotDistinctFrom,
+                Box::new(cast(Expr::Column(sc.clone()), field.data_type().clone())),
+            ))),
             None => missing.push(p.clone()),
         }
     }

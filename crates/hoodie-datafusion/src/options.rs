@@ -134,6 +134,7 @@ impl WriteOptions {
     /// `hoodie.sql.insert.mode` (+ `hoodie.sql.bulk.insert.enable`) > deduction (primary key +
     /// ordering field under event-time ordering: upsert; otherwise insert).
     pub fn insert_into_operation(&self) -> Result<(WriteOperation, &'static str)> {
+        self.validate()?;
         let has_pk = !self.table.record_key_fields().is_empty();
         if let Some(op) = self.explicit(&config::WRITE_OPERATION) {
             return Ok((

@@ -30,6 +30,7 @@ use hoodie_format::transaction::WriteOperation;
 use hoodie_format::upsert::{DupPolicy, UpsertOptions};
 use hoodie_format::writer::BaseFileSettings;
 use hoodie_format::HudiTable;
+use object_store::ObjectMeta;
 
 use crate::error::{df_err, HoodieError};
 use crate::options::{SessionOptions, WriteOptions};
@@ -87,6 +88,9 @@ impl HudiTableProvider {
             } else {
                 None
             },
+            global_index: w
+                .get(&config::INDEX_TYPE)
+                .is_some_and(|i| i.to_ascii_uppercase().starts_with("GLOBAL_")),
             file_settings: BaseFileSettings {
                 codec: w
                     .get(&config::PARQUET_COMPRESSION_CODEC)
@@ -420,7 +424,16 @@ impl TableProvider for HudiTableProvider {
         let files: Vec<PartitionedFile> = slices
             .iter()
             .filter_map(|s| s.base_file.as_ref())
-            .map(|b| PartitionedFile::new(storage.path(&b.rel_path).to_string(), b.size))
+            // the store path itself: a path's text would be percent-encoded a second time
+            .map(|b| {
+                PartitionedFile::new_from_meta(ObjectMeta {
+                    location: storage.path(&b.rel_path),
+                    last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+                    size: b.size,
+                    e_tag: None,
+                    version: None,
+                })
+            })
             .collect();
         let projected = match projection {
             Some(p) => Arc::new(self.schema.project(p)?),

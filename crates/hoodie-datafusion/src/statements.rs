@@ -7,7 +7,10 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 /// Splits a SQL script into statements at top-level `;`, respecting quotes and comments.
 /// Empty statements (and comment-only ones) are dropped.
 pub fn split_statements(sql: &str) -> Result<Vec<String>> {
+    // tokens keep their text as written (`'o''k'` stays doubled), so a statement re-joined from
+    // them reads as the user wrote it
     let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .with_unescape(false)
         .tokenize()
         .map_err(|e| HoodieError::Parse {
             message: e.to_string(),
@@ -53,5 +56,17 @@ mod tests {
     fn splits_on_top_level_semicolons_only() {
         let s = split_statements("select 'a;b'; -- c;d\n select 2;;").unwrap();
         assert_eq!(s, vec!["select 'a;b'".to_string(), "select 2".to_string()]);
+    }
+
+    #[test]
+    fn keeps_escaped_quotes() {
+        let s = split_statements("select 'o''k', \"a\"\"b\"; select 'x'").unwrap();
+        assert_eq!(
+            s,
+            vec![
+                "select 'o''k', \"a\"\"b\"".to_string(),
+                "select 'x'".to_string()
+            ]
+        );
     }
 }

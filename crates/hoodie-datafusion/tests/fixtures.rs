@@ -363,3 +363,57 @@ async fn update_of_a_spark_written_table_keeps_the_unassigned_columns() {
         ]
     );
 }
+
+/// Spark writes camelCase columns; as in Spark, they are found unquoted and in any case, the
+/// result keeps the declared spelling, and DML on the table resolves them the same way.
+#[tokio::test]
+async fn spark_camel_case_columns_resolve_unquoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    for (rel, name) in [
+        ("sample_table/cow/v6_complexkeygen_hivestyle", "v6ck"),
+        ("sample_table/cow/v8_nonpartitioned", "v8np"),
+    ] {
+        open(&ctx, name, &extract(tmp.path(), rel)).await;
+        let got = rows(
+            &ctx,
+            &format!("SELECT id, name, isActive FROM {name} WHERE ISACTIVE AND structfield.FIELD2 IS NOT NULL OR NAME = 'Bob' ORDER BY Id"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            got,
+            ["2,Bob,false", "3,Carol,true", "4,Diana,true"],
+            "{rel}"
+        );
+        let StatementOutput::Rows { schema, .. } = ctx
+            .run(&format!("SELECT isactive, BYTEFIELD FROM {name} LIMIT 1"))
+            .await
+            .unwrap()
+        else {
+            panic!("rows")
+        };
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(
+            names,
+            ["isActive", "byteField"],
+            "{rel}: declared spelling kept"
+        );
+    }
+    // an UPDATE and a DELETE on a Spark table (of the version hoodie writes), names in any case
+    let base = extract(tmp.path(), "sample_table/cow/v6_nonpartitioned");
+    open(&ctx, "v6np", &base).await;
+    ctx.run("UPDATE v6np SET ISACTIVE = NOT isactive, longfield = LongField + 1 WHERE ID = 1")
+        .await
+        .unwrap();
+    ctx.run("DELETE FROM v6np WHERE Name = 'Bob'")
+        .await
+        .unwrap();
+    let got = rows(&ctx, "SELECT id, isActive, longField FROM v6np ORDER BY id")
+        .await
+        .unwrap();
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0], "1,true,1234567891", "{got:?}");
+}

@@ -66,6 +66,14 @@ pub enum FormatError {
         /// "null" or "" (the value found).
         value: &'static str,
     },
+    /// An upsert under event-time ordering met a record without an ordering value.
+    #[error("Precombine/ordering field '{field}' has null value for record key '{key}'. Please ensure all records have non-null values for the precombine field, or use a payload class that doesn't require ordering (e.g., OverwriteWithLatestAvroPayload), or recordMergeMode = 'COMMIT_TIME_ORDERING'.")]
+    NullOrderingValue {
+        /// The ordering field.
+        field: String,
+        /// The record key of the first such record.
+        key: String,
+    },
     /// An INSERT with `hoodie.datasource.insert.dup.policy = fail` met a key that exists.
     #[error("Duplicate key found for insert statement, key is: {key}")]
     DuplicateKey {

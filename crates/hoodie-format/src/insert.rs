@@ -24,6 +24,9 @@ pub struct InsertOptions {
     /// Collapse duplicate keys of the input to the row with the greatest ordering value
     /// (ties: the first). Needs an ordering field.
     pub precombine_field: Option<String>,
+    /// Keys are unique across partitions (a global index): pre-combining goes by key alone;
+    /// otherwise a record is (partition path, key), as Hudi's `HoodieKey`.
+    pub global_index: bool,
     /// Base file settings.
     pub file_settings: BaseFileSettings,
     /// Target size of a base file in bytes.
@@ -119,11 +122,14 @@ pub async fn write_inserts(
         return Ok(InsertResult::default());
     }
     let keys = incoming.keys().cloned();
+    let paths = incoming.paths();
     let keep: Vec<u32> = match (&keys, &options.precombine_field, incoming.ordering()) {
-        (Some(k), Some(_), Some(col)) => precombine_values(col, n, |i| k.value(i))?,
+        (Some(k), Some(_), Some(col)) if options.global_index => {
+            precombine_values(col, n, |i| k.value(i))?
+        }
+        (Some(k), Some(_), Some(col)) => precombine_values(col, n, |i| (paths.id(i), k.value(i)))?,
         _ => (0..n as u32).collect(),
     };
-    let paths = incoming.paths();
     let mut by_partition: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     for &i in &keep {
         by_partition

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use object_store::local::LocalFileSystem;
-use object_store::path::Path;
+use object_store::path::{Path, PathPart};
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
 use crate::error::{FormatError, Result};
@@ -70,7 +70,12 @@ impl TableStorage {
     pub fn path(&self, rel: &str) -> Path {
         let mut p = self.base.clone();
         for part in rel.split('/').filter(|s| !s.is_empty()) {
-            p = p.clone().join(part);
+            // a part is taken as it is (`dt=ÄÖ` names the directory `dt=ÄÖ`, as Java Hudi
+            // writes it); only a part the store cannot hold as it is gets percent-encoded
+            p = match PathPart::parse(part) {
+                Ok(valid) => p.clone().join(valid),
+                Err(_) => p.clone().join(part),
+            };
         }
         p
     }

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow::array::{make_comparator, ArrayRef, AsArray, StringArray, UInt32Array};
+use arrow::array::{make_comparator, Array, ArrayRef, AsArray, StringArray, UInt32Array};
 use arrow::compute::kernels::sort::SortOptions;
 use arrow::compute::{interleave_record_batch, take_record_batch};
 use arrow::datatypes::SchemaRef;
@@ -154,6 +154,37 @@ impl Bucket {
     }
 }
 
+/// Refuses an upsert whose input holds a record with a NULL ordering value under event-time
+/// ordering, before anything is written: Hudi 1.2 fails such a write too (it has no ordering
+/// value to compare), with this message. Change sets (UPDATE, MERGE) carry the stored ordering
+/// value of the rows they do not reorder and are not checked.
+pub fn check_ordering_values(incoming: &Incoming, options: &UpsertOptions) -> Result<()> {
+    let (Some(field), Some(ordering)) = (&options.ordering_field, incoming.ordering()) else {
+        return Ok(());
+    };
+    if options.prepped
+        || options.merge_mode != MergeMode::EventTimeOrdering
+        || ordering.null_count() == 0
+    {
+        return Ok(());
+    }
+    let row = (0..ordering.len())
+        .find(|&i| ordering.is_null(i) && !incoming.is_delete(i))
+        .map(|i| {
+            incoming
+                .keys()
+                .map(|k| k.value(i).to_string())
+                .unwrap_or_default()
+        });
+    match row {
+        Some(key) => Err(FormatError::NullOrderingValue {
+            field: field.clone(),
+            key,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Writes `incoming` (built with [`KeySource::Keep`], or [`KeySource::Prepped`] for a change
 /// set, and with the ordering field when there is one) as one keyed write of `txn`.
 ///
@@ -181,10 +212,10 @@ pub async fn write_upserts(
     };
     // pre-combine: one row per record (greatest ordering value, ties first; commit-time: last).
     // Without a global index a key may live in several partitions: there a record is
-    // (partition path, key), so rows of a change set read from different partitions stay apart.
+    // (partition path, key), as Hudi's HoodieKey, so rows for different partitions stay apart.
     let n = incoming.num_rows();
     let paths = incoming.paths();
-    let keep: Vec<u32> = if options.prepped && !options.global_index {
+    let keep: Vec<u32> = if !options.global_index {
         let record = |i: usize| (paths.id(i), keys.value(i));
         match (&options.ordering_field, incoming.ordering()) {
             (Some(_), Some(col)) => precombine_values(col, n, record)?,

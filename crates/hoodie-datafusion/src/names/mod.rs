@@ -87,6 +87,30 @@ impl Names {
         self.add_spelling(name);
     }
 
+    /// Adds a derived table (`(SELECT ...) AS s`) with the names of its output columns.
+    pub fn add_derived(&mut self, alias: &str, columns: &[String]) {
+        let mut map: HashMap<String, Vec<String>> = HashMap::new();
+        for c in columns {
+            let v = map.entry(c.to_ascii_lowercase()).or_default();
+            if !v.contains(c) {
+                v.push(c.clone());
+            }
+        }
+        let lower = alias.to_ascii_lowercase();
+        self.relations.insert(lower.clone());
+        self.tables.insert(lower, map);
+    }
+
+    /// The spelling DataFusion will give the column `ident` of `table` (or of any table):
+    /// the resolved spelling, else the identifier as DataFusion normalises it.
+    pub(crate) fn output_name(&self, ident: &Ident, table: Option<&str>) -> String {
+        match self.resolve(ident, table) {
+            Ok(Some(s)) => s,
+            _ if ident.quote_style.is_some() || self.case_sensitive => ident.value.clone(),
+            _ => ident.value.to_ascii_lowercase(),
+        }
+    }
+
     /// Adds a table alias or CTE name, which qualifiers may use; `table` is the table it
     /// stands for, if it is an alias of one.
     pub fn add_relation(&mut self, name: &str, table: Option<&str>) {

@@ -4,7 +4,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{
     AssignmentTarget, Expr, Ident, MergeAction, ObjectName, ObjectNamePart, Query, Select,
-    SelectItem, Statement, TableAlias, TableFactor, TableObject, Visit, VisitMut, Visitor,
+    SelectItem, SetExpr, Statement, TableAlias, TableFactor, TableObject, Visit, VisitMut, Visitor,
     VisitorMut,
 };
 
@@ -41,6 +41,19 @@ pub(super) fn collect_defined(stmt: &Statement, names: &mut Names) {
             ControlFlow::Continue(())
         }
         fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Derived {
+                subquery,
+                alias: Some(alias),
+                ..
+            } = factor
+            {
+                let columns: Vec<String> = if alias.columns.is_empty() {
+                    output_names(self.0, subquery.body.as_ref())
+                } else {
+                    alias.columns.iter().map(|c| c.name.value.clone()).collect()
+                };
+                self.0.add_derived(&alias.name.value, &columns);
+            }
             if let Some(alias) = factor_alias(factor) {
                 let table = match factor {
                     TableFactor::Table { name, .. } => Some(name),
@@ -52,6 +65,32 @@ pub(super) fn collect_defined(stmt: &Statement, names: &mut Names) {
         }
     }
     let _ = Visit::visit(stmt, &mut Defined(names));
+}
+
+/// The names of a query's output columns that can be told from its text (the first SELECT of
+/// a set operation names them); `*` and unnamed expressions are left out.
+fn output_names(names: &Names, body: &SetExpr) -> Vec<String> {
+    match body {
+        SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .filter_map(|item| match item {
+                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+                SelectItem::UnnamedExpr(Expr::Identifier(i)) => Some(names.output_name(i, None)),
+                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                    let table = (parts.len() == 2).then(|| parts[0].value.as_str());
+                    parts.last().map(|i| names.output_name(i, table))
+                }
+                _ => None,
+            })
+            .collect(),
+        SetExpr::SetOperation { left, .. } => output_names(names, left),
+        SetExpr::Query(q) => output_names(names, q.body.as_ref()),
+        SetExpr::Values(v) => (1..=v.rows.first().map_or(0, |r| r.len()))
+            .map(|i| format!("column{i}"))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn factor_alias(factor: &TableFactor) -> Option<&TableAlias> {
