@@ -110,3 +110,62 @@ fn ddl_prints_nothing_and_empty_result_prints_header() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout, "+---+\n| c |\n+---+\n+---+\n");
 }
+
+#[test]
+fn a_script_keeps_doubled_quotes_in_string_literals() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hoodie(
+        &dir.path().join("wh"),
+        &["-c", "select 'o''k' as q; select 'it''s;' as r"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("| o'k |") && stdout.contains("| it's; |"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_unknown_hoodie_key_is_kept_with_a_warning_naming_the_closest_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hoodie(
+        &dir.path().join("wh"),
+        &[
+            "-c",
+            "set hoodie.index.bloom.fp = 0.01; set hoodie.index.type = 'SIMPLE'",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "Warning: hoodie.index.bloom.fp is not a key hoodie knows; it is kept but has no effect; did you mean hoodie.index.bloom.fpp?"
+    );
+}
+
+#[test]
+fn a_bad_option_value_is_an_error_and_leaves_no_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let out = hoodie(
+        &wh,
+        &[
+            "-c",
+            "create table t (id int, v string) using hudi tblproperties (primaryKey = 'id'); \
+             set hoodie.index.bloom.fpp = 0; insert into t values (1, 'a')",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "Error: invalid value \"0\" for hoodie.index.bloom.fpp: expected a number greater than 0 and less than 1"
+    );
+    let instants: Vec<_> = std::fs::read_dir(wh.join("t/.hoodie"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('2'))
+        .collect();
+    assert!(instants.is_empty(), "{instants:?}");
+}
