@@ -55,9 +55,17 @@ fn refers_to_target(e: &Expr, target: &TableReference) -> bool {
         .any(|c| c.relation.as_ref() == Some(target))
 }
 
-/// Hudi's rules for the ON condition of a table with a record key: a plain equality on every
-/// record key column. Returns those equalities, one per key column.
-fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<Vec<Expr>, HoodieError> {
+/// Hudi's rules for the ON condition of a table with a record key: a plain equality between
+/// each record key column and a source column (casts allowed on both sides). Returns those
+/// equalities, one per key column. With `key_from_source` (optimized writes off) a key column
+/// the ON condition leaves out is matched to the source's column of that name, as Hudi then
+/// takes the whole key from the source.
+fn check_on(
+    on: &Expr,
+    keys: &[String],
+    target: &TableReference,
+    key_from_source: Option<&LogicalPlan>,
+) -> Result<Vec<Expr>, HoodieError> {
     let conjuncts = split_conjunction(on);
     let mut equalities = Vec::with_capacity(keys.len());
     for key in keys {
@@ -72,10 +80,15 @@ fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<Vec<E
                 continue;
             };
             for (t, s) in [(left, right), (right, left)] {
-                let simple = target_column(t, target)
-                    .is_some_and(|col| col.name.eq_ignore_ascii_case(key))
-                    && !refers_to_target(s, target);
-                if simple {
+                let on_key =
+                    target_column(t, target).is_some_and(|col| col.name.eq_ignore_ascii_case(key));
+                let source_column = matches!(unwrap_cast(s), Expr::Column(_));
+                if on_key && !refers_to_target(s, target) && !source_column {
+                    return Err(HoodieError::Invalid {
+                        message: format!("Only simple conditions of the form `t.id = s.id` are allowed on the primary-key and partition path column. Found `{c}`"),
+                    });
+                }
+                if on_key && !refers_to_target(s, target) {
                     found.get_or_insert((*c).clone());
                 } else if refers_to_target(t, target)
                     && t.column_refs()
@@ -89,8 +102,23 @@ fn check_on(on: &Expr, keys: &[String], target: &TableReference) -> Result<Vec<E
                 }
             }
         }
-        match found {
+        let from_source = || {
+            let source = key_from_source?;
+            let column = source
+                .schema()
+                .columns()
+                .into_iter()
+                .find(|c| c.name.eq_ignore_ascii_case(key))?;
+            let field = Column::new(Some(target.clone()), key);
+            Some(Expr::Column(field).eq(Expr::Column(column)))
+        };
+        match found.or_else(from_source) {
             Some(eq) => equalities.push(eq),
+            None if key_from_source.is_some() => {
+                return Err(HoodieError::Invalid {
+                    message: format!("MERGE INTO field resolution error: Failed to resolve record key field `{key}` w/in the source-table output: the ON condition does not match it and the source has no column of that name"),
+                })
+            }
             None => {
                 return Err(HoodieError::Invalid {
                     message: format!("Hudi tables with record key are required to match on all record key columns. Column: '{key}' not found in the ON condition `{on}`"),
@@ -289,7 +317,12 @@ fn plan(
         // without a record key the ON condition decides matching as written
         merge.on.clone()
     } else {
-        let equalities = check_on(&merge.on, &keys, &target)?;
+        let optimized = hudi
+            .write_options()
+            .get(&hoodie_format::config::SQL_OPTIMIZED_WRITES)
+            .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
+        let key_from_source = (!optimized).then_some(&source);
+        let equalities = check_on(&merge.on, &keys, &target, key_from_source)?;
         if let Some(pass) = pass.filter(|p| p.count > 1) {
             let (t, s) = key_sides(&equalities, &target, target_plan.schema(), source.schema())?;
             pass_filters = Some((pass_filter(t, pass), pass_filter(s, pass)));
@@ -307,6 +340,27 @@ fn plan(
     let event_time = hudi.write_options().merge_mode()? == MergeMode::EventTimeOrdering;
     let ordering = cfg.ordering_field();
     let mor = cfg.table_type()? == TableType::MergeOnRead;
+    // rule 19: under event-time ordering an UPDATE or DELETE compares the source's ordering
+    // value, so the source must have a column of that name (whatever the assignment uses)
+    if let (Some(o), true) = (&ordering, event_time) {
+        let compares = merge.clauses.iter().any(|c| {
+            c.kind.canonical() == MergeIntoClauseKind::Matched
+                && matches!(
+                    c.action,
+                    MergeIntoAction::Update(_) | MergeIntoAction::Delete
+                )
+        });
+        let exposed = source
+            .schema()
+            .columns()
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(o));
+        if compares && !exposed {
+            return Err(HoodieError::Invalid {
+                message: format!("MERGE INTO field resolution error: Failed to resolve ordering fields `{o}` w/in the source-table output (an UPDATE or DELETE clause compares the source's `{o}`)"),
+            });
+        }
+    }
     // Hudi's clause rules
     for clause in &merge.clauses {
         let assigned: Vec<String> = match &clause.action {

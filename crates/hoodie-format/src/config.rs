@@ -179,6 +179,7 @@ keys! {
     BLOOM_NUM_ENTRIES = ("hoodie.index.bloom.num_entries", [], Some("60000"), Count { min: 1 }, "Bloom filter sizing: expected entries.");
     BLOOM_FPP = ("hoodie.index.bloom.fpp", [], Some("0.000000001"), Fraction, "Bloom filter false positive rate.");
     BLOOM_MAX_ENTRIES = ("hoodie.bloom.index.filter.dynamic.max.entries", [], Some("100000"), Count { min: 1 }, "Dynamic bloom filter maximum entries.");
+    SQL_OPTIMIZED_WRITES = ("hoodie.spark.sql.optimized.writes.enable", [], Some("true"), Bool, "MERGE INTO on a table with a record key: the ON condition must match every record key column. false: a key column the ON condition leaves out is taken from the source's column of that name.");
     MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), AutoOrCount { max: 1024 }, "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
 }
 
@@ -204,6 +205,7 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     BLOOM_FPP,
     BLOOM_MAX_ENTRIES,
     MERGE_JOIN_PASSES,
+    SQL_OPTIMIZED_WRITES,
 ];
 
 /// Checks every write option `get` finds (under its key or an alias) against the values the
