@@ -144,10 +144,14 @@ impl TableSpec {
                 .option(&config::TABLE_TYPE)
                 .unwrap_or_else(|| "cow".into()),
         )?;
-        let merge_mode = match self.option(&config::RECORD_MERGE_MODE) {
-            Some(m) => MergeMode::parse(&m)?,
-            None if !ordering.is_empty() => MergeMode::EventTimeOrdering,
-            None => MergeMode::CommitTimeOrdering,
+        let merge_mode = match (
+            self.option(&config::RECORD_MERGE_MODE),
+            self.option(&config::PAYLOAD_CLASS),
+        ) {
+            (Some(m), _) => MergeMode::parse(&m)?,
+            (None, Some(payload)) => MergeMode::of_payload(&payload)?,
+            (None, None) if !ordering.is_empty() => MergeMode::EventTimeOrdering,
+            (None, None) => MergeMode::CommitTimeOrdering,
         };
         let keygen = match self
             .option(&config::KEYGEN_CLASS)

@@ -266,15 +266,15 @@ fn carries_column(hudi: &HudiTableProvider, changed: &[String], field: &Field) -
     use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
     let cfg = hudi.table().config();
     let name = field.name();
-    let named = |names: &[String]| names.iter().any(|n| n.eq_ignore_ascii_case(name));
+    // a nested field (`nested.a2`) is carried in its top-level column
+    let top = |n: &str| n.split('.').next().unwrap_or(n).eq_ignore_ascii_case(name);
+    let named = |names: &[String]| names.iter().any(|n| top(n));
     !field.is_nullable()
         || [RECORD_KEY, PARTITION_PATH, FILE_NAME].contains(&name.as_str())
         || named(changed)
         || named(&cfg.record_key_fields())
         || named(&cfg.partition_fields())
-        || cfg
-            .ordering_field()
-            .is_some_and(|o| o.eq_ignore_ascii_case(name))
+        || cfg.ordering_field().is_some_and(|o| top(&o))
 }
 
 /// Hudi's rule: an UPDATE may not assign the record key or a partition column.

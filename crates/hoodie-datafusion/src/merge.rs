@@ -49,6 +49,29 @@ fn target_column<'a>(e: &'a Expr, target: &TableReference) -> Option<&'a Column>
     }
 }
 
+/// A column or a nested field of one (`get_field(t.nested, 'a1')`, as `t.nested.a1` plans) as
+/// its relation and dotted path.
+fn column_path(e: &Expr) -> Option<(Option<&TableReference>, String)> {
+    match unwrap_cast(e) {
+        Expr::Column(c) => Some((c.relation.as_ref(), c.name.clone())),
+        Expr::ScalarFunction(f) if f.name() == "get_field" && f.args.len() == 2 => {
+            let (relation, path) = column_path(&f.args[0])?;
+            match &f.args[1] {
+                Expr::Literal(ScalarValue::Utf8(Some(name)), _) => {
+                    Some((relation, format!("{path}.{name}")))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether `e` is the target's column (or nested field) `key`.
+fn is_target_key(e: &Expr, target: &TableReference, key: &str) -> bool {
+    column_path(e).is_some_and(|(r, path)| r == Some(target) && path.eq_ignore_ascii_case(key))
+}
+
 fn refers_to_target(e: &Expr, target: &TableReference) -> bool {
     e.column_refs()
         .iter()
@@ -80,9 +103,8 @@ fn check_on(
                 continue;
             };
             for (t, s) in [(left, right), (right, left)] {
-                let on_key =
-                    target_column(t, target).is_some_and(|col| col.name.eq_ignore_ascii_case(key));
-                let source_column = matches!(unwrap_cast(s), Expr::Column(_));
+                let on_key = is_target_key(t, target, key);
+                let source_column = column_path(s).is_some();
                 if on_key && !refers_to_target(s, target) && !source_column {
                     return Err(HoodieError::Invalid {
                         message: format!("Only simple conditions of the form `t.id = s.id` are allowed on the primary-key and partition path column. Found `{c}`"),
@@ -94,7 +116,7 @@ fn check_on(
                     && t.column_refs()
                         .iter()
                         .any(|col| col.name.eq_ignore_ascii_case(key))
-                    && target_column(t, target).is_none()
+                    && column_path(t).is_none()
                 {
                     return Err(HoodieError::Invalid {
                         message: format!("Only simple conditions of the form `t.id = s.id` are allowed on the primary-key and partition path column. Found `{c}`"),
@@ -350,11 +372,12 @@ fn plan(
                     MergeIntoAction::Update(_) | MergeIntoAction::Delete
                 )
         });
+        let top = o.split('.').next().unwrap_or(o);
         let exposed = source
             .schema()
             .columns()
             .iter()
-            .any(|c| c.name.eq_ignore_ascii_case(o));
+            .any(|c| c.name.eq_ignore_ascii_case(top));
         if compares && !exposed {
             return Err(HoodieError::Invalid {
                 message: format!("MERGE INTO field resolution error: Failed to resolve ordering fields `{o}` w/in the source-table output (an UPDATE or DELETE clause compares the source's `{o}`)"),
@@ -376,7 +399,8 @@ fn plan(
         }
         let has = |name: &str| assigned.iter().any(|c| c.eq_ignore_ascii_case(name));
         if let (Some(o), true) = (&ordering, event_time) {
-            if !has(o) {
+            // a nested ordering field (`nested.a2`) is assigned with its top-level column
+            if !has(o.split('.').next().unwrap_or(o)) {
                 return Err(HoodieError::Invalid {
                     message: format!(
                         "No matching assignment found for target table ordering field `{o}`"
@@ -386,7 +410,7 @@ fn plan(
         }
         if let MergeIntoAction::Insert { .. } = clause.action {
             for k in &keys {
-                if !has(k) {
+                if !has(k.split('.').next().unwrap_or(k)) {
                     return Err(HoodieError::Invalid {
                         message: format!(
                             "No matching assignment found for target table record key field `{k}`"

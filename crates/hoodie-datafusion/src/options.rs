@@ -177,9 +177,19 @@ impl WriteOptions {
 
     /// The merge mode: an explicit `hoodie.record.merge.mode`, else the table's.
     pub fn merge_mode(&self) -> Result<MergeMode> {
-        match self.explicit(&config::RECORD_MERGE_MODE) {
-            Some(m) => Ok(MergeMode::parse(&m)?),
+        if let Some(m) = self.explicit(&config::RECORD_MERGE_MODE) {
+            return Ok(MergeMode::parse(&m)?);
+        }
+        match self.session_value(&config::PAYLOAD_CLASS) {
+            Some(p) => Ok(MergeMode::of_payload(&p)?),
             None => Ok(self.table.merge_mode()?),
         }
+    }
+
+    /// The value of `key` (or an alias) set in the session.
+    fn session_value(&self, key: &ConfigKey) -> Option<String> {
+        std::iter::once(key.key)
+            .chain(key.aliases.iter().copied())
+            .find_map(|k| self.session.get(k).cloned())
     }
 }

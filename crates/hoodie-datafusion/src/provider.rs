@@ -82,15 +82,16 @@ impl HudiTableProvider {
     pub fn insert_options(&self, precombine: bool) -> Result<InsertOptions, HoodieError> {
         let w = self.write_options();
         w.validate()?;
+        // an index decides where inserts go too (a bucket index routes them to its buckets):
+        // a write must not go ahead without the table's index
+        global_index(&w)?;
         Ok(InsertOptions {
             precombine_field: if precombine {
                 self.table.config().ordering_field()
             } else {
                 None
             },
-            global_index: w
-                .get(&config::INDEX_TYPE)
-                .is_some_and(|i| i.to_ascii_uppercase().starts_with("GLOBAL_")),
+            global_index: global_index(&w)?,
             file_settings: BaseFileSettings {
                 codec: w
                     .get(&config::PARQUET_COMPRESSION_CODEC)
@@ -114,15 +115,7 @@ impl HudiTableProvider {
             .get(&config::INDEX_TYPE)
             .unwrap_or_default()
             .to_ascii_uppercase();
-        let global_index = match index.as_str() {
-            "SIMPLE" | "BLOOM" => false,
-            "GLOBAL_SIMPLE" | "GLOBAL_BLOOM" => true,
-            other => {
-                return Err(HoodieError::Unsupported {
-                    feature: format!("hoodie.index.type = {other} (hoodie supports SIMPLE, BLOOM, GLOBAL_SIMPLE and GLOBAL_BLOOM)"),
-                })
-            }
-        };
+        let global_index = global_index(&w)?;
         let update_key = if index == "GLOBAL_BLOOM" {
             config::BLOOM_INDEX_UPDATE_PARTITION_PATH
         } else {
@@ -545,4 +538,22 @@ fn change_set_schema(plan: &SchemaRef, table: &SchemaRef) -> SchemaRef {
         })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, plan.metadata().clone()))
+}
+
+/// Whether the write's index (`hoodie.index.type`) is global; an index hoodie cannot write
+/// with is an error.
+fn global_index(w: &WriteOptions) -> Result<bool, HoodieError> {
+    let index = w
+        .get(&config::INDEX_TYPE)
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    match index.as_str() {
+        // INMEMORY builds its key map from the table on each write: for a single writer the
+        // same tagging as SIMPLE
+        "SIMPLE" | "BLOOM" | "INMEMORY" => Ok(false),
+        "GLOBAL_SIMPLE" | "GLOBAL_BLOOM" => Ok(true),
+        other => Err(HoodieError::Unsupported {
+            feature: format!("hoodie.index.type = {other} (hoodie writes with SIMPLE, BLOOM, INMEMORY, GLOBAL_SIMPLE and GLOBAL_BLOOM)"),
+        }),
+    }
 }

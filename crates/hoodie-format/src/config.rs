@@ -122,6 +122,20 @@ macro_rules! keys {
     };
 }
 
+/// The index types Hudi names (`hoodie.index.type`); hoodie writes with the first five.
+pub const INDEX_TYPES: &[&str] = &[
+    "SIMPLE",
+    "BLOOM",
+    "GLOBAL_SIMPLE",
+    "GLOBAL_BLOOM",
+    "INMEMORY",
+    "BUCKET",
+    "HBASE",
+    "RECORD_INDEX",
+    "GLOBAL_RECORD_LEVEL_INDEX",
+    "FLINK_STATE",
+];
+
 /// The write operations `hoodie.datasource.write.operation` names.
 pub const OPERATIONS: &[&str] = &[
     "insert",
@@ -172,7 +186,7 @@ keys! {
     PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), OneOf(&["snappy", "gzip", "zstd", "lz4", "lz4_raw", "uncompressed", "none"]), "Parquet compression codec of base files.");
     PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), Count { min: 0 }, "How many small file groups of a partition take new inserts.");
     RECORD_SIZE_ESTIMATE = ("hoodie.copyonwrite.record.size.estimate", [], Some("1024"), Count { min: 1 }, "Record size estimate in bytes when a partition has no files to learn it from.");
-    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), OneOf(&["SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM"]), "SIMPLE or BLOOM (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions).");
+    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), OneOf(INDEX_TYPES), "SIMPLE, BLOOM or INMEMORY (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions). Hudi's BUCKET, HBASE and RECORD_INDEX are not supported yet.");
     SIMPLE_INDEX_UPDATE_PARTITION_PATH = ("hoodie.simple.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_SIMPLE: move a record whose partition value changed.");
     BLOOM_INDEX_UPDATE_PARTITION_PATH = ("hoodie.bloom.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_BLOOM: move a record whose partition value changed.");
     OVERWRITE_MODE = ("hoodie.datasource.overwrite.mode", ["spark.sql.sources.partitionOverwriteMode"], None, OneOf(&["STATIC", "DYNAMIC"]), "INSERT OVERWRITE without a PARTITION clause: STATIC replaces the table, DYNAMIC the partitions in the input.");
@@ -257,6 +271,7 @@ pub const SQL_OPTION_ALIASES: &[(&str, ConfigKey)] = &[
     ("orderingfields", ORDERING_FIELDS),
     ("type", TABLE_TYPE),
     ("recordmergemode", RECORD_MERGE_MODE),
+    ("payloadclass", PAYLOAD_CLASS),
 ];
 
 /// Finds the key `name` refers to: a canonical key, an alias, or a SQL short name.
@@ -321,7 +336,7 @@ mod tests {
         assert!(
             PARQUET_MAX_FILE_SIZE.check("0").is_err() && PARQUET_MAX_FILE_SIZE.check("-5").is_err()
         );
-        assert!(INDEX_TYPE.check("global_bloom").is_ok() && INDEX_TYPE.check("HBASE").is_err());
+        assert!(INDEX_TYPE.check("global_bloom").is_ok() && INDEX_TYPE.check("HASH").is_err());
         assert!(MERGE_JOIN_PASSES.check("AUTO").is_ok() && MERGE_JOIN_PASSES.check("0").is_err());
         assert!(SIMPLE_INDEX_UPDATE_PARTITION_PATH.check("yes").is_err());
         let get =

@@ -16,6 +16,7 @@ use arrow::compute::{concat, take_record_batch};
 use arrow::datatypes::SchemaRef;
 
 use crate::error::{FormatError, Result};
+use crate::field_path::FieldPath;
 use crate::keygen::{generated_key, KeyGenerator};
 
 /// The memory a write may hold (a DataFusion memory pool reservation, in the engine).
@@ -165,7 +166,7 @@ impl Interned {
 pub struct IncomingBuilder {
     keygen: KeyGenerator,
     key_source: KeySource,
-    ordering: Option<usize>,
+    ordering: Option<FieldPath>,
     rows: RowStore,
     routing_budget: Arc<dyn MemoryBudget>,
     /// Bytes of routing columns taken from the routing budget.
@@ -189,15 +190,7 @@ impl IncomingBuilder {
         spill: Option<Arc<dyn SpillSpace>>,
     ) -> Result<Self> {
         let ordering = ordering
-            .map(|f| {
-                schema
-                    .fields()
-                    .iter()
-                    .position(|c| c.name().eq_ignore_ascii_case(f))
-                    .ok_or_else(|| FormatError::MissingColumn {
-                        column: f.to_string(),
-                    })
-            })
+            .map(|f| FieldPath::resolve(schema.as_ref(), f))
             .transpose()?;
         Ok(Self {
             rows: RowStore::new(schema, budgets.rows, spill),
@@ -244,8 +237,8 @@ impl IncomingBuilder {
         routing_bytes += self.paths.heap_bytes()
             + self.base_files.as_ref().map_or(0, Interned::heap_bytes)
             - before;
-        if let Some(i) = self.ordering {
-            let col = batch.column(i).clone();
+        if let Some(path) = &self.ordering {
+            let col = path.values(batch.column(path.top()))?;
             routing_bytes += col.get_array_memory_size();
             self.ordering_values.push(col);
         }

@@ -10,6 +10,7 @@ mod column_diff;
 pub mod commit_metadata;
 pub mod config;
 pub mod error;
+pub mod field_path;
 pub mod file_name;
 pub mod footer;
 pub mod fs_view;

@@ -29,6 +29,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
 use crate::error::{FormatError, Result};
+use crate::field_path::FieldPath;
 use crate::meta::{MetaValues, COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, RECORD_KEY};
 use crate::storage::TableStorage;
 use crate::writer::{writer_properties, BaseFileSettings};
@@ -47,8 +48,8 @@ pub(crate) struct SpliceInput<'a> {
     pub updates: &'a crate::tasks::FastMap<&'a str, u32>,
     /// Incoming rows new to this file group: appended as a row group of their own.
     pub inserts: &'a [u32],
-    /// The ordering column under event-time ordering.
-    pub ordering_idx: Option<usize>,
+    /// The ordering field under event-time ordering.
+    pub ordering: Option<&'a FieldPath>,
     /// Data columns the statement may change; all others are equal in `incoming` and stored.
     /// `None`: unknown (an upsert, `UPDATE SET *`): the updated rows are compared with the
     /// stored ones to find out ([`crate::column_diff`]).
@@ -374,7 +375,7 @@ fn compatible(
 impl SplicePlan {
     fn new(input: &SpliceInput<'_>, changed_columns: &[String]) -> Self {
         let fields = input.schema.fields();
-        let ordering = input.ordering_idx.map(|i| fields[i].name().as_str());
+        let ordering = input.ordering.map(|p| fields[p.top()].name().as_str());
         let mut decoded = Vec::new();
         let mut reencoded = Vec::with_capacity(fields.len());
         let mut decoded_pos = Vec::with_capacity(fields.len());
@@ -446,16 +447,17 @@ fn merge_batch(
         column: RECORD_KEY.into(),
     })?;
     let keys = keys.as_string::<i32>();
-    let ordering = match input.ordering_idx {
-        Some(idx) => Some(make_comparator(
-            input.incoming.column(idx).as_ref(),
-            column(idx)?
-                .ok_or_else(|| FormatError::MissingColumn {
-                    column: fields[idx].name().clone(),
-                })?
-                .as_ref(),
-            SortOptions::default(),
-        )?),
+    let ordering = match input.ordering {
+        Some(path) => {
+            let stored = column(path.top())?.ok_or_else(|| FormatError::MissingColumn {
+                column: path.name().to_string(),
+            })?;
+            Some(make_comparator(
+                path.values(input.incoming.column(path.top()))?.as_ref(),
+                path.values(&stored)?.as_ref(),
+                SortOptions::default(),
+            )?)
+        }
         None => None,
     };
     // (source, row): 0 = stored, 1 = incoming (position among this batch's updated rows)
@@ -763,13 +765,16 @@ mod tests {
             .map(|i| (keys.value(i as usize), i))
             .collect();
         let changed = ["price".to_string(), "ts".to_string()];
+        let ordering = ordering_idx.map(|i| {
+            crate::field_path::FieldPath::resolve(schema, schema.field(i).name()).unwrap()
+        });
         let input = SpliceInput {
             storage,
             schema,
             incoming,
             incoming_keys: &keys,
             updates: &updates,
-            ordering_idx,
+            ordering: ordering.as_ref(),
             changed: Some(&changed),
             inserts,
             settings: &BaseFileSettings::default(),

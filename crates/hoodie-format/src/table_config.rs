@@ -68,6 +68,34 @@ impl MergeMode {
     }
 }
 
+impl MergeMode {
+    /// The merge mode Hudi 1.2 maps a payload class to (`HoodieTableConfig`'s inference when a
+    /// table is created or upgraded). Payloads that merge in other ways (partial updates,
+    /// delete markers, CDC sources, custom code) are not supported yet.
+    pub fn of_payload(class: &str) -> Result<Self> {
+        let simple = class.rsplit('.').next().unwrap_or(class).trim();
+        match simple {
+            "DefaultHoodieRecordPayload" | "EventTimeAvroPayload" => {
+                Ok(MergeMode::EventTimeOrdering)
+            }
+            "OverwriteWithLatestAvroPayload" => Ok(MergeMode::CommitTimeOrdering),
+            other => {
+                let why = match other {
+                    "OverwriteNonDefaultsWithLatestAvroPayload" => "commit-time ordering that keeps the stored value where the new one is the column default",
+                    "PartialUpdateAvroPayload" => "event-time ordering that keeps the stored value where the new one is NULL",
+                    "AWSDmsAvroPayload" => "commit-time ordering with the Op = 'D' delete marker",
+                    "PostgresDebeziumAvroPayload" | "MySqlDebeziumAvroPayload" => "event-time ordering on the Debezium log position with delete markers",
+                    "ExpressionPayload" => "MERGE INTO's own payload, not a table setting",
+                    _ => "a custom merge",
+                };
+                Err(FormatError::Unsupported {
+                    feature: format!("payload class {class} ({why}); use DefaultHoodieRecordPayload, EventTimeAvroPayload or OverwriteWithLatestAvroPayload, or recordMergeMode"),
+                })
+            }
+        }
+    }
+}
+
 /// Which key generator the table uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyGenKind {
@@ -348,12 +376,7 @@ impl TableConfig {
             return MergeMode::parse(m);
         }
         if let Some(p) = self.get(&config::PAYLOAD_CLASS) {
-            if p.ends_with("OverwriteWithLatestAvroPayload") {
-                return Ok(MergeMode::CommitTimeOrdering);
-            }
-            if p.ends_with("DefaultHoodieRecordPayload") || p.ends_with("EventTimeAvroPayload") {
-                return Ok(MergeMode::EventTimeOrdering);
-            }
+            return MergeMode::of_payload(p);
         }
         Ok(if self.ordering_field().is_some() {
             MergeMode::EventTimeOrdering

@@ -19,6 +19,7 @@ use arrow::record_batch::RecordBatch;
 use crate::base_file::stream_base_file;
 use crate::commit_metadata::WriteStat;
 use crate::error::{FormatError, Result};
+use crate::field_path::FieldPath;
 use crate::file_name::write_token;
 use crate::footer::read_footer;
 use crate::fs_view::FileSlice;
@@ -568,12 +569,8 @@ async fn merge_file_group(
     for &i in &bucket.deletes {
         by_key.insert(incoming_keys.value(i as usize), (i, true));
     }
-    let ordering_idx = match (&options.ordering_field, options.merge_mode) {
-        (Some(f), MergeMode::EventTimeOrdering) => Some(
-            schema
-                .index_of(f)
-                .map_err(|_| FormatError::MissingColumn { column: f.clone() })?,
-        ),
+    let ordering_path = match (&options.ordering_field, options.merge_mode) {
+        (Some(f), MergeMode::EventTimeOrdering) => Some(FieldPath::resolve(schema, f)?),
         _ => None,
     };
     let mut meta = MetaValues {
@@ -604,7 +601,7 @@ async fn merge_file_group(
             incoming_keys,
             updates: &updates,
             inserts: &bucket.inserts,
-            ordering_idx,
+            ordering: ordering_path.as_ref(),
             changed,
             settings: &options.file_settings,
             old_rel: &base_path,
@@ -641,13 +638,14 @@ async fn merge_file_group(
     while let Some(old) = rx.recv().await {
         let old = old?;
         let old_keys = old.column(2).as_string::<i32>();
-        let ordering = ordering_idx
-            .map(|idx| {
-                make_comparator(
-                    incoming.column(idx).as_ref(),
-                    old.column(idx).as_ref(),
+        let ordering = ordering_path
+            .as_ref()
+            .map(|path| -> Result<_> {
+                Ok(make_comparator(
+                    path.values(incoming.column(path.top()))?.as_ref(),
+                    path.values(old.column(path.top()))?.as_ref(),
                     SortOptions::default(),
-                )
+                )?)
             })
             .transpose()?;
         // (source, row): 0 = old, 1 = incoming (position among this batch's incoming rows)

@@ -1,6 +1,7 @@
 //! The SQL front-end: the statements of Hudi's Spark SQL dialect that sqlparser 0.62 cannot
 //! parse or DataFusion cannot plan. Everything else goes to DataFusion unchanged.
 
+pub mod columns;
 pub mod merge;
 pub mod types;
 
@@ -416,18 +417,7 @@ pub fn parse_create_using(sql: &str) -> Result<CreateTableUsing> {
     let name = name_of(&p.parse_object_name(false).map_err(perr)?);
     let mut columns = Vec::new();
     if p.peek_token().token == Token::LParen {
-        let (cols, constraints) = p.parse_columns().map_err(perr)?;
-        if !constraints.is_empty() {
-            return Err(HoodieError::Unsupported { feature: "table constraints in CREATE TABLE ... USING (declare the key with TBLPROPERTIES (primaryKey = '...'))".into() });
-        }
-        for c in cols {
-            let dt = types::arrow_type(&c.data_type.to_string())?;
-            let not_null = c
-                .options
-                .iter()
-                .any(|o| matches!(o.option, sqlparser::ast::ColumnOption::NotNull));
-            columns.push(Field::new(c.name.value.clone(), dt, !not_null));
-        }
+        columns = columns::parse_column_list(&mut p)?;
     }
     p.expect_keyword(Keyword::USING).map_err(perr)?;
     let format = p

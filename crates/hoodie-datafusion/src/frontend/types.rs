@@ -20,6 +20,47 @@ pub fn arrow_type(type_name: &str) -> Result<DataType> {
             true,
         ))));
     }
+    if let Some(inner) = t.strip_prefix("struct<").and_then(|s| s.strip_suffix('>')) {
+        let original = type_name.trim();
+        // field names keep their case: take them from the text as written
+        let inner_original = &original[original.len() - inner.len() - 1..original.len() - 1];
+        let fields = split_top(inner_original)
+            .into_iter()
+            .filter(|f| !f.trim().is_empty())
+            .map(|f| {
+                let f = f.trim();
+                let (name, ty) = f
+                    .split_once(':')
+                    .or_else(|| f.split_once(' '))
+                    .ok_or_else(unsupported)?;
+                Ok(Field::new(
+                    name.trim().trim_matches('`'),
+                    arrow_type(ty)?,
+                    true,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(DataType::Struct(fields.into()));
+    }
+    if let Some(inner) = t.strip_prefix("map<").and_then(|s| s.strip_suffix('>')) {
+        let original = type_name.trim();
+        let parts = split_top(&original[original.len() - inner.len() - 1..original.len() - 1]);
+        let [k, v] = parts.as_slice() else {
+            return Err(unsupported());
+        };
+        let entries = Field::new(
+            "key_value",
+            DataType::Struct(
+                vec![
+                    Field::new("key", arrow_type(k)?, false),
+                    Field::new("value", arrow_type(v)?, true),
+                ]
+                .into(),
+            ),
+            false,
+        );
+        return Ok(DataType::Map(Arc::new(entries), false));
+    }
     if let Some(inner) = t.strip_prefix("array(").and_then(|s| s.strip_suffix(')')) {
         return Ok(DataType::List(Arc::new(Field::new(
             "element",
@@ -73,6 +114,25 @@ pub fn arrow_type(type_name: &str) -> Result<DataType> {
         "binary" | "bytea" | "blob" | "varbinary" => DataType::Binary,
         _ => return Err(unsupported()),
     })
+}
+
+/// `s` split at the commas outside any `<...>` or `(...)`.
+fn split_top(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[start..]);
+    parts
 }
 
 #[cfg(test)]
