@@ -96,6 +96,17 @@ check("mgp rows", rows(tab, ["id", "name", "ts", "dt"]), sorted(want))
 check("mgp meta", all(r["_hoodie_record_key"] == str(r["id"]) and r["_hoodie_partition_path"] == "dt=" + r["dt"] for r in tab.to_pylist()), True)
 check("mgp commits", len(commits), 2)
 
+# NULLs, camelCase and nested columns: hudi-rs reads what hoodie reads
+t, tab, commits = read("nn")
+check("nn schema", [f.name for f in t.get_schema()], ["Id", "userName", "isActive", "nested", "tags", "attrs", "Ts", "Dt"])
+check("nn rows", sorted((r["Id"], r["userName"], r["isActive"], r["nested"], r["tags"], sorted(r["attrs"]) if r["attrs"] is not None else None, r["Ts"], r["Dt"]) for r in tab.to_pylist()),
+      [(1, "a", True, {"a1": "y", "a2": 2}, ["t1", "t2"], [("k", 1)], 1, "p"),
+       (2, "b", None, None, ["n"], None, 1, None),
+       (4, None, True, {"a1": "z", "a2": 4}, ["m"], [("m", 4)], 1, None)])
+check("nn partitions", sorted(r["_hoodie_partition_path"] for r in tab.to_pylist()),
+      ["Dt=__HIVE_DEFAULT_PARTITION__", "Dt=__HIVE_DEFAULT_PARTITION__", "Dt=p"])
+check("nn commits", len(commits), 5)
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

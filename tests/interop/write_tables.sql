@@ -62,3 +62,17 @@ MERGE INTO mgp USING (SELECT CAST(id AS INT) AS id, concat('s', CAST(id AS STRIN
   WHEN MATCHED THEN UPDATE SET *
   WHEN NOT MATCHED THEN INSERT *;
 RESET hoodie.merge.join.passes;
+
+-- NULLs in every column (the partition column too), camelCase columns used in any case,
+-- nested STRUCT / ARRAY / MAP columns, through INSERT, UPDATE, DELETE and MERGE
+CREATE TABLE nn (Id INT, userName STRING, isActive BOOLEAN, nested STRUCT<a1: STRING, a2: INT>,
+  tags ARRAY<STRING>, attrs MAP<STRING, INT>, Ts BIGINT, Dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+INSERT INTO nn VALUES (1, 'a', true, named_struct('a1', 'x', 'a2', 1), ['t1', 't2'], MAP {'k': 1}, 1, 'p'),
+  (2, NULL, NULL, NULL, NULL, NULL, 1, NULL), (3, 'c', false, named_struct('a1', NULL, 'a2', 3), [], MAP {'q': 3}, 1, 'p');
+UPDATE nn SET username = 'b', tags = ['n'] WHERE ID = 2;
+UPDATE nn SET NESTED = named_struct('a1', 'y', 'a2', nested.a2 + 1) WHERE isactive;
+DELETE FROM nn WHERE id = 3;
+MERGE INTO nn USING (SELECT 4 AS id, NULL AS username, true AS isactive, named_struct('a1', 'z', 'a2', 4) AS nested,
+    ['m'] AS tags, MAP {'m': 4} AS attrs, 1 AS ts, CAST(NULL AS STRING) AS dt) s
+  ON nn.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *;
