@@ -107,6 +107,12 @@ check("nn partitions", sorted(r["_hoodie_partition_path"] for r in tab.to_pylist
       ["Dt=__HIVE_DEFAULT_PARTITION__", "Dt=__HIVE_DEFAULT_PARTITION__", "Dt=p"])
 check("nn commits", len(commits), 5)
 
+# BUCKET index: bucket = (List.of(key).hashCode() & MAX) % 4, the file id starts with it
+t, tab, commits = read("bkt")
+check("bkt rows", rows(tab, ["id", "v", "ts"]), [(1, "a2", 2), (2, "b", 1), (3, "c", 1), (5, "e", 1), (10, "j", 1)])
+check("bkt buckets", sorted((r["id"], r["_hoodie_file_name"][:8]) for r in tab.to_pylist()),
+      [(1, "00000000"), (2, "00000001"), (3, "00000002"), (5, "00000000"), (10, "00000002")])
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

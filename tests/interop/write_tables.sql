@@ -76,3 +76,10 @@ DELETE FROM nn WHERE id = 3;
 MERGE INTO nn USING (SELECT 4 AS id, NULL AS username, true AS isactive, named_struct('a1', 'z', 'a2', 4) AS nested,
     ['m'] AS tags, MAP {'m': 4} AS attrs, 1 AS ts, CAST(NULL AS STRING) AS dt) s
   ON nn.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *;
+
+-- a BUCKET index: 4 buckets, records in the file group of their bucket
+CREATE TABLE bkt (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', hoodie.index.type = 'BUCKET',
+                 hoodie.bucket.index.num.buckets = '4');
+INSERT INTO bkt VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'x'), (5, 'e', 1, 'x');
+INSERT INTO bkt VALUES (1, 'a2', 2, 'x'), (10, 'j', 1, 'x');

@@ -134,6 +134,14 @@ impl TableSpec {
                 feature: "more than one ordering field".into(),
             });
         }
+        if self
+            .option(&config::INDEX_TYPE)
+            .is_some_and(|i| i.eq_ignore_ascii_case("BUCKET"))
+        {
+            // the hash fields must be key fields: refused here rather than at the first write
+            let hash = self.option(&config::BUCKET_HASH_FIELD);
+            hoodie_format::bucket::BucketSpec::new(1, hash.as_deref(), &keys)?;
+        }
         let mut partitions = self.resolve("partition", &self.partition_by)?;
         if partitions.is_empty() {
             partitions =

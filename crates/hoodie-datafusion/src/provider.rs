@@ -21,6 +21,7 @@ use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::ExecutionPlan;
+use hoodie_format::bucket::BucketSpec;
 use hoodie_format::config;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::insert::InsertOptions;
@@ -136,7 +137,40 @@ impl HudiTableProvider {
             file_settings: insert.file_settings,
             prepped: false,
             changed_columns: None,
+            bucket: self.bucket_spec(&w)?,
         })
+    }
+
+    /// The table's bucket index, if it has one (`hoodie.index.type = BUCKET`).
+    fn bucket_spec(&self, w: &WriteOptions) -> Result<Option<BucketSpec>, HoodieError> {
+        let index = w.get(&config::INDEX_TYPE).unwrap_or_default();
+        if !index.eq_ignore_ascii_case("BUCKET") {
+            return Ok(None);
+        }
+        let engine = w.get(&config::BUCKET_ENGINE).unwrap_or_default();
+        if !engine.eq_ignore_ascii_case("SIMPLE") {
+            return Err(HoodieError::Unsupported {
+                feature: format!("hoodie.index.bucket.engine = {engine} (hoodie writes with the SIMPLE bucket engine)"),
+            });
+        }
+        let n = w.get_usize(&config::BUCKET_NUM_BUCKETS)?;
+        let spec = BucketSpec::new(
+            u32::try_from(n).unwrap_or(u32::MAX),
+            w.get(&config::BUCKET_HASH_FIELD).as_deref(),
+            &self.table.config().record_key_fields(),
+        )?;
+        Ok(Some(spec))
+    }
+
+    /// Refuses a write that would put new rows anywhere but in their buckets: hoodie writes
+    /// bucket-indexed tables with upserts (and UPDATE, DELETE, MERGE).
+    pub fn refuse_bucket_inserts(&self, what: &str) -> Result<(), HoodieError> {
+        if self.bucket_spec(&self.write_options())?.is_some() {
+            return Err(HoodieError::Unsupported {
+                feature: format!("{what} into a table with a BUCKET index (each new record must go to its bucket's file group; hoodie writes such tables with upserts: SET hoodie.datasource.write.operation = 'upsert')"),
+            });
+        }
+        Ok(())
     }
 
     /// A plan that runs `input` through `mode` as one commit.
@@ -177,6 +211,7 @@ impl HudiTableProvider {
         static_prefix: Option<String>,
         full_static: bool,
     ) -> Result<WriteMode, HoodieError> {
+        self.refuse_bucket_inserts("INSERT OVERWRITE")?;
         let w = self.write_options();
         let options = self.insert_options(true)?;
         let partitioned = self.table.config().is_partitioned();
@@ -277,6 +312,18 @@ impl HudiTableProvider {
             &w.get(&config::INSERT_DUP_POLICY)
                 .unwrap_or_else(|| "none".into()),
         )?;
+        if matches!(
+            op,
+            WriteOperation::BulkInsert
+                | WriteOperation::InsertOverwrite
+                | WriteOperation::InsertOverwriteTable
+        ) || (op == WriteOperation::Insert && policy == DupPolicy::None)
+        {
+            self.refuse_bucket_inserts(&format!(
+                "INSERT INTO as {} ({why})",
+                op.java_name().to_ascii_lowercase()
+            ))?;
+        }
         match op {
             WriteOperation::BulkInsert if policy == DupPolicy::Drop => Err(HoodieError::Invalid {
                 message: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
@@ -550,10 +597,10 @@ fn global_index(w: &WriteOptions) -> Result<bool, HoodieError> {
     match index.as_str() {
         // INMEMORY builds its key map from the table on each write: for a single writer the
         // same tagging as SIMPLE
-        "SIMPLE" | "BLOOM" | "INMEMORY" => Ok(false),
+        "SIMPLE" | "BLOOM" | "INMEMORY" | "BUCKET" => Ok(false),
         "GLOBAL_SIMPLE" | "GLOBAL_BLOOM" => Ok(true),
         other => Err(HoodieError::Unsupported {
-            feature: format!("hoodie.index.type = {other} (hoodie writes with SIMPLE, BLOOM, INMEMORY, GLOBAL_SIMPLE and GLOBAL_BLOOM)"),
+            feature: format!("hoodie.index.type = {other} (hoodie writes with SIMPLE, BLOOM, INMEMORY, GLOBAL_SIMPLE, GLOBAL_BLOOM and BUCKET)"),
         }),
     }
 }

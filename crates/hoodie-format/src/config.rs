@@ -186,13 +186,16 @@ keys! {
     PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), OneOf(&["snappy", "gzip", "zstd", "lz4", "lz4_raw", "uncompressed", "none"]), "Parquet compression codec of base files.");
     PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), Count { min: 0 }, "How many small file groups of a partition take new inserts.");
     RECORD_SIZE_ESTIMATE = ("hoodie.copyonwrite.record.size.estimate", [], Some("1024"), Count { min: 1 }, "Record size estimate in bytes when a partition has no files to learn it from.");
-    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), OneOf(INDEX_TYPES), "SIMPLE, BLOOM or INMEMORY (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions). Hudi's BUCKET, HBASE and RECORD_INDEX are not supported yet.");
+    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), OneOf(INDEX_TYPES), "SIMPLE, BLOOM or INMEMORY (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions), BUCKET (a fixed file group per bucket of keys). Hudi's HBASE and RECORD_INDEX are not supported yet.");
     SIMPLE_INDEX_UPDATE_PARTITION_PATH = ("hoodie.simple.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_SIMPLE: move a record whose partition value changed.");
     BLOOM_INDEX_UPDATE_PARTITION_PATH = ("hoodie.bloom.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_BLOOM: move a record whose partition value changed.");
     OVERWRITE_MODE = ("hoodie.datasource.overwrite.mode", ["spark.sql.sources.partitionOverwriteMode"], None, OneOf(&["STATIC", "DYNAMIC"]), "INSERT OVERWRITE without a PARTITION clause: STATIC replaces the table, DYNAMIC the partitions in the input.");
     BLOOM_NUM_ENTRIES = ("hoodie.index.bloom.num_entries", [], Some("60000"), Count { min: 1 }, "Bloom filter sizing: expected entries.");
     BLOOM_FPP = ("hoodie.index.bloom.fpp", [], Some("0.000000001"), Fraction, "Bloom filter false positive rate.");
     BLOOM_MAX_ENTRIES = ("hoodie.bloom.index.filter.dynamic.max.entries", [], Some("100000"), Count { min: 1 }, "Dynamic bloom filter maximum entries.");
+    BUCKET_NUM_BUCKETS = ("hoodie.bucket.index.num.buckets", [], Some("256"), Count { min: 1 }, "BUCKET index: buckets (file groups) per partition.");
+    BUCKET_HASH_FIELD = ("hoodie.bucket.index.hash.field", [], None, Text, "BUCKET index: the record key fields hashed to a bucket (all of them when not set).");
+    BUCKET_ENGINE = ("hoodie.index.bucket.engine", [], Some("SIMPLE"), OneOf(&["SIMPLE", "CONSISTENT_HASHING"]), "BUCKET index engine; hoodie writes with SIMPLE.");
     SQL_OPTIMIZED_WRITES = ("hoodie.spark.sql.optimized.writes.enable", [], Some("true"), Bool, "MERGE INTO on a table with a record key: the ON condition must match every record key column. false: a key column the ON condition leaves out is taken from the source's column of that name.");
     MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), AutoOrCount { max: 1024 }, "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
 }
@@ -220,6 +223,9 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     BLOOM_MAX_ENTRIES,
     MERGE_JOIN_PASSES,
     SQL_OPTIMIZED_WRITES,
+    BUCKET_NUM_BUCKETS,
+    BUCKET_HASH_FIELD,
+    BUCKET_ENGINE,
 ];
 
 /// Checks every write option `get` finds (under its key or an alias) against the values the

@@ -140,13 +140,13 @@ pub async fn write_inserts(
     // split into files of at most about max_file_size bytes, estimated from the in-memory
     // size: snappy Parquet of mixed columns takes 1.3-3x less than Arrow (1.35x for the
     // benchmark's rows), so assuming 1.5x keeps files under the target rather than over it
-    let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+    let mut groups: Vec<GroupRows> = Vec::new();
     for (partition, rows) in by_partition {
         let mem = incoming.estimate_bytes(rows.len()).max(1);
         let files = (mem * 2).div_ceil(options.max_file_size.max(1) * 3).max(1);
         let per_file = rows.len().div_ceil(files);
         for chunk in rows.chunks(per_file) {
-            groups.push((partition.to_string(), chunk.to_vec()));
+            groups.push(GroupRows::new(partition.to_string(), chunk.to_vec()));
         }
     }
     drop(keep);
@@ -188,33 +188,51 @@ pub async fn write_inserts(
 /// file groups of `txn`, a wave at a time (as many as the memory budget holds), with task
 /// numbers from `first_task` on. `keys(txn, task, rows, pieces)` gives a file's record keys.
 /// Returns the rows written.
+/// The rows of one new file group: its partition, the rows, and the file id it must get (a
+/// bucket's), if any.
+pub(crate) struct GroupRows {
+    pub(crate) partition: String,
+    pub(crate) rows: Vec<u32>,
+    pub(crate) file_id: Option<String>,
+}
+
+impl GroupRows {
+    /// A group with a new file id.
+    pub(crate) fn new(partition: String, rows: Vec<u32>) -> Self {
+        Self {
+            partition,
+            rows,
+            file_id: None,
+        }
+    }
+}
+
 pub(crate) async fn write_groups_in_waves(
     txn: &mut Transaction,
     incoming: &mut Incoming,
-    groups: &[(String, Vec<u32>)],
+    groups: &[GroupRows],
     first_task: usize,
     schema: &SchemaRef,
     settings: &BaseFileSettings,
     keys: impl Fn(&Transaction, usize, &[u32], &[RecordBatch]) -> Result<StringArray>,
 ) -> Result<u64> {
-    let sizes: Vec<usize> = groups.iter().map(|(_, r)| r.len()).collect();
+    let sizes: Vec<usize> = groups.iter().map(|g| g.rows.len()).collect();
     let mut written = 0;
     let mut done = 0;
     while done < groups.len() {
         let wave = incoming.plan_wave(&sizes, done)?;
         let refs: Vec<&[u32]> = groups[done..done + wave]
             .iter()
-            .map(|(_, r)| r.as_slice())
+            .map(|g| g.rows.as_slice())
             .collect();
         let gathered = incoming.gather(&refs, done + wave == groups.len())?;
         let mut wave_groups = Vec::with_capacity(wave);
-        for (i, ((partition, rows), pieces)) in
-            groups[done..done + wave].iter().zip(gathered).enumerate()
-        {
+        for (i, (group, pieces)) in groups[done..done + wave].iter().zip(gathered).enumerate() {
             wave_groups.push(NewGroup {
-                partition: partition.clone(),
-                keys: keys(txn, first_task + done + i, rows, &pieces)?,
+                partition: group.partition.clone(),
+                keys: keys(txn, first_task + done + i, &group.rows, &pieces)?,
                 rows: pieces,
+                file_id: group.file_id.clone(),
             });
         }
         written +=
@@ -231,6 +249,8 @@ pub(crate) struct NewGroup {
     pub(crate) partition: String,
     pub(crate) rows: Vec<RecordBatch>,
     pub(crate) keys: StringArray,
+    /// The file id to use (a bucket's); `None`: a new one.
+    pub(crate) file_id: Option<String>,
 }
 
 /// Rows per batch handed to a new file's encoder (its meta columns are built per batch).
@@ -250,7 +270,7 @@ pub(crate) async fn write_new_file_groups(
     let mut opened = Vec::with_capacity(groups.len());
     for (i, group) in groups.into_iter().enumerate() {
         let task = first_task + i;
-        let file_id = new_file_id();
+        let file_id = group.file_id.clone().unwrap_or_else(new_file_id);
         let (writer, name) = txn
             .new_base_file(
                 &group.partition,

@@ -6,6 +6,7 @@
 
 pub mod base_file;
 pub mod bloom;
+pub mod bucket;
 mod column_diff;
 pub mod commit_metadata;
 pub mod config;

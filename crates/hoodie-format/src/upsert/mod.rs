@@ -17,6 +17,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
 use crate::base_file::stream_base_file;
+use crate::bucket::BucketSpec;
 use crate::commit_metadata::WriteStat;
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
@@ -25,7 +26,7 @@ use crate::footer::read_footer;
 use crate::fs_view::FileSlice;
 use crate::incoming::{Incoming, Interned};
 use crate::index::{tag_locations, LookupStats};
-use crate::insert::{keep_last_by, precombine_values, write_groups_in_waves};
+use crate::insert::{keep_last_by, precombine_values, write_groups_in_waves, GroupRows};
 use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
@@ -89,6 +90,9 @@ pub struct UpsertOptions {
     /// UPDATE's assigned columns); every other column of those rows is as stored. A file group
     /// whose rows all stay then keeps its other column chunks byte for byte. `None`: any column.
     pub changed_columns: Option<Vec<String>>,
+    /// A bucket index: inserts go to their bucket's file group (created with the bucket's id
+    /// when the partition has none), never to small files or new groups of their own.
+    pub bucket: Option<BucketSpec>,
 }
 
 /// What a keyed write did.
@@ -314,8 +318,16 @@ pub async fn write_upserts(
     }
     drop(keep);
 
+    let mut new_groups: Vec<GroupRows> = Vec::new(); // partition, rows of one file
+    if let Some(spec) = &options.bucket {
+        route_to_buckets(spec, inserts, &keys, &slices, &mut buckets, &mut new_groups);
+        return finish_upserts(
+            txn, schema, incoming, options, &table, slices, buckets, new_groups, keys, moved,
+            result,
+        )
+        .await;
+    }
     // inserts fill small files of their partition first
-    let mut new_groups: Vec<(String, Vec<u32>)> = Vec::new(); // partition, rows of one file
     for (partition, rows) in inserts {
         let mut rows = rows.as_slice();
         let mut candidates: Vec<(usize, u64, u64)> = Vec::new(); // slice idx, size, row count
@@ -351,10 +363,65 @@ pub async fn write_upserts(
         }
         let per_file = (options.max_file_size / avg).max(1) as usize;
         for chunk in rows.chunks(per_file) {
-            new_groups.push((partition.clone(), chunk.to_vec()));
+            new_groups.push(GroupRows::new(partition.clone(), chunk.to_vec()));
         }
     }
+    finish_upserts(
+        txn, schema, incoming, options, &table, slices, buckets, new_groups, keys, moved, result,
+    )
+    .await
+}
 
+/// Each insert to the file group of its bucket in its partition: an existing group takes it as
+/// an insert of its rewrite, otherwise one new group per (partition, bucket) with the bucket's
+/// file id.
+fn route_to_buckets(
+    spec: &BucketSpec,
+    inserts: BTreeMap<String, Vec<u32>>,
+    keys: &StringArray,
+    slices: &[FileSlice],
+    buckets: &mut BTreeMap<usize, Bucket>,
+    new_groups: &mut Vec<GroupRows>,
+) {
+    for (partition, rows) in inserts {
+        let mut fresh: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for row in rows {
+            let b = spec.bucket_of(keys.value(row as usize));
+            let existing = slices.iter().position(|s| {
+                s.partition_path == partition
+                    && crate::bucket::bucket_of_file_id(&s.file_id) == Some(b)
+            });
+            match existing {
+                Some(s) => buckets.entry(s).or_default().inserts.push(row),
+                None => fresh.entry(b).or_default().push(row),
+            }
+        }
+        for (b, rows) in fresh {
+            new_groups.push(GroupRows {
+                partition: partition.clone(),
+                rows,
+                file_id: Some(crate::bucket::new_bucket_file_id(b)),
+            });
+        }
+    }
+}
+
+/// Rewrites the touched file groups and writes the new ones (the last steps of
+/// [`write_upserts`]).
+#[allow(clippy::too_many_arguments)]
+async fn finish_upserts(
+    txn: &mut Transaction,
+    schema: &SchemaRef,
+    mut incoming: Incoming,
+    options: &UpsertOptions,
+    table: &crate::HudiTable,
+    slices: Vec<FileSlice>,
+    buckets: BTreeMap<usize, Bucket>,
+    new_groups: Vec<GroupRows>,
+    keys: StringArray,
+    moved: u64,
+    mut result: UpsertResult,
+) -> Result<UpsertResult> {
     // rewrite touched file groups, a wave at a time: markers and writers in order, the heavy
     // work in parallel
     let buckets: Vec<(usize, Bucket)> = buckets.into_iter().collect();
@@ -404,7 +471,7 @@ pub async fn write_upserts(
             });
             task += 1;
         }
-        for (stat, counts) in run_merge_jobs(&table, schema, jobs, options, txn.instant()).await? {
+        for (stat, counts) in run_merge_jobs(table, schema, jobs, options, txn.instant()).await? {
             txn.record_stat(stat);
             result.updated += counts.updated;
             result.deleted += counts.deleted;
@@ -530,297 +597,7 @@ struct MergeJob {
     task: usize,
 }
 
-/// What one rewrite did.
-#[derive(Default)]
-struct MergeCounts {
-    updated: u64,
-    deleted: u64,
-    inserted: u64,
-    dropped: u64,
-}
+mod rewrite;
 
-/// Rewrites one file group: old records merged with the incoming ones routed to it. Runs on
-/// its own task and streams the old base file batch by batch, so it holds one batch of the old
-/// file (plus the encoder's open row group) at a time.
-async fn merge_file_group(
-    storage: &crate::storage::TableStorage,
-    schema: &SchemaRef,
-    job: MergeJob,
-    options: &UpsertOptions,
-    instant: &str,
-) -> Result<(WriteStat, MergeCounts)> {
-    use futures::StreamExt;
-    let MergeJob {
-        slice,
-        base_path,
-        bucket,
-        incoming,
-        keys,
-        mut writer,
-        file_name,
-        task,
-    } = job;
-    let (incoming, incoming_keys) = (&incoming, &keys);
-    let mut counts = MergeCounts::default();
-    let mut by_key: FastMap<&str, (u32, bool)> = FastMap::default(); // incoming row, is delete
-    for &i in &bucket.updates {
-        by_key.insert(incoming_keys.value(i as usize), (i, false));
-    }
-    for &i in &bucket.deletes {
-        by_key.insert(incoming_keys.value(i as usize), (i, true));
-    }
-    let ordering_path = match (&options.ordering_field, options.merge_mode) {
-        (Some(f), MergeMode::EventTimeOrdering) => Some(FieldPath::resolve(schema, f)?),
-        _ => None,
-    };
-    let mut meta = MetaValues {
-        instant,
-        task_partition_id: task,
-        first_row: 0,
-        file_name: &file_name,
-        partition_path: &slice.partition_path,
-    };
-    // a file group that takes no deletes keeps its row groups: only the columns that change
-    // are encoded again (those the statement assigns, else those whose values differ), and
-    // its inserts follow as a row group of their own
-    if bucket.deletes.is_empty() && !(bucket.updates.is_empty() && bucket.inserts.is_empty()) {
-        let data_columns = schema
-            .fields()
-            .iter()
-            .filter(|f| !crate::schema::is_meta_column(f.name()))
-            .count();
-        let changed = options
-            .changed_columns
-            .as_deref()
-            .filter(|c| c.len() < data_columns);
-        let updates: FastMap<&str, u32> = by_key.iter().map(|(k, v)| (*k, v.0)).collect();
-        let input = crate::splice::SpliceInput {
-            storage,
-            schema,
-            incoming,
-            incoming_keys,
-            updates: &updates,
-            inserts: &bucket.inserts,
-            ordering: ordering_path.as_ref(),
-            changed,
-            settings: &options.file_settings,
-            old_rel: &base_path,
-            new_rel: writer.rel_path(),
-        };
-        if let Some(done) = crate::splice::splice_rewrite(input, meta.clone()).await? {
-            counts.updated = done.updated;
-            counts.dropped = done.dropped;
-            counts.inserted = done.inserted;
-            let written = crate::writer::WrittenFile {
-                rel_path: writer.rel_path().to_string(),
-                size: done.size,
-                rows: done.rows,
-            };
-            return Ok((rewrite_stat(&slice, &written, &counts), counts));
-        }
-    }
-    // decode the old file on its own task, a couple of batches ahead: decoding overlaps merging
-    // and encoding, which matters when one file group is all there is to rewrite
-    let (mut old_stream, footer) = stream_base_file(storage, &base_path, schema).await?;
-    // every stored key stays, in order, when nothing is deleted: the old file's bloom filter and
-    // key range only need the inserts added (the same filter, bit for bit, as rehashing all)
-    let known_keys = bucket.deletes.is_empty() && resume_key_index(&mut writer, &footer, options);
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
-    let reader = tokio::spawn(async move {
-        while let Some(b) = old_stream.next().await {
-            let failed = b.is_err();
-            if tx.send(b).await.is_err() || failed {
-                break;
-            }
-        }
-    });
-    let _stop_reader = AbortOnDrop(reader);
-    while let Some(old) = rx.recv().await {
-        let old = old?;
-        let old_keys = old.column(2).as_string::<i32>();
-        let ordering = ordering_path
-            .as_ref()
-            .map(|path| -> Result<_> {
-                Ok(make_comparator(
-                    path.values(incoming.column(path.top()))?.as_ref(),
-                    path.values(old.column(path.top()))?.as_ref(),
-                    SortOptions::default(),
-                )?)
-            })
-            .transpose()?;
-        // (source, row): 0 = old, 1 = incoming (position among this batch's incoming rows)
-        let mut positions: Vec<(usize, usize)> = Vec::with_capacity(old.num_rows());
-        // the stored row behind each position (an update replaces one)
-        let mut stored_rows: Vec<u32> = Vec::with_capacity(old.num_rows());
-        let mut incoming_idx: Vec<u32> = Vec::new();
-        for r in 0..old.num_rows() {
-            match by_key.get(old_keys.value(r)) {
-                None => positions.push((0, r)),
-                Some(&(_, true)) => {
-                    counts.deleted += 1;
-                    continue;
-                }
-                Some(&(i, false)) => {
-                    // event-time ordering: the incoming record wins only if its ordering value
-                    // >= stored
-                    if ordering
-                        .as_ref()
-                        .is_none_or(|cmp| cmp(i as usize, r).is_ge())
-                    {
-                        positions.push((1, incoming_idx.len()));
-                        incoming_idx.push(i);
-                        counts.updated += 1;
-                    } else {
-                        positions.push((0, r));
-                        counts.dropped += 1;
-                    }
-                }
-            }
-            stored_rows.push(r as u32);
-        }
-        if positions.is_empty() {
-            continue;
-        }
-        // kept rows keep their meta columns but point at the new file
-        let old_renamed = set_column(
-            &old,
-            FILE_NAME,
-            Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-                file_name.as_str(),
-                old.num_rows(),
-            ))),
-        )?;
-        let merged = if incoming_idx.is_empty() {
-            if positions.len() == old.num_rows() {
-                old_renamed
-            } else {
-                let keep: Vec<u32> = positions.iter().map(|p| p.1 as u32).collect();
-                take_record_batch(&old_renamed, &UInt32Array::from(keep))?
-            }
-        } else {
-            // incoming rows get fresh meta columns
-            let inc = take_incoming(incoming, incoming_keys, &incoming_idx, &meta, schema)?;
-            meta.first_row += incoming_idx.len() as u64;
-            let merged = interleave_record_batch(&[&old_renamed, &inc], &positions)?;
-            match &options.changed_columns {
-                Some(changed) => keep_stored_columns(&merged, &old_renamed, &stored_rows, changed)?,
-                None => merged,
-            }
-        };
-        if known_keys {
-            writer.write_known_keys(&merged).await?;
-        } else {
-            writer.write(&merged).await?;
-        }
-    }
-    if !bucket.inserts.is_empty() {
-        let inc = take_incoming(incoming, incoming_keys, &bucket.inserts, &meta, schema)?;
-        writer.write(&inc).await?;
-    }
-    let written = writer.close().await?;
-    counts.inserted = bucket.inserts.len() as u64;
-    Ok((rewrite_stat(&slice, &written, &counts), counts))
-}
-
-/// The write stat of a file group rewritten from `slice` as `written`.
-fn rewrite_stat(
-    slice: &FileSlice,
-    written: &crate::writer::WrittenFile,
-    counts: &MergeCounts,
-) -> WriteStat {
-    WriteStat {
-        file_id: Some(slice.file_id.clone()),
-        path: Some(written.rel_path.clone()),
-        prev_commit: Some(slice.base_instant.clone()),
-        num_writes: written.rows as i64,
-        num_inserts: counts.inserted as i64,
-        num_update_writes: counts.updated as i64,
-        num_deletes: counts.deleted as i64,
-        total_write_bytes: written.size as i64,
-        file_size_in_bytes: written.size as i64,
-        partition_path: Some(slice.partition_path.clone()),
-        prev_base_file: slice.base_file.as_ref().map(|b| b.name.name()),
-        ..Default::default()
-    }
-}
-
-/// Seeds `writer`'s key index from the old file's footer when it has a `DYNAMIC_V0` bloom
-/// filter and a key range; false when it has not (then every key is indexed again).
-fn resume_key_index(
-    writer: &mut crate::writer::BaseFileWriter,
-    footer: &parquet::file::metadata::ParquetMetaData,
-    options: &UpsertOptions,
-) -> bool {
-    use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
-    use crate::footer::footer_value;
-    let dynamic = footer_value(footer, bloom::BLOOM_FILTER_TYPE_CODE_KEY)
-        .is_some_and(|c| c == BloomFilterType::DynamicV0.as_code());
-    let (Some(b64), Some(min), Some(max), true) = (
-        footer_value(footer, bloom::BLOOM_FILTER_FOOTER_KEY),
-        footer_value(footer, bloom::MIN_RECORD_KEY_FOOTER_KEY),
-        footer_value(footer, bloom::MAX_RECORD_KEY_FOOTER_KEY),
-        dynamic,
-    ) else {
-        return false;
-    };
-    match HoodieBloomFilter::resume_dynamic(b64, options.file_settings.bloom_max_entries) {
-        Ok(filter) => {
-            writer.resume_key_index(filter, min, max);
-            true
-        }
-        Err(_) => false, // an unreadable filter is rebuilt from the keys
-    }
-}
-
-/// Aborts a spawned task when dropped (a failed rewrite stops its reader).
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// The incoming rows `idx` with fresh meta columns for the file `meta` describes.
-pub(crate) fn take_incoming(
-    incoming: &RecordBatch,
-    incoming_keys: &StringArray,
-    idx: &[u32],
-    meta: &MetaValues<'_>,
-    schema: &SchemaRef,
-) -> Result<RecordBatch> {
-    let idx = UInt32Array::from(idx.to_vec());
-    let inc = take_record_batch(incoming, &idx)?;
-    let keys = arrow::compute::take(incoming_keys, &idx, None)?
-        .as_string::<i32>()
-        .clone();
-    with_meta_columns(&inc, &keys, meta, schema)
-}
-
-/// `merged` with every data column outside `changed` taken from the stored rows
-/// (`stored_rows` of `old`, one per merged row): the change set of an UPDATE carries only the
-/// columns it assigns.
-fn keep_stored_columns(
-    merged: &RecordBatch,
-    old: &RecordBatch,
-    stored_rows: &[u32],
-    changed: &[String],
-) -> Result<RecordBatch> {
-    let rows = UInt32Array::from(stored_rows.to_vec());
-    let mut cols = merged.columns().to_vec();
-    for (c, field) in merged.schema().fields().iter().enumerate() {
-        if crate::schema::is_meta_column(field.name()) || changed.iter().any(|n| n == field.name())
-        {
-            continue;
-        }
-        cols[c] = arrow::compute::take(old.column(c).as_ref(), &rows, None)?;
-    }
-    Ok(RecordBatch::try_new(merged.schema(), cols)?)
-}
-
-fn set_column(batch: &RecordBatch, name: &str, col: ArrayRef) -> Result<RecordBatch> {
-    let idx = batch.schema().index_of(name)?;
-    let mut cols = batch.columns().to_vec();
-    cols[idx] = col;
-    Ok(RecordBatch::try_new(batch.schema(), cols)?)
-}
+pub(crate) use rewrite::take_incoming;
+use rewrite::{merge_file_group, MergeCounts};
