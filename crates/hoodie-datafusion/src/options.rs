@@ -98,21 +98,18 @@ impl WriteOptions {
             .or_else(|| key.default.map(str::to_string))
     }
 
-    /// A numeric option.
+    /// A whole-number option.
     pub fn get_usize(&self, key: &ConfigKey) -> Result<usize> {
-        let v = self.get(key).unwrap_or_default();
-        key.check(&v)?;
-        v.trim().parse().map_err(|_| {
-            HoodieError::from(hoodie_format::config::InvalidValue {
-                key: key.key,
-                value: v.clone(),
-                allowed: key.kind.describe(),
-            })
-        })
+        self.parsed(key)
     }
 
-    /// A fractional option (checked by [`Self::validate`] first).
+    /// A fractional option.
     pub fn get_f64(&self, key: &ConfigKey) -> Result<f64> {
+        self.parsed(key)
+    }
+
+    /// The value of `key` (or its default), checked against the values the key takes, parsed.
+    fn parsed<T: std::str::FromStr>(&self, key: &ConfigKey) -> Result<T> {
         let v = self.get(key).unwrap_or_default();
         key.check(&v)?;
         v.trim().parse().map_err(|_| {

@@ -7,6 +7,7 @@ use arrow::datatypes::{DataType, TimeUnit};
 use arrow::record_batch::RecordBatch;
 
 use crate::error::{FormatError, Result};
+use crate::field_path::FieldPath;
 use crate::table_config::{KeyGenKind, TableConfig};
 
 /// Partition value Hive uses for NULL (and empty) values.
@@ -242,23 +243,8 @@ fn key_strings(batch: &RecordBatch, field: &str) -> Result<StringArray> {
 }
 
 fn column(batch: &RecordBatch, field: &str) -> Result<ArrayRef> {
-    let missing = || FormatError::MissingColumn {
-        column: field.to_string(),
-    };
-    let mut parts = field.split('.');
-    let first = parts.next().ok_or_else(missing)?;
-    let idx = batch
-        .schema()
-        .fields()
-        .iter()
-        .position(|f| f.name().eq_ignore_ascii_case(first))
-        .ok_or_else(missing)?;
-    let mut col = batch.column(idx).clone();
-    for p in parts {
-        let s = col.as_struct_opt().ok_or_else(missing)?;
-        col = s.column_by_name(p).cloned().ok_or_else(missing)?;
-    }
-    Ok(col)
+    let path = FieldPath::resolve(batch.schema_ref(), field)?;
+    path.values(batch.column(path.top()))
 }
 
 #[cfg(test)]
