@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the Rust tests (unit tests, the sql-tests/ suite through
 # hoodie-slt, the Spark fixtures and failure injection), then the interoperability check that
-# reads hoodie-written tables with the Python `hudi` reader (hudi-rs).
+# reads hoodie-written tables with the Python `hudi` reader (hudi-rs), and the differential fuzzer
+# (tests/fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # the fixture tests unzip the Spark-written tables in tests/fixtures
@@ -11,3 +12,5 @@ fi
 cargo test --workspace
 cargo build --bin hoodie
 bash tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
+# differential fuzzer against DuckDB: self-test, then seeds 0..299 (prints "fuzz: N passed, M failed")
+bash tests/fuzz/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"

@@ -235,12 +235,17 @@ impl TableSpec {
                         feature: "CDC logging (hoodie.table.cdc.enabled = true)".into(),
                     });
                 }
-                p.set(c.key, v);
+                if c == config::PAYLOAD_CLASS && !v.contains('.') {
+                    // Java loads the class by its full name
+                    p.set(c.key, format!("org.apache.hudi.common.model.{v}"));
+                } else {
+                    p.set(c.key, v);
+                }
             } else if k.to_ascii_lowercase().starts_with("hoodie.") {
                 p.set(k.clone(), v);
             } else {
                 return Err(HoodieError::Invalid {
-                    message: format!("unknown table option {k:?}: use primaryKey, preCombineField, orderingFields, type, recordMergeMode or a hoodie.* key"),
+                    message: format!("unknown table option {k:?}: use primaryKey, preCombineField, orderingFields, type, recordMergeMode, payloadClass or a hoodie.* key"),
                 });
             }
         }

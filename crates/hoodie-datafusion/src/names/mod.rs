@@ -103,8 +103,13 @@ impl Names {
 
     /// The spelling DataFusion will give the column `ident` of `table` (or of any table):
     /// the resolved spelling, else the identifier as DataFusion normalises it.
-    pub(crate) fn output_name(&self, ident: &Ident, table: Option<&str>) -> String {
-        match self.resolve(ident, table) {
+    pub(crate) fn output_name(
+        &self,
+        ident: &Ident,
+        table: Option<&str>,
+        scopes: &[Vec<String>],
+    ) -> String {
+        match self.resolve_in(ident, table, scopes) {
             Ok(Some(s)) => s,
             _ if ident.quote_style.is_some() || self.case_sensitive => ident.value.clone(),
             _ => ident.value.to_ascii_lowercase(),
@@ -145,9 +150,16 @@ impl Names {
     }
 
     /// The exact spelling `ident` stands for, if it names something known (or, when resolution
-    /// is exact, the spelling as written). In `table`, only that table's columns count; an
-    /// error if two of its columns (or, unqualified, two of one table's) match.
-    fn resolve(&self, ident: &Ident, table: Option<&str>) -> Result<Option<String>> {
+    /// is exact, the spelling as written): in `table` (a qualifier's table, or the target of a
+    /// DML column list), else in the innermost of `scopes` (the relations of each enclosing
+    /// FROM) that has such a column, else among every name the statement knows. Two columns of
+    /// one table that match are an error.
+    fn resolve_in(
+        &self,
+        ident: &Ident,
+        table: Option<&str>,
+        scopes: &[Vec<String>],
+    ) -> Result<Option<String>> {
         if self.case_sensitive {
             return Ok(ident.quote_style.is_none().then(|| ident.value.clone()));
         }
@@ -157,11 +169,32 @@ impl Names {
             table: table.to_string(),
             candidates: names.join("`, `"),
         };
-        if let Some(t) = table.and_then(|t| self.table_of(t)) {
-            match self.tables[t].get(&lower).map(Vec::as_slice) {
-                Some([one]) => return Ok(Some(one.clone())),
-                Some(many) if many.len() > 1 => return Err(ambiguous(t, many)),
-                _ => {}
+        let in_table = |t: &str| -> Result<Option<String>> {
+            match self
+                .table_of(t)
+                .and_then(|t| self.tables[t].get(&lower).map(|n| (t, n)))
+            {
+                Some((_, names)) if names.len() == 1 => Ok(Some(names[0].clone())),
+                Some((t, names)) => Err(ambiguous(t, names)),
+                None => Ok(None),
+            }
+        };
+        if let Some(found) = table.map(in_table).transpose()?.flatten() {
+            return Ok(Some(found));
+        }
+        for scope in scopes.iter().rev() {
+            let mut found: Vec<String> = Vec::new();
+            for t in scope {
+                if let Some(s) = in_table(t)? {
+                    if !found.contains(&s) {
+                        found.push(s);
+                    }
+                }
+            }
+            match found.as_slice() {
+                [one] => return Ok(Some(one.clone())),
+                [] => continue,
+                many => return Ok(many.iter().find(|s| **s == ident.value).cloned()),
             }
         }
         for (t, columns) in &self.tables {
@@ -177,8 +210,13 @@ impl Names {
     }
 
     /// `ident` rewritten to its exact spelling, quoted (`None`: it names nothing known).
-    fn exact(&self, ident: &Ident, table: Option<&str>) -> Result<Option<Ident>> {
-        Ok(self.resolve(ident, table)?.map(|s| Ident {
+    fn exact(
+        &self,
+        ident: &Ident,
+        table: Option<&str>,
+        scopes: &[Vec<String>],
+    ) -> Result<Option<Ident>> {
+        Ok(self.resolve_in(ident, table, scopes)?.map(|s| Ident {
             value: s,
             quote_style: Some('"'),
             span: ident.span,

@@ -3,9 +3,9 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    AssignmentTarget, Expr, Ident, MergeAction, ObjectName, ObjectNamePart, Query, Select,
-    SelectItem, SetExpr, Statement, TableAlias, TableFactor, TableObject, Visit, VisitMut, Visitor,
-    VisitorMut,
+    AssignmentTarget, Expr, FromTable, Ident, MergeAction, ObjectName, ObjectNamePart, Query,
+    Select, SelectItem, SetExpr, Statement, TableAlias, TableFactor, TableObject, TableWithJoins,
+    UpdateTableFromKind, Visit, VisitMut, Visitor, VisitorMut,
 };
 
 use super::Names;
@@ -76,10 +76,12 @@ fn output_names(names: &Names, body: &SetExpr) -> Vec<String> {
             .iter()
             .filter_map(|item| match item {
                 SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
-                SelectItem::UnnamedExpr(Expr::Identifier(i)) => Some(names.output_name(i, None)),
+                SelectItem::UnnamedExpr(Expr::Identifier(i)) => {
+                    Some(names.output_name(i, None, &[from_scope(&select.from)]))
+                }
                 SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
                     let table = (parts.len() == 2).then(|| parts[0].value.as_str());
-                    parts.last().map(|i| names.output_name(i, table))
+                    parts.last().map(|i| names.output_name(i, table, &[]))
                 }
                 _ => None,
             })
@@ -90,6 +92,59 @@ fn output_names(names: &Names, body: &SetExpr) -> Vec<String> {
             .map(|i| format!("column{i}"))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// The relations a FROM list brings into scope, as [`Names`] keys them (an alias, or the table
+/// name as DataFusion resolves it).
+fn from_scope(from: &[TableWithJoins]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in from {
+        factor_scope(&t.relation, &mut out);
+        for j in &t.joins {
+            factor_scope(&j.relation, &mut out);
+        }
+    }
+    out
+}
+
+fn factor_scope(factor: &TableFactor, out: &mut Vec<String>) {
+    match factor {
+        TableFactor::NestedJoin {
+            table_with_joins, ..
+        } => out.extend(from_scope(std::slice::from_ref(table_with_joins))),
+        _ => {
+            if let Some(alias) = factor_alias(factor) {
+                out.push(alias.name.value.to_ascii_lowercase());
+            } else if let TableFactor::Table { name, .. } = factor {
+                out.push(crate::frontend::name_of(name));
+            }
+        }
+    }
+}
+
+/// The relations a DML statement itself brings into scope (its target and sources).
+fn statement_scope(stmt: &Statement) -> Option<Vec<String>> {
+    match stmt {
+        Statement::Update(u) => {
+            let mut scope = from_scope(std::slice::from_ref(&u.table));
+            if let Some(UpdateTableFromKind::BeforeSet(f) | UpdateTableFromKind::AfterSet(f)) =
+                &u.from
+            {
+                scope.extend(from_scope(f));
+            }
+            Some(scope)
+        }
+        Statement::Delete(d) => match &d.from {
+            FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f) => Some(from_scope(f)),
+        },
+        Statement::Merge(m) => {
+            let mut scope = Vec::new();
+            factor_scope(&m.table, &mut scope);
+            factor_scope(&m.source, &mut scope);
+            Some(scope)
+        }
+        _ => None,
     }
 }
 
@@ -120,7 +175,12 @@ fn factor_alias_mut(factor: &mut TableFactor) -> Option<&mut TableAlias> {
 /// Rewrites the identifiers of `stmt` that name columns to their exact spelling; names the
 /// statement defines keep the spelling they are written with.
 pub(super) fn rewrite_statement(stmt: &mut Statement, names: &Names) -> Result<()> {
-    match VisitMut::visit(stmt, &mut Rewriter { names }) {
+    let mut rewriter = Rewriter {
+        names,
+        scopes: Vec::new(),
+        statement_scopes: Vec::new(),
+    };
+    match VisitMut::visit(stmt, &mut rewriter) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }
@@ -128,6 +188,10 @@ pub(super) fn rewrite_statement(stmt: &mut Statement, names: &Names) -> Result<(
 
 struct Rewriter<'a> {
     names: &'a Names,
+    /// The relations of each enclosing FROM (and DML statement), innermost last.
+    scopes: Vec<Vec<String>>,
+    /// Whether each statement visited pushed a scope.
+    statement_scopes: Vec<bool>,
 }
 
 /// An alias as written, quoted, so DataFusion keeps its spelling as Spark does.
@@ -139,7 +203,7 @@ fn keep_spelling(ident: &mut Ident) {
 
 impl Rewriter<'_> {
     fn ident(&self, ident: &mut Ident, table: Option<&str>) -> Result<()> {
-        if let Some(exact) = self.names.exact(ident, table)? {
+        if let Some(exact) = self.names.exact(ident, table, &self.scopes)? {
             *ident = exact;
         }
         Ok(())
@@ -254,7 +318,22 @@ impl VisitorMut for Rewriter<'_> {
     type Break = HoodieError;
 
     fn pre_visit_statement(&mut self, stmt: &mut Statement) -> ControlFlow<HoodieError> {
+        let scope = statement_scope(stmt);
+        self.statement_scopes.push(scope.is_some());
+        self.scopes.extend(scope);
         flow(self.statement(stmt))
+    }
+
+    fn post_visit_statement(&mut self, _: &mut Statement) -> ControlFlow<HoodieError> {
+        if self.statement_scopes.pop() == Some(true) {
+            self.scopes.pop();
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_select(&mut self, _: &mut Select) -> ControlFlow<HoodieError> {
+        self.scopes.pop();
+        ControlFlow::Continue(())
     }
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<HoodieError> {
@@ -268,6 +347,7 @@ impl VisitorMut for Rewriter<'_> {
     }
 
     fn pre_visit_select(&mut self, select: &mut Select) -> ControlFlow<HoodieError> {
+        self.scopes.push(from_scope(&select.from));
         for item in &mut select.projection {
             if let SelectItem::ExprWithAlias { alias, .. } = item {
                 keep_spelling(alias);

@@ -167,7 +167,10 @@ pub fn check_ordering_values(incoming: &Incoming, options: &UpsertOptions) -> Re
     let (Some(field), Some(ordering)) = (&options.ordering_field, incoming.ordering()) else {
         return Ok(());
     };
+    // an `insert` with a duplicate policy runs here too, but it is no upsert: it keeps the
+    // rules of inserts
     if options.prepped
+        || options.insert_dup_policy.is_some()
         || options.merge_mode != MergeMode::EventTimeOrdering
         || ordering.null_count() == 0
     {

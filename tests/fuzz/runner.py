@@ -1,0 +1,160 @@
+"""Runs sequences through hoodie and reads the final tables three ways: in the same session
+(COPY ... TO parquet at the end of the script), in a fresh session (a second hoodie process) and
+with hudi-rs. Several sequences share one hoodie process; when it fails, the sequences from the
+failing one on are run again, one process each."""
+import os
+import random
+import re
+import subprocess
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from model import Idents
+
+
+def wait_for(binary, timeout=900):
+    """hoodie is rebuilt from time to time; wait while the binary is missing."""
+    t0 = time.time()
+    while not os.path.exists(binary):
+        if time.time() - t0 > timeout:
+            raise SystemExit(f"fuzz: no hoodie binary at {binary}")
+        time.sleep(5)
+
+
+def run_hoodie(binary, warehouse, script_path, timeout=600):
+    for attempt in range(3):
+        wait_for(binary)
+        try:
+            p = subprocess.run([binary, "--warehouse", warehouse, "-f", script_path],
+                               capture_output=True, text=True, timeout=timeout)
+        except FileNotFoundError:  # replaced between the check and the exec
+            time.sleep(5)
+            continue
+        except subprocess.TimeoutExpired as e:
+            return 124, "", f"Error: timeout after {timeout}s"
+        return p.returncode, p.stdout, p.stderr
+    return 127, "", f"Error: cannot run {binary}"
+
+
+def error_line(stdout, stderr):
+    for line in (stderr + "\n" + stdout).splitlines():
+        if line.startswith("Error:"):
+            return line
+    tail = (stderr.strip() or stdout.strip()).splitlines()
+    return tail[-1] if tail else "(no output)"
+
+
+def select_cols(table):
+    return ", ".join(["_hoodie_record_key", "_hoodie_partition_path"] + [f'"{c.name}"' for c in table.columns])
+
+
+def copy_stmt(table, path):
+    return f"COPY (SELECT {select_cols(table)} FROM {table.name}) TO '{path}' STORED AS PARQUET"
+
+
+def script_for(seq, ident_mode, out=None):
+    """The hoodie statements of one sequence (and the COPY of its table to out)."""
+    stmts = ["RESET"]
+    for u in seq.units:
+        stmts += u.hoodie(Idents(ident_mode, random.Random(u.iseed)))
+    if out:
+        stmts.append(copy_stmt(seq.table, out))
+    return stmts
+
+
+def write_script(path, stmts):
+    with open(path, "w") as f:
+        for s in stmts:
+            f.write(s.rstrip() + ";\n")
+
+
+def read_parquet(path):
+    return pq.read_table(path).to_pylist()
+
+
+def read_hudi(base):
+    from hudi import HudiTableBuilder
+    batches = HudiTableBuilder.from_base_uri(base).build().read()
+    return pa.Table.from_batches(batches).to_pylist() if batches else []
+
+
+class Outcome:
+    def __init__(self, error=None, same=None, fresh=None, hudi=None, fresh_error=None, hudi_error=None):
+        self.error, self.same, self.fresh, self.hudi = error, same, fresh, hudi
+        self.fresh_error, self.hudi_error = fresh_error, hudi_error
+
+
+def run_batch(seqs, binary, work, ident_mode, tag="b"):
+    """Runs the sequences in one hoodie process (falling back to one process per sequence from
+    the first that fails). Returns {seed: Outcome}."""
+    os.makedirs(work, exist_ok=True)
+    out = {}
+    pending = list(seqs)
+    n = 0
+    while pending:
+        n += 1
+        wh = os.path.join(work, f"{tag}{n}")
+        os.makedirs(wh, exist_ok=True)
+        stmts = []
+        for s in pending:
+            stmts += script_for(s, ident_mode, os.path.join(wh, f"{s.seed}-same.parquet"))
+        script = os.path.join(wh, "script.sql")
+        write_script(script, stmts)
+        rc, so, se = run_hoodie(binary, wh, script)
+        done = [s for s in pending if os.path.exists(os.path.join(wh, f"{s.seed}-same.parquet"))]
+        for s in done:
+            out[s.seed] = Outcome(same=read_parquet(os.path.join(wh, f"{s.seed}-same.parquet")))
+        rest = pending[len(done):]
+        if rest:
+            # the first sequence without its copy is the one that failed; the sequences are
+            # independent (own tables, RESET first), but it is run again alone to be sure
+            bad = rest[0]
+            if len(pending) == 1:
+                msg = error_line(so, se) if rc != 0 else "Error: (the script ended without the table's copy)"
+                out[bad.seed] = Outcome(error=msg)
+            else:
+                out.update(run_batch([bad], binary, work, ident_mode, tag=f"{tag}{n}x"))
+            rest = rest[1:]
+        # reads of the tables this process completed
+        if done:
+            _fresh_and_hudi(done, out, binary, wh)
+        pending = rest
+    return out
+
+
+def _fresh_and_hudi(done, out, binary, wh):
+    stmts = [copy_stmt(s.table, os.path.join(wh, f"{s.seed}-fresh.parquet")) for s in done]
+    script = os.path.join(wh, "fresh.sql")
+    write_script(script, stmts)
+    rc, so, se = run_hoodie(binary, wh, script)
+    for s in done:
+        o = out[s.seed]
+        p = os.path.join(wh, f"{s.seed}-fresh.parquet")
+        if os.path.exists(p):
+            o.fresh = read_parquet(p)
+        elif rc != 0:
+            # run this one alone to get its own error
+            one = os.path.join(wh, f"fresh-{s.seed}.sql")
+            write_script(one, [copy_stmt(s.table, p)])
+            rc1, so1, se1 = run_hoodie(binary, wh, one)
+            if os.path.exists(p):
+                o.fresh = read_parquet(p)
+            else:
+                o.fresh_error = error_line(so1, se1)
+        try:
+            o.hudi = read_hudi(os.path.join(wh, s.table.name))
+        except Exception as e:  # noqa: BLE001 - any reader failure is a finding
+            o.hudi_error = f"{type(e).__name__}: {e}"
+
+
+def signature(kind, detail):
+    """What a shrunk script must keep reproducing: the failing read, or the error's wording."""
+    if kind == "error":
+        d = re.sub(r'"[^"]*"', '"X"', detail)  # identifiers (in any casing) and values
+        d = re.sub(r"'[^']*'", "'X'", d)
+        d = re.sub(r"t\d+(_s\d+)?(_[ab])?", "T", d)
+        d = re.sub(r"\d+", "N", d)
+        return "error:" + d[:90]
+    return kind
