@@ -355,6 +355,25 @@ mod tests {
     }
 
     #[test]
+    fn every_write_key_that_is_not_free_text_refuses_a_bad_value() {
+        for key in WRITE_KEYS {
+            if key.kind == ValueKind::Text {
+                continue;
+            }
+            let e = key.check("-1.5x").unwrap_err();
+            assert_eq!(e.key, key.key);
+            assert!(e.to_string().contains("expected"), "{e}");
+        }
+        // the free-text ones are checked where they are used (hash fields against the key)
+        let text: Vec<&str> = WRITE_KEYS
+            .iter()
+            .filter(|k| k.kind == ValueKind::Text)
+            .map(|k| k.key)
+            .collect();
+        assert_eq!(text, ["hoodie.bucket.index.hash.field"]);
+    }
+
+    #[test]
     fn suggests_the_closest_key() {
         assert_eq!(
             closest_key("hoodie.index.bloom.fp"),
