@@ -410,7 +410,11 @@ impl HoodieContext {
     }
 
     async fn table_provider(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        Ok(self.ctx.table_provider(name).await.ok())
+        Ok(self
+            .ctx
+            .table_provider(crate::frontend::exact_table_ref(name))
+            .await
+            .ok())
     }
 
     async fn hudi_table(&self, name: &str) -> Result<Arc<dyn TableProvider>> {

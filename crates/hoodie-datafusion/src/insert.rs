@@ -58,8 +58,10 @@ pub async fn rewrite_insert(
     };
     let table_name = name.to_string();
     let lookup_name = crate::frontend::name_of(name);
-    let provider: Option<Arc<dyn TableProvider>> =
-        ctx.table_provider(lookup_name.as_str()).await.ok();
+    let provider: Option<Arc<dyn TableProvider>> = ctx
+        .table_provider(crate::frontend::exact_table_ref(&lookup_name))
+        .await
+        .ok();
     let Some(provider) = provider else {
         return Err(HoodieError::TableNotFound { name: table_name });
     };

@@ -126,6 +126,18 @@ pub fn name_of(o: &ObjectName) -> String {
         .join(".")
 }
 
+/// A table name as [`name_of`] gives it (already normalised: its parts are exact) as a
+/// `TableReference`; parsing the text again would lower-case a quoted `"MyT"`.
+pub fn exact_table_ref(name: &str) -> datafusion::common::TableReference {
+    use datafusion::common::TableReference;
+    let parts: Vec<&str> = name.split('.').collect();
+    match parts.as_slice() {
+        [c, s, t] => TableReference::full(*c, *s, *t),
+        [s, t] => TableReference::partial(*s, *t),
+        _ => TableReference::bare(name),
+    }
+}
+
 /// Classifies one statement.
 pub fn classify(sql: &str) -> Result<FrontStatement> {
     let toks = words(sql)?;

@@ -240,7 +240,10 @@ pub async fn resolve_names(
     let mut names = Names::new(case_sensitive);
     for relation in relations_of(stmt) {
         let lookup = crate::frontend::name_of(&relation);
-        if let Ok(provider) = ctx.table_provider(lookup.as_str()).await {
+        if let Ok(provider) = ctx
+            .table_provider(crate::frontend::exact_table_ref(&lookup))
+            .await
+        {
             names.add_table(&lookup, &provider.schema());
         }
     }
