@@ -83,3 +83,8 @@ CREATE TABLE bkt (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY
                  hoodie.bucket.index.num.buckets = '4');
 INSERT INTO bkt VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'x'), (5, 'e', 1, 'x');
 INSERT INTO bkt VALUES (1, 'a2', 2, 'x'), (10, 'j', 1, 'x');
+
+-- hoodie.datasource.write.drop.partition.columns = true: files without the partition column
+CREATE TABLE dpc (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (primaryKey = 'id', hoodie.datasource.write.drop.partition.columns = 'true');
+INSERT INTO dpc VALUES (1, 'a', 'x'), (2, 'b', 'y');

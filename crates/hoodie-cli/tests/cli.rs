@@ -169,3 +169,32 @@ fn a_bad_option_value_is_an_error_and_leaves_no_instant() {
         .collect();
     assert!(instants.is_empty(), "{instants:?}");
 }
+
+/// A table whose files leave out the partition columns has them in a fresh session too (the
+/// schema comes from the commits, not from a file).
+#[test]
+fn dropped_partition_columns_come_back_in_a_new_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let first = hoodie(
+        &wh,
+        &[
+            "-c",
+            "create table dp (id int, v string, dt string) using hudi partitioned by (dt) \
+             tblproperties (primaryKey = 'id', hoodie.datasource.write.drop.partition.columns = 'true'); \
+             insert into dp values (1, 'a', 'x'), (2, 'b', NULL)",
+        ],
+    );
+    assert!(first.status.success(), "{first:?}");
+    let second = hoodie(
+        &wh,
+        &[
+            "-c",
+            "update dp set v = 'u' where dt is null; select id, v, dt from dp order by id",
+        ],
+    );
+    assert!(second.status.success(), "{second:?}");
+    let stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(stdout.contains("| 1  | a | x  |"), "{stdout}");
+    assert!(stdout.contains("| 2  | u |    |"), "{stdout}");
+}

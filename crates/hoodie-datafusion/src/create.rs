@@ -225,11 +225,6 @@ impl TableSpec {
                 continue;
             }
             if let Some(c) = known {
-                if c == config::DROP_PARTITION_COLUMNS && v.eq_ignore_ascii_case("true") {
-                    return Err(HoodieError::Unsupported {
-                        feature: "hoodie.datasource.write.drop.partition.columns = true".into(),
-                    });
-                }
                 if c == config::CDC_ENABLED && v.eq_ignore_ascii_case("true") {
                     return Err(HoodieError::Unsupported {
                         feature: "CDC logging (hoodie.table.cdc.enabled = true)".into(),

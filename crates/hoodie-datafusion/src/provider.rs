@@ -13,6 +13,7 @@ use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -138,7 +139,43 @@ impl HudiTableProvider {
             prepped: false,
             changed_columns: None,
             bucket: self.bucket_spec(&w)?,
+            dropped_columns: self.table.config().dropped_columns()?,
         })
+    }
+
+    /// The partition columns the data files leave out (`drop.partition.columns`), as the last
+    /// fields of the table schema, in order.
+    fn dropped_partition_fields(
+        &self,
+    ) -> Result<Vec<datafusion::arrow::datatypes::FieldRef>, HoodieError> {
+        let dropped = self.table.config().dropped_columns()?;
+        let n = self.schema.fields().len();
+        let tail = &self.schema.fields()[n.saturating_sub(dropped.len())..];
+        if tail.iter().map(|f| f.name()).ne(dropped.iter()) {
+            return Err(HoodieError::Unsupported {
+                feature: format!("a table that drops its partition columns ({}) from its files but does not have them as its last columns", dropped.join(", ")),
+            });
+        }
+        Ok(tail.to_vec())
+    }
+
+    /// The values of the partition columns `fields` for the files under `partition_path`.
+    fn partition_values(
+        &self,
+        partition_path: &str,
+        fields: &[datafusion::arrow::datatypes::FieldRef],
+    ) -> Result<Vec<ScalarValue>, HoodieError> {
+        let keygen = KeyGenerator::from_config(self.table.config())?;
+        let values = keygen.parse_partition_path(partition_path).ok_or_else(|| {
+            HoodieError::Invalid {
+                message: format!("partition path {partition_path:?} of table {} does not name its partition columns", self.name),
+            }
+        })?;
+        values
+            .into_iter()
+            .zip(fields)
+            .map(|(v, f)| Ok(ScalarValue::Utf8(v).cast_to(f.data_type())?))
+            .collect()
     }
 
     /// The table's bucket index, if it has one (`hoodie.index.type = BUCKET`).
@@ -461,20 +498,29 @@ impl TableProvider for HudiTableProvider {
         }
         let slices = self.prune_partitions(state, slices, filters)?;
         let storage = self.table.storage();
-        let files: Vec<PartitionedFile> = slices
-            .iter()
-            .filter_map(|s| s.base_file.as_ref())
+        let dropped = self
+            .dropped_partition_fields()
+            .map_err(HoodieError::into_datafusion)?;
+        let mut files: Vec<PartitionedFile> = Vec::with_capacity(slices.len());
+        for s in &slices {
+            let Some(b) = s.base_file.as_ref() else {
+                continue;
+            };
             // the store path itself: a path's text would be percent-encoded a second time
-            .map(|b| {
-                PartitionedFile::new_from_meta(ObjectMeta {
-                    location: storage.path(&b.rel_path),
-                    last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
-                    size: b.size,
-                    e_tag: None,
-                    version: None,
-                })
-            })
-            .collect();
+            let mut file = PartitionedFile::new_from_meta(ObjectMeta {
+                location: storage.path(&b.rel_path),
+                last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+                size: b.size,
+                e_tag: None,
+                version: None,
+            });
+            if !dropped.is_empty() {
+                file.partition_values = self
+                    .partition_values(&s.partition_path, &dropped)
+                    .map_err(HoodieError::into_datafusion)?;
+            }
+            files.push(file);
+        }
         let projected = match projection {
             Some(p) => Arc::new(self.schema.project(p)?),
             None => self.schema.clone(),
@@ -494,7 +540,17 @@ impl TableProvider for HudiTableProvider {
             global: state.config_options().execution.parquet.clone(),
             ..Default::default()
         };
-        let source = ParquetSource::new(self.schema.clone()).with_table_parquet_options(parquet);
+        // a table that drops its partition columns from the files gets them from the paths, as
+        // DataFusion's partition columns (they are the table's last columns)
+        let table_schema = if dropped.is_empty() {
+            TableSchema::from(self.schema.clone())
+        } else {
+            let n = self.schema.fields().len() - dropped.len();
+            TableSchema::builder(Arc::new(Schema::new(self.schema.fields()[..n].to_vec())))
+                .with_table_partition_cols(dropped)
+                .build()
+        };
+        let source = ParquetSource::new(table_schema).with_table_parquet_options(parquet);
         let url = ObjectStoreUrl::local_filesystem();
         let config = FileScanConfigBuilder::new(url, Arc::new(source))
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())

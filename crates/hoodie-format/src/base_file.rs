@@ -23,6 +23,7 @@ pub async fn stream_base_file(
     storage: &TableStorage,
     rel: &str,
     schema: &SchemaRef,
+    dropped: &[String],
 ) -> Result<(
     impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
@@ -34,9 +35,9 @@ pub async fn stream_base_file(
         .with_batch_size(REWRITE_BATCH_ROWS)
         .build()
         .map_err(|e| FormatError::parquet(rel, e))?;
-    let (schema, rel) = (schema.clone(), rel.to_string());
+    let (schema, rel, dropped) = (schema.clone(), rel.to_string(), dropped.to_vec());
     let stream = stream.map(move |b| match b {
-        Ok(b) => adapt(&b, &schema, &rel),
+        Ok(b) => adapt(&b, &schema, &rel, &dropped),
         Err(e) => Err(FormatError::parquet(&rel, e)),
     });
     Ok((stream, footer))
@@ -148,9 +149,23 @@ impl AsyncFileReader for StoreFileReader {
 }
 
 /// Brings a batch read from a file into the table schema (columns by name, cast if needed).
-fn adapt(batch: &RecordBatch, schema: &SchemaRef, rel: &str) -> Result<RecordBatch> {
+/// The `dropped` columns the file leaves out come back as NULLs: a rewrite leaves them out
+/// again, their values live in the partition path.
+fn adapt(
+    batch: &RecordBatch,
+    schema: &SchemaRef,
+    rel: &str,
+    dropped: &[String],
+) -> Result<RecordBatch> {
     let mut cols = Vec::with_capacity(schema.fields().len());
     for f in schema.fields() {
+        if batch.column_by_name(f.name()).is_none() && dropped.iter().any(|d| d == f.name()) {
+            cols.push(arrow::array::new_null_array(
+                f.data_type(),
+                batch.num_rows(),
+            ));
+            continue;
+        }
         let col = batch
             .column_by_name(f.name())
             .ok_or_else(|| FormatError::Corrupt {

@@ -89,9 +89,12 @@ impl HudiTable {
     /// The table schema (meta columns first): from the newest base file if there is one, else
     /// from the latest commit's schema, else from the schema recorded at creation.
     pub async fn schema(&self, timeline: &Timeline, slices: &[FileSlice]) -> Result<SchemaRef> {
+        // files without their partition columns do not have the table's schema; the commits do
+        let files_have_schema = !self.config.drop_partition_columns()?;
         if let Some(newest) = slices
             .iter()
             .filter_map(|s| s.base_file.as_ref())
+            .filter(|_| files_have_schema)
             .max_by(|a, b| a.name.instant.cmp(&b.name.instant))
         {
             let s = self.file_schema(&newest.rel_path).await?;

@@ -229,11 +229,6 @@ impl TableConfig {
                 reason: format!("table version {version} uses timeline layout {expected}"),
             });
         }
-        if self.drop_partition_columns()? {
-            return Err(FormatError::Unsupported {
-                feature: "tables with hoodie.datasource.write.drop.partition.columns=true".into(),
-            });
-        }
         if self.ordering_fields().len() > 1 {
             return Err(FormatError::Unsupported {
                 feature: "more than one ordering field".into(),
@@ -362,6 +357,16 @@ impl TableConfig {
     pub fn drop_partition_columns(&self) -> Result<bool> {
         let k = config::DROP_PARTITION_COLUMNS;
         parse_bool(&k, self.get(&k).unwrap_or("false"))
+    }
+
+    /// The columns the data files leave out: the partition columns when
+    /// `hoodie.datasource.write.drop.partition.columns` is true (their values are in the path).
+    pub fn dropped_columns(&self) -> Result<Vec<String>> {
+        Ok(if self.drop_partition_columns()? {
+            self.partition_fields()
+        } else {
+            Vec::new()
+        })
     }
 
     /// Whether the meta columns are populated.

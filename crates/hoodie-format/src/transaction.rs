@@ -199,7 +199,13 @@ impl Transaction {
         let marker = format!("{}/{}.marker.CREATE", marker_dir(&self.instant), rel);
         storage.put(&marker, Vec::<u8>::new()).await?;
         Ok((
-            BaseFileWriter::try_new(&storage, &rel, schema, settings)?,
+            BaseFileWriter::try_new(
+                &storage,
+                &rel,
+                schema,
+                settings,
+                &self.table.config().dropped_columns()?,
+            )?,
             name,
         ))
     }

@@ -71,6 +71,9 @@ pub struct WrittenFile {
 
 /// Writes one base file. Batches must be in the table schema (meta columns first).
 pub struct BaseFileWriter {
+    /// The columns of the table schema the file holds (`None`: all; the partition columns are
+    /// left out when the table drops them).
+    kept: Option<Vec<usize>>,
     rel_path: String,
     writer: AsyncArrowWriter<BufWriter>,
     bloom: HoodieBloomFilter,
@@ -114,12 +117,22 @@ impl BaseFileWriter {
         rel_path: &str,
         schema: SchemaRef,
         settings: &BaseFileSettings,
+        dropped: &[String],
     ) -> Result<Self> {
         let props = writer_properties(settings)?;
         let object_writer = BufWriter::new(storage.store().clone(), storage.path(rel_path));
-        let writer = AsyncArrowWriter::try_new(object_writer, schema, Some(props))
+        let kept: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !dropped.iter().any(|d| d == schema.field(i).name()))
+            .collect();
+        let (file_schema, kept) = if kept.len() == schema.fields().len() {
+            (schema, None)
+        } else {
+            (std::sync::Arc::new(schema.project(&kept)?), Some(kept))
+        };
+        let writer = AsyncArrowWriter::try_new(object_writer, file_schema, Some(props))
             .map_err(|e| FormatError::parquet(rel_path, e))?;
         Ok(Self {
+            kept,
             rel_path: rel_path.to_string(),
             writer,
             bloom: HoodieBloomFilter::new_dynamic(
@@ -146,8 +159,12 @@ impl BaseFileWriter {
     /// [`Self::resume_key_index`]): the bloom filter and min/max keys are left as they are.
     pub async fn write_known_keys(&mut self, batch: &RecordBatch) -> Result<()> {
         self.rows += batch.num_rows() as u64;
+        let batch = match &self.kept {
+            Some(kept) => batch.project(kept)?,
+            None => batch.clone(),
+        };
         self.writer
-            .write(batch)
+            .write(&batch)
             .await
             .map_err(|e| FormatError::parquet(&self.rel_path, e))
     }
@@ -177,11 +194,7 @@ impl BaseFileWriter {
                 self.max_key = Some(k.to_string());
             }
         }
-        self.rows += batch.num_rows() as u64;
-        self.writer
-            .write(batch)
-            .await
-            .map_err(|e| FormatError::parquet(&self.rel_path, e))
+        self.write_known_keys(batch).await
     }
 
     /// Bytes written so far (an estimate until closed).

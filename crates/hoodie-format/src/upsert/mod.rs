@@ -93,6 +93,9 @@ pub struct UpsertOptions {
     /// A bucket index: inserts go to their bucket's file group (created with the bucket's id
     /// when the partition has none), never to small files or new groups of their own.
     pub bucket: Option<BucketSpec>,
+    /// The columns the data files leave out (the partition columns, when the table drops
+    /// them): the stored rows are read without them and the file group is rewritten whole.
+    pub dropped_columns: Vec<String>,
 }
 
 /// What a keyed write did.

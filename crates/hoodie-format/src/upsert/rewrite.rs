@@ -56,7 +56,12 @@ pub(super) async fn merge_file_group(
     // a file group that takes no deletes keeps its row groups: only the columns that change
     // are encoded again (those the statement assigns, else those whose values differ), and
     // its inserts follow as a row group of their own
-    if bucket.deletes.is_empty() && !(bucket.updates.is_empty() && bucket.inserts.is_empty()) {
+    // (the splice copies column chunks by their place in the table schema, which a file
+    // without its partition columns does not keep)
+    if bucket.deletes.is_empty()
+        && options.dropped_columns.is_empty()
+        && !(bucket.updates.is_empty() && bucket.inserts.is_empty())
+    {
         let data_columns = schema
             .fields()
             .iter()
@@ -94,7 +99,8 @@ pub(super) async fn merge_file_group(
     }
     // decode the old file on its own task, a couple of batches ahead: decoding overlaps merging
     // and encoding, which matters when one file group is all there is to rewrite
-    let (mut old_stream, footer) = stream_base_file(storage, &base_path, schema).await?;
+    let (mut old_stream, footer) =
+        stream_base_file(storage, &base_path, schema, &options.dropped_columns).await?;
     // every stored key stays, in order, when nothing is deleted: the old file's bloom filter and
     // key range only need the inserts added (the same filter, bit for bit, as rehashing all)
     let known_keys = bucket.deletes.is_empty() && resume_key_index(&mut writer, &footer, options);
