@@ -536,10 +536,7 @@ impl HoodieContext {
                 plan,
                 WriteMode::Insert {
                     operation: WriteOperation::BulkInsert,
-                    options: {
-                        provider.refuse_bucket_inserts("CREATE TABLE ... AS SELECT")?;
-                        provider.insert_options(false)?
-                    },
+                    options: provider.insert_options(false)?,
                 },
             );
             let batches = collect(write, self.ctx.task_ctx()).await?;

@@ -94,6 +94,7 @@ impl HudiTableProvider {
                 None
             },
             global_index: global_index(&w)?,
+            bucket: self.bucket_spec(&w)?,
             file_settings: BaseFileSettings {
                 codec: w
                     .get(&config::PARQUET_COMPRESSION_CODEC)
@@ -140,6 +141,7 @@ impl HudiTableProvider {
             changed_columns: None,
             bucket: self.bucket_spec(&w)?,
             dropped_columns: self.table.config().dropped_columns()?,
+            inserts_only: false,
         })
     }
 
@@ -199,17 +201,6 @@ impl HudiTableProvider {
         Ok(Some(spec))
     }
 
-    /// Refuses a write that would put new rows anywhere but in their buckets: hoodie writes
-    /// bucket-indexed tables with upserts (and UPDATE, DELETE, MERGE).
-    pub fn refuse_bucket_inserts(&self, what: &str) -> Result<(), HoodieError> {
-        if self.bucket_spec(&self.write_options())?.is_some() {
-            return Err(HoodieError::Unsupported {
-                feature: format!("{what} into a table with a BUCKET index (each new record must go to its bucket's file group; hoodie writes such tables with upserts: SET hoodie.datasource.write.operation = 'upsert')"),
-            });
-        }
-        Ok(())
-    }
-
     /// A plan that runs `input` through `mode` as one commit.
     pub fn write_plan(
         &self,
@@ -248,7 +239,6 @@ impl HudiTableProvider {
         static_prefix: Option<String>,
         full_static: bool,
     ) -> Result<WriteMode, HoodieError> {
-        self.refuse_bucket_inserts("INSERT OVERWRITE")?;
         let w = self.write_options();
         let options = self.insert_options(true)?;
         let partitioned = self.table.config().is_partitioned();
@@ -349,17 +339,17 @@ impl HudiTableProvider {
             &w.get(&config::INSERT_DUP_POLICY)
                 .unwrap_or_else(|| "none".into()),
         )?;
-        if matches!(
-            op,
-            WriteOperation::BulkInsert
-                | WriteOperation::InsertOverwrite
-                | WriteOperation::InsertOverwriteTable
-        ) || (op == WriteOperation::Insert && policy == DupPolicy::None)
-        {
-            self.refuse_bucket_inserts(&format!(
-                "INSERT INTO as {} ({why})",
-                op.java_name().to_ascii_lowercase()
-            ))?;
+        // a bucket table's new rows go to their buckets, whose file groups may exist: the keyed
+        // write path routes them (without looking keys up)
+        let bucketed = op == WriteOperation::BulkInsert
+            || (op == WriteOperation::Insert && policy == DupPolicy::None);
+        if bucketed && self.bucket_spec(&w)?.is_some() {
+            let mut options = self.upsert_options(None)?;
+            options.inserts_only = true;
+            return Ok(WriteMode::Upsert {
+                operation: op,
+                options,
+            });
         }
         match op {
             WriteOperation::BulkInsert if policy == DupPolicy::Drop => Err(HoodieError::Invalid {

@@ -385,6 +385,8 @@ fn incoming_builder(
         WriteMode::Insert { options, .. } | WriteMode::Overwrite { options, .. } => {
             match &options.precombine_field {
                 Some(f) => (KeySource::Keep, Some(f.as_str())),
+                // a bucket index routes each row by its key
+                None if options.bucket.is_some() => (KeySource::Keep, None),
                 None => (KeySource::Validate, None),
             }
         }

@@ -27,6 +27,10 @@ pub struct InsertOptions {
     /// Keys are unique across partitions (a global index): pre-combining goes by key alone;
     /// otherwise a record is (partition path, key), as Hudi's `HoodieKey`.
     pub global_index: bool,
+    /// A bucket index: the rows of each (partition, bucket) go to one new file group with the
+    /// bucket's file id (an overwrite or the first write of a table, which replace or have no
+    /// file groups of their own).
+    pub bucket: Option<crate::bucket::BucketSpec>,
     /// Base file settings.
     pub file_settings: BaseFileSettings,
     /// Target size of a base file in bytes.
@@ -141,6 +145,25 @@ pub async fn write_inserts(
     // size: snappy Parquet of mixed columns takes 1.3-3x less than Arrow (1.35x for the
     // benchmark's rows), so assuming 1.5x keeps files under the target rather than over it
     let mut groups: Vec<GroupRows> = Vec::new();
+    if let (Some(spec), Some(k)) = (&options.bucket, &keys) {
+        for (partition, rows) in &by_partition {
+            let mut by_bucket: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+            for &r in rows {
+                by_bucket
+                    .entry(spec.bucket_of(k.value(r as usize)))
+                    .or_default()
+                    .push(r);
+            }
+            for (b, rows) in by_bucket {
+                groups.push(GroupRows {
+                    partition: partition.to_string(),
+                    rows,
+                    file_id: Some(crate::bucket::new_bucket_file_id(b)),
+                });
+            }
+        }
+        by_partition.clear();
+    }
     for (partition, rows) in by_partition {
         let mem = incoming.estimate_bytes(rows.len()).max(1);
         let files = (mem * 2).div_ceil(options.max_file_size.max(1) * 3).max(1);

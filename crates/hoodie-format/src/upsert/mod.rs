@@ -96,6 +96,9 @@ pub struct UpsertOptions {
     /// The columns the data files leave out (the partition columns, when the table drops
     /// them): the stored rows are read without them and the file group is rewritten whole.
     pub dropped_columns: Vec<String>,
+    /// An `insert` or `bulk_insert` into a bucket-indexed table: every row is a new record (no
+    /// lookup, duplicates kept across writes), routed to its bucket like an upsert's inserts.
+    pub inserts_only: bool,
 }
 
 /// What a keyed write did.
@@ -174,6 +177,7 @@ pub fn check_ordering_values(incoming: &Incoming, options: &UpsertOptions) -> Re
     // rules of inserts
     if options.prepped
         || options.insert_dup_policy.is_some()
+        || options.inserts_only
         || options.merge_mode != MergeMode::EventTimeOrdering
         || ordering.null_count() == 0
     {
@@ -226,7 +230,12 @@ pub async fn write_upserts(
     // (partition path, key), as Hudi's HoodieKey, so rows for different partitions stay apart.
     let n = incoming.num_rows();
     let paths = incoming.paths();
-    let keep: Vec<u32> = if !options.global_index {
+    let keep: Vec<u32> = if options.inserts_only {
+        match (&options.ordering_field, incoming.ordering()) {
+            (Some(_), Some(col)) => precombine_values(col, n, |i| (paths.id(i), keys.value(i)))?,
+            _ => (0..n as u32).collect(),
+        }
+    } else if !options.global_index {
         let record = |i: usize| (paths.id(i), keys.value(i));
         match (&options.ordering_field, incoming.ordering()) {
             (Some(_), Some(col)) => precombine_values(col, n, record)?,
@@ -256,7 +265,9 @@ pub async fn write_upserts(
     // the slice holding each kept row's record: for rows read from the table, the file group
     // their meta columns name; otherwise by index lookup, in the row's own partition (a
     // non-global index keeps keys unique per partition only), or anywhere with a global index
-    let row_slice: Vec<Option<usize>> = if options.prepped {
+    let row_slice: Vec<Option<usize>> = if options.inserts_only {
+        vec![None; keep.len()]
+    } else if options.prepped {
         let files = incoming
             .base_files()
             .expect("a change set keeps its base file names");
