@@ -50,6 +50,8 @@ def verdict(seq, oc, plant=()):
                             ("hudi-rs", oc.hudi, oc.hudi_error)):
         if err:
             return kind + "-error", err
+        if kind == "hudi-rs" and rows is None and getattr(seq.table, "drop_partition", False):
+            continue  # not read with hudi-rs (see runner)
         d = compare.diff(seq.table, seq.expected, rows)
         if d:
             return kind, d

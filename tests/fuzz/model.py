@@ -82,6 +82,11 @@ class Table:
             self.partition = Col("Dt", f.get("ptype", rng.choice(["STRING", "STRING", "INT", "DATE"])), "partition")
         # the index: SIMPLE (partition-scoped, the default) or GLOBAL_SIMPLE (keys unique across partitions)
         self.global_index = bool(self.pk and self.partition is not None and f.get("global", rng.random() < 0.25))
+        # a simple BUCKET index (3 buckets): the same records as SIMPLE, each in its bucket
+        self.bucket = bool(self.pk and not self.global_index and f.get("bucket", rng.random() < 0.2))
+        # files without the partition column (hoodie.datasource.write.drop.partition.columns);
+        # hudi-rs 0.5.0 refuses such tables, so they are not read with it
+        self.drop_partition = bool(self.partition is not None and f.get("drop_partition", rng.random() < 0.15))
         n = f.get("ndata", rng.randint(2, 5))
         data = [Col(n_, t) for n_, t in rng.sample(DATA_COLUMNS, n)]
         self.data = data
@@ -110,6 +115,8 @@ class Table:
     def describe(self):
         return (f"{self.ttype} {'keys' if self.pk else 'no primary key, columns'}={[c.name + ':' + c.typ for c in self.keys]} "
                 f"{'index=GLOBAL_SIMPLE ' if self.global_index else ''}"
+                f"{'index=BUCKET ' if self.bucket else ''}"
+                f"{'drop.partition.columns ' if self.drop_partition else ''}"
                 f"ordering={self.ordering.name + ':' + self.ordering.typ if self.ordering else None} "
                 f"mode={self.mode} partition={self.partition.name + ':' + self.partition.typ if self.partition else None}")
 

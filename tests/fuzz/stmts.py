@@ -43,6 +43,11 @@ class Create:
         props.append(f"type = '{t.ttype}'")
         if t.global_index:
             props.append("hoodie.index.type = 'GLOBAL_SIMPLE'")
+        if getattr(t, "bucket", False):
+            props.append("hoodie.index.type = 'BUCKET'")
+            props.append("hoodie.bucket.index.num.buckets = '3'")
+        if getattr(t, "drop_partition", False):
+            props.append("hoodie.datasource.write.drop.partition.columns = 'true'")
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")
