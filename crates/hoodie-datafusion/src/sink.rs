@@ -27,7 +27,9 @@ use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::overwrite::{write_overwrite, OverwriteScope};
 use hoodie_format::schema::{avro_schema, is_meta_column};
 use hoodie_format::transaction::{Transaction, WriteOperation};
-use hoodie_format::upsert::{check_ordering_values, write_upserts, UpsertOptions};
+use hoodie_format::upsert::{
+    check_change_set, check_ordering_values, write_upserts, UpsertOptions,
+};
 use hoodie_format::HudiTable;
 
 /// How a write runs.
@@ -456,9 +458,12 @@ async fn write_incoming(
     if matches!(mode, WriteMode::ChangeSet { .. }) && incoming.num_rows() == 0 {
         return Ok(WriteCounts::default()); // an UPDATE/DELETE/MERGE that changes nothing
     }
-    if let WriteMode::Upsert { options, .. } = mode {
-        check_ordering_values(&incoming, options).map_err(df_err)?;
+    match mode {
+        WriteMode::Upsert { options, .. } => check_ordering_values(&incoming, options),
+        WriteMode::ChangeSet { options, .. } => check_change_set(&incoming, options),
+        _ => Ok(()),
     }
+    .map_err(df_err)?;
     let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
     let avro = avro_schema(table.config().name(), table_schema)
         .map_err(df_err)?

@@ -200,6 +200,42 @@ pub fn check_ordering_values(incoming: &Incoming, options: &UpsertOptions) -> Re
     }
 }
 
+/// Refuses a change set that changes (deletes or updates) a stored record and inserts a new row
+/// for the same record (key and partition path): only a MERGE with a `WHEN NOT MATCHED BY
+/// SOURCE` clause and an INSERT clause gets there, and one row per record is all a write keeps.
+/// Checked before anything is written.
+pub fn check_change_set(incoming: &Incoming, options: &UpsertOptions) -> Result<()> {
+    let (Some(files), Some(keys)) = (incoming.base_files(), incoming.keys()) else {
+        return Ok(());
+    };
+    if !options.prepped || options.global_index {
+        return Ok(());
+    }
+    let paths = incoming.paths();
+    let mut stored: HashSet<(u32, &str)> = HashSet::new();
+    let mut inserted: Vec<usize> = Vec::new();
+    for i in 0..incoming.num_rows() {
+        if files.id(i) == u32::MAX {
+            inserted.push(i);
+        } else {
+            stored.insert((paths.id(i), keys.value(i)));
+        }
+    }
+    match inserted
+        .into_iter()
+        .find(|&i| stored.contains(&(paths.id(i), keys.value(i))))
+    {
+        Some(i) => Err(FormatError::Unsupported {
+            feature: format!(
+                "a MERGE that deletes or updates the record with key {} in partition {:?} and inserts it again (a NOT MATCHED BY SOURCE clause changes it, an INSERT clause adds a row with the same key and partition); write one of the two",
+                keys.value(i),
+                paths.value(i)
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Writes `incoming` (built with [`KeySource::Keep`], or [`KeySource::Prepped`] for a change
 /// set, and with the ordering field when there is one) as one keyed write of `txn`.
 ///
