@@ -19,6 +19,13 @@ impl BucketSpec {
     /// A spec for a table with record key `key_fields`: `hash_field` (comma-separated) must be
     /// a subset of them, as Hudi requires.
     pub fn new(num_buckets: u32, hash_field: Option<&str>, key_fields: &[String]) -> Result<Self> {
+        if num_buckets == 0 {
+            return Err(FormatError::InvalidProperty {
+                key: "hoodie.bucket.index.num.buckets".into(),
+                value: "0".into(),
+                reason: "a table needs at least one bucket".into(),
+            });
+        }
         if key_fields.is_empty() {
             return Err(FormatError::Unsupported {
                 feature: "a BUCKET index on a table without a record key".into(),
@@ -172,5 +179,6 @@ mod tests {
         assert_eq!(bucket_of_file_id(&id), Some(7));
         assert_eq!(bucket_of_file_id("abc"), None);
         assert!(BucketSpec::new(4, Some("other"), &["id".into()]).is_err());
+        assert!(BucketSpec::new(0, None, &["id".into()]).is_err());
     }
 }

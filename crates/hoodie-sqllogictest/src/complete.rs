@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use sqllogictest::{parse_with_name, strict_column_validator, update_record_with_output, Record};
+use sqllogictest::{strict_column_validator, update_record_with_output, Record};
 
 use crate::error::FileError;
-use crate::files::TMPDIR_PLACEHOLDER;
-use crate::normalize::{value_normalizer, value_validator, DfColumnType};
+use crate::files::{parse_records, TMPDIR_PLACEHOLDER};
+use crate::normalize::{value_normalizer, value_validator};
 use crate::runner::new_runner;
 
 /// Runs every record of `path` in a fresh session and writes the file back with each query's
@@ -20,8 +20,8 @@ pub async fn complete_file(path: &Path) -> Result<usize, FileError> {
         source,
     })?;
     let (tmp, mut runner) = new_runner(path).await?;
-    let raw = parse(path, &text)?;
-    let substituted = parse(
+    let raw = parse_records(path, &text)?;
+    let substituted = parse_records(
         path,
         &text.replace(TMPDIR_PLACEHOLDER, &tmp.path().to_string_lossy()),
     )?;
@@ -69,15 +69,6 @@ pub async fn complete_file(path: &Path) -> Result<usize, FileError> {
         source,
     })?;
     Ok(changed)
-}
-
-fn parse(path: &Path, text: &str) -> Result<Vec<Record<DfColumnType>>, FileError> {
-    parse_with_name::<DfColumnType>(text, path.display().to_string()).map_err(|e| {
-        FileError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }
-    })
 }
 
 #[cfg(test)]

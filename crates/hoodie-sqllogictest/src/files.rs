@@ -73,6 +73,19 @@ pub fn load_records(path: &Path, tmpdir: &Path) -> Result<Vec<Record<DfColumnTyp
     Ok(records)
 }
 
+/// The records of `text`, the contents of `path`.
+pub(crate) fn parse_records(
+    path: &Path,
+    text: &str,
+) -> Result<Vec<Record<DfColumnType>>, FileError> {
+    parse_with_name::<DfColumnType>(text, path.display().to_string()).map_err(|e| {
+        FileError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
+    })
+}
+
 /// Appends the records of `path` (and of the files it includes) to `records`.
 fn load_into(
     path: &Path,
@@ -84,14 +97,7 @@ fn load_into(
         path: path.to_path_buf(),
         source,
     })?;
-    let text = text.replace(TMPDIR_PLACEHOLDER, tmpdir);
-    let parsed =
-        parse_with_name::<DfColumnType>(&text, path.display().to_string()).map_err(|e| {
-            FileError::Parse {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            }
-        })?;
+    let parsed = parse_records(path, &text.replace(TMPDIR_PLACEHOLDER, tmpdir))?;
     for record in parsed {
         let Record::Include { loc, filename } = record else {
             records.push(record);

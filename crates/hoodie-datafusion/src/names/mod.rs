@@ -194,7 +194,7 @@ impl Names {
             match found.as_slice() {
                 [one] => return Ok(Some(one.clone())),
                 [] => continue,
-                many => return Ok(many.iter().find(|s| **s == ident.value).cloned()),
+                many => return Ok(written_as(many, ident)),
             }
         }
         for (t, columns) in &self.tables {
@@ -204,7 +204,7 @@ impl Names {
         }
         Ok(match self.spellings.get(&lower).map(Vec::as_slice) {
             Some([one]) => Some(one.clone()),
-            Some(many) => many.iter().find(|s| **s == ident.value).cloned(),
+            Some(many) => written_as(many, ident),
             None => None,
         })
     }
@@ -222,6 +222,12 @@ impl Names {
             span: ident.span,
         }))
     }
+}
+
+/// Of several spellings a name could stand for, the one it is written with, if any (else the
+/// name is left to DataFusion).
+fn written_as(spellings: &[String], ident: &Ident) -> Option<String> {
+    spellings.iter().find(|s| **s == ident.value).cloned()
 }
 
 /// Whether a session option value turns exact name resolution on.

@@ -148,28 +148,27 @@ fn statement_scope(stmt: &Statement) -> Option<Vec<String>> {
     }
 }
 
+/// The alias of a table factor (`$alias` is `alias.as_ref()` or `alias.as_mut()`).
+macro_rules! factor_alias {
+    ($factor:expr, $as:ident) => {
+        match $factor {
+            TableFactor::Table { alias, .. }
+            | TableFactor::Derived { alias, .. }
+            | TableFactor::TableFunction { alias, .. }
+            | TableFactor::Function { alias, .. }
+            | TableFactor::UNNEST { alias, .. }
+            | TableFactor::NestedJoin { alias, .. } => alias.$as(),
+            _ => None,
+        }
+    };
+}
+
 fn factor_alias(factor: &TableFactor) -> Option<&TableAlias> {
-    match factor {
-        TableFactor::Table { alias, .. }
-        | TableFactor::Derived { alias, .. }
-        | TableFactor::TableFunction { alias, .. }
-        | TableFactor::Function { alias, .. }
-        | TableFactor::UNNEST { alias, .. }
-        | TableFactor::NestedJoin { alias, .. } => alias.as_ref(),
-        _ => None,
-    }
+    factor_alias!(factor, as_ref)
 }
 
 fn factor_alias_mut(factor: &mut TableFactor) -> Option<&mut TableAlias> {
-    match factor {
-        TableFactor::Table { alias, .. }
-        | TableFactor::Derived { alias, .. }
-        | TableFactor::TableFunction { alias, .. }
-        | TableFactor::Function { alias, .. }
-        | TableFactor::UNNEST { alias, .. }
-        | TableFactor::NestedJoin { alias, .. } => alias.as_mut(),
-        _ => None,
-    }
+    factor_alias!(factor, as_mut)
 }
 
 /// Rewrites the identifiers of `stmt` that name columns to their exact spelling; names the

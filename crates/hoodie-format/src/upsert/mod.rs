@@ -212,15 +212,16 @@ pub fn check_change_set(incoming: &Incoming, options: &UpsertOptions) -> Result<
         return Ok(());
     }
     let paths = incoming.paths();
-    let mut stored: HashSet<(u32, &str)> = HashSet::new();
-    let mut inserted: Vec<usize> = Vec::new();
-    for i in 0..incoming.num_rows() {
-        if files.id(i) == u32::MAX {
-            inserted.push(i);
-        } else {
-            stored.insert((paths.id(i), keys.value(i)));
-        }
+    let inserted: Vec<usize> = (0..incoming.num_rows())
+        .filter(|&i| files.id(i) == u32::MAX)
+        .collect();
+    if inserted.is_empty() {
+        return Ok(());
     }
+    let stored: HashSet<(u32, &str)> = (0..incoming.num_rows())
+        .filter(|&i| files.id(i) != u32::MAX)
+        .map(|i| (paths.id(i), keys.value(i)))
+        .collect();
     match inserted
         .into_iter()
         .find(|&i| stored.contains(&(paths.id(i), keys.value(i))))
@@ -436,15 +437,20 @@ fn route_to_buckets(
     buckets: &mut BTreeMap<usize, Bucket>,
     new_groups: &mut Vec<GroupRows>,
 ) {
+    // the file group of each (partition, bucket) there is
+    let groups: HashMap<(&str, u32), usize> = slices
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            crate::bucket::bucket_of_file_id(&s.file_id)
+                .map(|b| ((s.partition_path.as_str(), b), i))
+        })
+        .collect();
     for (partition, rows) in inserts {
         let mut fresh: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for row in rows {
             let b = spec.bucket_of(keys.value(row as usize));
-            let existing = slices.iter().position(|s| {
-                s.partition_path == partition
-                    && crate::bucket::bucket_of_file_id(&s.file_id) == Some(b)
-            });
-            match existing {
+            match groups.get(&(partition.as_str(), b)).copied() {
                 Some(s) => buckets.entry(s).or_default().inserts.push(row),
                 None => fresh.entry(b).or_default().push(row),
             }
