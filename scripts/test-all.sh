@@ -11,6 +11,8 @@ if ! command -v unzip >/dev/null; then
 fi
 cargo test --workspace
 cargo build --bin hoodie
+# the embedding example (built by cargo test): a plain DataFusion session with_hoodie
+"${CARGO_TARGET_DIR:-target}/debug/examples/embed" > /dev/null
 bash tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # differential fuzzer against DuckDB: self-test, then seeds 0..299 (prints "fuzz: N passed, M failed")
 bash tests/fuzz/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"

@@ -186,11 +186,12 @@ mod tests {
 
     #[test]
     fn hudi_writes_show_the_breakdown_when_mixed() {
-        use hoodie_datafusion::sink::WriteCounts;
+        use hoodie_datafusion::WriteCounts;
         let mixed = WriteCounts {
             inserted: 2,
             updated: 3,
             deleted: 1,
+            ..Default::default()
         };
         assert_eq!(
             format_output(&StatementOutput::Changed(mixed), Style::Plain).unwrap(),

@@ -15,24 +15,23 @@ use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
 use crate::error::HoodieError;
-use crate::options::SessionOptions;
 use crate::provider::HudiTableProvider;
 
-/// The default schema of a hoodie session.
-#[derive(Debug)]
+/// The warehouse schema of a hoodie session.
+///
+/// Clones share the tables they hold.
+#[derive(Debug, Clone)]
 pub struct WarehouseSchema {
     dir: PathBuf,
-    options: SessionOptions,
-    tables: RwLock<HashMap<String, Arc<dyn TableProvider>>>,
+    tables: Arc<RwLock<HashMap<String, Arc<dyn TableProvider>>>>,
 }
 
 impl WarehouseSchema {
     /// A schema over the warehouse directory `dir`.
-    pub fn new(dir: PathBuf, options: SessionOptions) -> Self {
+    pub fn new(dir: PathBuf) -> Self {
         Self {
             dir,
-            options,
-            tables: RwLock::new(HashMap::new()),
+            tables: Arc::new(RwLock::new(HashMap::new())),
         }
     }
 
@@ -101,7 +100,7 @@ impl SchemaProvider for WarehouseSchema {
             .await
             .map_err(|e| HoodieError::from(e).into_datafusion())?;
         let provider: Arc<dyn TableProvider> = Arc::new(
-            HudiTableProvider::try_new(name, table, self.options.clone())
+            HudiTableProvider::try_new(name, table)
                 .await
                 .map_err(HoodieError::into_datafusion)?,
         );

@@ -14,15 +14,14 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::Field;
 use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::{DFSchema, DFSchemaRef};
+use datafusion::common::DFSchemaRef;
 use datafusion::datasource::source_as_provider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::{DataFusionError, Result as DFResult};
-use datafusion::execution::context::QueryPlanner;
 use datafusion::logical_expr::dml::{DmlStatement, WriteOp};
 use datafusion::logical_expr::{
     lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNode,
@@ -31,12 +30,14 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
-use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
+use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 use hoodie_format::transaction::WriteOperation;
 
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
+use crate::session::write_options::SessionOptions;
 use crate::sink::WriteMode;
+use crate::write_node::{count_schema, HudiWriteNode};
 
 /// Name of the change-set column that marks a delete.
 pub const DELETE_FLAG: &str = "__hoodie_is_delete";
@@ -97,17 +98,6 @@ impl PartialOrd for HudiDmlNode {
     }
 }
 
-fn count_schema() -> DFSchemaRef {
-    Arc::new(
-        DFSchema::try_from(Schema::new(vec![Field::new(
-            "count",
-            DataType::UInt64,
-            false,
-        )]))
-        .unwrap_or_else(|_| DFSchema::empty()),
-    )
-}
-
 impl UserDefinedLogicalNodeCore for HudiDmlNode {
     fn name(&self) -> &str {
         "HudiDml"
@@ -149,10 +139,11 @@ impl AnalyzerRule for HudiDmlRule {
         "hudi_dml"
     }
 
-    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DFResult<LogicalPlan> {
+    fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> DFResult<LogicalPlan> {
+        let session = SessionOptions::of(config);
         // the statement, or the statement under EXPLAIN ANALYZE (an Analyze node)
         plan.transform_down(|node| {
-            let node = change_set_of(node)?;
+            let node = change_set_of(node, &session)?;
             let done =
                 matches!(&node, LogicalPlan::Extension(e) if e.node.as_any().is::<HudiDmlNode>());
             Ok(if done {
@@ -167,7 +158,7 @@ impl AnalyzerRule for HudiDmlRule {
 
 /// A `Dml` UPDATE, DELETE or MERGE on a Hudi table as a [`HudiDmlNode`] over its change set;
 /// any other plan as it is.
-fn change_set_of(plan: LogicalPlan) -> DFResult<LogicalPlan> {
+fn change_set_of(plan: LogicalPlan, session: &SessionOptions) -> DFResult<LogicalPlan> {
     let LogicalPlan::Dml(dml) = &plan else {
         return Ok(plan);
     };
@@ -191,7 +182,9 @@ fn change_set_of(plan: LogicalPlan) -> DFResult<LogicalPlan> {
         _ => None,
     };
     let change_set = match &dml.op {
-        WriteOp::MergeInto(merge) => crate::merge::plan_merge(dml, merge, provider.clone(), hudi)?,
+        WriteOp::MergeInto(merge) => {
+            crate::merge::plan_merge(dml, merge, provider.clone(), hudi, session)?
+        }
         // the rows to change as the table's columns, plus the delete flag
         _ => {
             let input = Arc::unwrap_or_clone(dml.input.clone());
@@ -328,6 +321,16 @@ impl ExtensionPlanner for HudiDmlPlanner {
         session: &dyn Session,
         _ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
     ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
+        if let Some(write) = node.as_any().downcast_ref::<HudiWriteNode>() {
+            let hudi = as_hudi(write.provider()).ok_or_else(|| {
+                DataFusionError::Internal("HudiWrite on a table that is not Hudi".into())
+            })?;
+            let mut input = physical_inputs[0].clone();
+            if input.output_partitioning().partition_count() > 1 {
+                input = Arc::new(CoalescePartitionsExec::new(input));
+            }
+            return Ok(Some(hudi.write_plan(input, write.mode().clone())));
+        }
         let Some(node) = node.as_any().downcast_ref::<HudiDmlNode>() else {
             return Ok(None);
         };
@@ -345,7 +348,7 @@ impl ExtensionPlanner for HudiDmlPlanner {
             input = Arc::new(CoalescePartitionsExec::new(input));
         }
         let mut options = hudi
-            .upsert_options(None)
+            .upsert_options(&SessionOptions::of_session(session), None)
             .map_err(HoodieError::into_datafusion)?;
         options.prepped = true;
         options.changed_columns = node.changed.clone();
@@ -358,22 +361,5 @@ impl ExtensionPlanner for HudiDmlPlanner {
             WriteMode::ChangeSet { operation, options },
             rows_in_memory,
         )))
-    }
-}
-
-/// The query planner of a hoodie session: DataFusion's, plus [`HudiDmlPlanner`].
-#[derive(Debug, Default)]
-pub struct HoodieQueryPlanner;
-
-#[async_trait]
-impl QueryPlanner for HoodieQueryPlanner {
-    async fn create_physical_plan(
-        &self,
-        logical_plan: &LogicalPlan,
-        session: &dyn Session,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let planner =
-            DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(HudiDmlPlanner)]);
-        planner.create_physical_plan(logical_plan, session).await
     }
 }

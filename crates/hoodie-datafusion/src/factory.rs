@@ -13,28 +13,17 @@ use hoodie_format::HudiTable;
 
 use crate::create::TableSpec;
 use crate::error::HoodieError;
-use crate::options::SessionOptions;
 use crate::provider::HudiTableProvider;
 
 /// The table factory registered for `STORED AS HUDI`.
 #[derive(Debug, Default)]
-pub struct HudiTableFactory {
-    options: SessionOptions,
-}
-
-impl HudiTableFactory {
-    /// A factory whose tables see `options`.
-    pub fn new(options: SessionOptions) -> Self {
-        Self { options }
-    }
-}
+pub struct HudiTableFactory;
 
 /// Opens the Hudi table at a local `location`, or creates it from `spec` if there is none and
 /// a spec is given.
 pub async fn open_or_create(
     location: &str,
     spec: Option<TableSpec>,
-    options: &SessionOptions,
 ) -> Result<(HudiTableProvider, bool), HoodieError> {
     let path = location.strip_prefix("file://").unwrap_or(location);
     if path.contains("://") {
@@ -47,19 +36,13 @@ pub async fn open_or_create(
     if HudiTable::exists(&storage).await? {
         let table = HudiTable::open(storage).await?;
         let name = name.unwrap_or_else(|| table.config().name().to_string());
-        return Ok((
-            HudiTableProvider::try_new(name, table, options.clone()).await?,
-            false,
-        ));
+        return Ok((HudiTableProvider::try_new(name, table).await?, false));
     }
     match spec {
         Some(spec) if !spec.columns.fields().is_empty() => {
             let config = spec.table_config()?;
             let table = HudiTable::create(storage, config).await?;
-            Ok((
-                HudiTableProvider::try_new(spec.name, table, options.clone()).await?,
-                true,
-            ))
+            Ok((HudiTableProvider::try_new(spec.name, table).await?, true))
         }
         _ => Err(hoodie_format::FormatError::NotAHudiTable {
             location: storage.location().to_string(),
@@ -97,7 +80,6 @@ impl TableProviderFactory for HudiTableFactory {
                 .map(String::as_str)
                 .unwrap_or_default(),
             Some(spec),
-            &self.options,
         )
         .await
         .map_err(HoodieError::into_datafusion)?;

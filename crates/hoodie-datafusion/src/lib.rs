@@ -1,26 +1,46 @@
 //! hoodie-datafusion: Apache Hudi tables with SQL DML, native to Apache DataFusion.
 //!
-//! The entry point is [`HoodieContext`]: a DataFusion `SessionContext` with the Hudi table
-//! factory (`STORED AS HUDI`), the warehouse catalog and the SQL front-end for Hudi's Spark SQL
-//! grammar (`CREATE TABLE ... USING hudi`, `SET hoodie.*`, `SHOW PARTITIONS`, ...).
+//! Install hoodie into any DataFusion session with
+//! [`SessionStateBuilderExt::with_hoodie`]; then `ctx.sql(...)` runs what DataFusion's
+//! grammar expresses (`CREATE EXTERNAL TABLE ... STORED AS HUDI`, `INSERT`, `UPDATE`,
+//! `DELETE`, `MERGE INTO`, `SET hoodie.*`, queries) and [`HudiSqlExt::hudi_sql`] runs Hudi's
+//! Spark SQL dialect (`CREATE TABLE ... USING hudi`, CTAS, `MERGE ... UPDATE SET *`,
+//! `INSERT ... PARTITION`, `SHOW PARTITIONS`, ...). [`HoodieContext`] is the session the
+//! `hoodie` shell runs: the same, with the warehouse as its default schema.
 
-pub mod catalog;
-pub mod context;
-pub mod create;
-pub mod dml;
-pub mod error;
-pub mod factory;
-pub mod frontend;
-pub mod insert;
-pub mod merge;
+#![warn(missing_docs)]
+
+mod catalog;
+mod context;
+mod create;
+mod dml;
+mod error;
+mod factory;
+mod frontend;
+mod insert;
+mod merge;
 pub mod merge_passes;
-pub mod names;
+mod names;
+mod provider;
+mod session;
+mod sink;
+mod sql;
+mod statements;
+mod write_node;
 
-pub mod options;
-pub mod provider;
-pub mod sink;
-pub mod statements;
+pub mod prelude;
 
+pub use catalog::WarehouseSchema;
 pub use context::{HoodieConfig, HoodieContext, StatementOutput};
+pub use dml::{HudiDmlNode, HudiDmlRule};
 pub use error::HoodieError;
+pub use factory::HudiTableFactory;
+pub use provider::HudiTableProvider;
+pub use session::config::{HoodieSessionConfig, SparkSessionConfig};
+pub use session::install::{HoodieOptions, SessionStateBuilderExt};
+pub use session::planner::{hoodie_extension_planner, HoodieQueryPlanner};
+pub use session::write_options::SessionOptions;
+pub use sink::{to_table_batch, write_batches, HudiSink, WriteCounts, WriteMode};
+pub use sql::HudiSqlExt;
 pub use statements::split_statements;
+pub use write_node::HudiWriteNode;

@@ -29,6 +29,7 @@ use crate::dml::DELETE_FLAG;
 use crate::error::HoodieError;
 use crate::merge_passes::{pass_filter, Pass};
 use crate::provider::HudiTableProvider;
+use crate::session::write_options::SessionOptions;
 
 const TARGET_FLAG: &str = "__hoodie_t";
 const SOURCE_FLAG: &str = "__hoodie_s";
@@ -244,8 +245,9 @@ pub fn plan_merge(
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
+    session: &SessionOptions,
 ) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi, None).map_err(HoodieError::into_datafusion)
+    plan(dml, merge, provider, hudi, session, None).map_err(HoodieError::into_datafusion)
 }
 
 /// Builds the change set of one pass of a MERGE into `hudi` (a table with a record key): the
@@ -255,9 +257,10 @@ pub fn plan_merge_pass(
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
+    session: &SessionOptions,
     pass: Pass,
 ) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi, Some(pass)).map_err(HoodieError::into_datafusion)
+    plan(dml, merge, provider, hudi, session, Some(pass)).map_err(HoodieError::into_datafusion)
 }
 
 /// The two sides of each record key equality of the ON condition, cast to the type the
@@ -317,6 +320,7 @@ fn plan(
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
+    session: &SessionOptions,
     pass: Option<Pass>,
 ) -> Result<LogicalPlan, HoodieError> {
     let target = dml.table_name.clone();
@@ -330,7 +334,7 @@ fn plan(
             .find(|c| c.eq_ignore_ascii_case(n))
             .cloned()
     };
-    let upsert = hudi.upsert_options(None)?;
+    let upsert = hudi.upsert_options(session, None)?;
     let source = Arc::unwrap_or_clone(dml.input.clone());
     let target_plan =
         LogicalPlanBuilder::scan(target.clone(), provider_as_source(provider.clone()), None)?;
@@ -340,7 +344,7 @@ fn plan(
         merge.on.clone()
     } else {
         let optimized = hudi
-            .write_options()
+            .write_options(session)
             .get(&hoodie_format::config::SQL_OPTIMIZED_WRITES)
             .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
         let key_from_source = (!optimized).then_some(&source);
@@ -359,7 +363,7 @@ fn plan(
             &upsert,
         )?
     };
-    let event_time = hudi.write_options().merge_mode()? == MergeMode::EventTimeOrdering;
+    let event_time = hudi.write_options(session).merge_mode()? == MergeMode::EventTimeOrdering;
     let ordering = cfg.ordering_field();
     let mor = cfg.table_type()? == TableType::MergeOnRead;
     // rule 19: under event-time ordering an UPDATE or DELETE compares the source's ordering

@@ -35,7 +35,7 @@ use hoodie_format::HudiTable;
 use object_store::ObjectMeta;
 
 use crate::error::{df_err, HoodieError};
-use crate::options::{SessionOptions, WriteOptions};
+use crate::session::write_options::{SessionOptions, WriteOptions};
 use crate::sink::{HudiSink, WriteMode};
 
 /// A Hudi table registered in a DataFusion session.
@@ -44,16 +44,11 @@ pub struct HudiTableProvider {
     name: String,
     table: HudiTable,
     schema: SchemaRef,
-    options: SessionOptions,
 }
 
 impl HudiTableProvider {
     /// Opens the provider for `table`, reading its schema from the latest snapshot.
-    pub async fn try_new(
-        name: impl Into<String>,
-        table: HudiTable,
-        options: SessionOptions,
-    ) -> Result<Self, HoodieError> {
+    pub async fn try_new(name: impl Into<String>, table: HudiTable) -> Result<Self, HoodieError> {
         let timeline = table.timeline().await?;
         let slices = table.file_slices(&timeline, None).await?;
         let schema = table.schema(&timeline, &slices).await?;
@@ -61,7 +56,6 @@ impl HudiTableProvider {
             name: name.into(),
             table,
             schema,
-            options,
         })
     }
 
@@ -75,14 +69,18 @@ impl HudiTableProvider {
         &self.name
     }
 
-    /// The options a write to this table sees now.
-    pub fn write_options(&self) -> WriteOptions {
-        WriteOptions::new(&self.options, self.table.config())
+    /// The options a write to this table sees in a session with `session` options.
+    pub fn write_options(&self, session: &SessionOptions) -> WriteOptions {
+        WriteOptions::new(session, self.table.config())
     }
 
     /// The insert options (pre-combine field, file sizes) of a write.
-    pub fn insert_options(&self, precombine: bool) -> Result<InsertOptions, HoodieError> {
-        let w = self.write_options();
+    pub fn insert_options(
+        &self,
+        session: &SessionOptions,
+        precombine: bool,
+    ) -> Result<InsertOptions, HoodieError> {
+        let w = self.write_options(session);
         w.validate()?;
         // an index decides where inserts go too (a bucket index routes them to its buckets):
         // a write must not go ahead without the table's index
@@ -110,10 +108,11 @@ impl HudiTableProvider {
     /// The options of a keyed write (upsert, or insert with a duplicate policy).
     pub fn upsert_options(
         &self,
+        session: &SessionOptions,
         insert_dup_policy: Option<DupPolicy>,
     ) -> Result<UpsertOptions, HoodieError> {
-        let w = self.write_options();
-        let insert = self.insert_options(true)?;
+        let w = self.write_options(session);
+        let insert = self.insert_options(session, true)?;
         let index = w
             .get(&config::INDEX_TYPE)
             .unwrap_or_default()
@@ -236,11 +235,12 @@ impl HudiTableProvider {
     /// partition column.
     pub fn overwrite_mode(
         &self,
+        session: &SessionOptions,
         static_prefix: Option<String>,
         full_static: bool,
     ) -> Result<WriteMode, HoodieError> {
-        let w = self.write_options();
-        let options = self.insert_options(true)?;
+        let w = self.write_options(session);
+        let options = self.insert_options(session, true)?;
         let partitioned = self.table.config().is_partitioned();
         let table = || WriteMode::Overwrite {
             operation: WriteOperation::InsertOverwriteTable,
@@ -332,8 +332,8 @@ impl HudiTableProvider {
     }
 
     /// The write an `INSERT INTO` runs, by Hudi 1.2's operation precedence.
-    pub fn insert_mode(&self) -> Result<WriteMode, HoodieError> {
-        let w = self.write_options();
+    pub fn insert_mode(&self, session: &SessionOptions) -> Result<WriteMode, HoodieError> {
+        let w = self.write_options(session);
         let (op, why) = w.insert_into_operation()?;
         let policy = DupPolicy::parse(
             &w.get(&config::INSERT_DUP_POLICY)
@@ -344,7 +344,7 @@ impl HudiTableProvider {
         let bucketed = op == WriteOperation::BulkInsert
             || (op == WriteOperation::Insert && policy == DupPolicy::None);
         if bucketed && self.bucket_spec(&w)?.is_some() {
-            let mut options = self.upsert_options(None)?;
+            let mut options = self.upsert_options(session, None)?;
             options.inserts_only = true;
             return Ok(WriteMode::Upsert {
                 operation: op,
@@ -355,17 +355,17 @@ impl HudiTableProvider {
             WriteOperation::BulkInsert if policy == DupPolicy::Drop => Err(HoodieError::Invalid {
                 message: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
             }),
-            WriteOperation::BulkInsert => Ok(WriteMode::Insert { operation: op, options: self.insert_options(true)? }),
-            WriteOperation::Insert if policy == DupPolicy::None => Ok(WriteMode::Insert { operation: op, options: self.insert_options(true)? }),
-            WriteOperation::Insert => Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(Some(policy))? }),
+            WriteOperation::BulkInsert => Ok(WriteMode::Insert { operation: op, options: self.insert_options(session, true)? }),
+            WriteOperation::Insert if policy == DupPolicy::None => Ok(WriteMode::Insert { operation: op, options: self.insert_options(session, true)? }),
+            WriteOperation::Insert => Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(session, Some(policy))? }),
             WriteOperation::Upsert => {
                 if self.table.config().record_key_fields().is_empty() {
                     return Err(HoodieError::Invalid { message: format!("INSERT INTO {} as an upsert ({why}) needs a primary key; the table has none", self.name) });
                 }
-                Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(None)? })
+                Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(session, None)? })
             }
-            WriteOperation::InsertOverwrite => self.overwrite_mode(None, false),
-            WriteOperation::InsertOverwriteTable => Ok(WriteMode::Overwrite { operation: op, options: self.insert_options(true)?, scope: OverwriteScope::Table }),
+            WriteOperation::InsertOverwrite => self.overwrite_mode(session, None, false),
+            WriteOperation::InsertOverwriteTable => Ok(WriteMode::Overwrite { operation: op, options: self.insert_options(session, true)?, scope: OverwriteScope::Table }),
             WriteOperation::Delete | WriteOperation::DeletePrepped | WriteOperation::UpsertPrepped => {
                 Err(HoodieError::Invalid { message: format!("INSERT INTO cannot run the {} operation ({why})", op.java_name().to_ascii_lowercase()) })
             }
@@ -552,14 +552,15 @@ impl TableProvider for HudiTableProvider {
 
     async fn insert_into(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let session = SessionOptions::of_session(state);
         let mode = match insert_op {
-            InsertOp::Append => self.insert_mode(),
+            InsertOp::Append => self.insert_mode(&session),
             // without a PARTITION clause (the front-end handles INSERT OVERWRITE ... PARTITION)
-            InsertOp::Overwrite => self.overwrite_mode(None, false),
+            InsertOp::Overwrite => self.overwrite_mode(&session, None, false),
             InsertOp::Replace => Err(HoodieError::Unsupported {
                 feature:
                     "REPLACE INTO on Hudi tables (use INSERT INTO, which upserts on keyed tables)"
@@ -593,7 +594,7 @@ impl TableProvider for HudiTableProvider {
 }
 
 fn planned_by_rule(what: &str) -> DataFusionError {
-    DataFusionError::Plan(format!("{what} on Hudi tables is planned by hoodie's analyzer rule, which this session lacks: run it through hoodie_datafusion::HoodieContext (or add dml::HudiDmlRule and dml::HoodieQueryPlanner to your session)"))
+    DataFusionError::Plan(format!("{what} on Hudi tables is planned by hoodie's analyzer rule, which this session lacks: build the session with SessionStateBuilder::with_hoodie (hoodie_datafusion::prelude)"))
 }
 
 #[allow(dead_code)]

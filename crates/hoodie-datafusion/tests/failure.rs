@@ -13,8 +13,8 @@ use common::session_with_table;
 use datafusion::arrow::array::{Float64Array, Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use futures::stream::BoxStream;
-use hoodie_datafusion::provider::HudiTableProvider;
-use hoodie_datafusion::sink::{to_table_batch, write_batches, WriteMode};
+use hoodie_datafusion::HudiTableProvider;
+use hoodie_datafusion::{to_table_batch, write_batches, WriteMode};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::transaction::WriteOperation;
@@ -180,12 +180,12 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
         let table = HudiTable::open(storage.with_store(store.clone()))
             .await
             .unwrap();
-        let provider = HudiTableProvider::try_new("t", table.clone(), Default::default())
+        let provider = HudiTableProvider::try_new("t", table.clone())
             .await
             .unwrap();
         let schema = datafusion::datasource::TableProvider::schema(&provider);
         let input = to_table_batch(&batch, &schema).unwrap();
-        let options = provider.insert_options(true).unwrap();
+        let options = provider.insert_options(&Default::default(), true).unwrap();
         let mode = WriteMode::Insert {
             operation: WriteOperation::Insert,
             options,
@@ -291,10 +291,10 @@ async fn failed_updates_leave_the_table_unchanged() {
         let table = HudiTable::open(storage.with_store(store.clone()))
             .await
             .unwrap();
-        let provider = HudiTableProvider::try_new("t", table.clone(), Default::default())
+        let provider = HudiTableProvider::try_new("t", table.clone())
             .await
             .unwrap();
-        let mut options = provider.upsert_options(None).unwrap();
+        let mut options = provider.upsert_options(&Default::default(), None).unwrap();
         options.prepped = true;
         let mode = WriteMode::ChangeSet {
             operation: WriteOperation::UpsertPrepped,

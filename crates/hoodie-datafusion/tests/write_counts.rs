@@ -5,7 +5,7 @@
 mod common;
 
 use common::{count, session_with_table};
-use hoodie_datafusion::sink::WriteCounts;
+use hoodie_datafusion::WriteCounts;
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 
 async fn changed(ctx: &HoodieContext, sql: &str) -> WriteCounts {
@@ -15,12 +15,13 @@ async fn changed(ctx: &HoodieContext, sql: &str) -> WriteCounts {
     }
 }
 
-fn counts(inserted: u64, updated: u64, deleted: u64) -> WriteCounts {
-    WriteCounts {
-        inserted,
-        updated,
-        deleted,
-    }
+/// The kinds of change of a write.
+fn kinds(c: WriteCounts) -> (u64, u64, u64) {
+    (c.inserted, c.updated, c.deleted)
+}
+
+fn counts(inserted: u64, updated: u64, deleted: u64) -> (u64, u64, u64) {
+    (inserted, updated, deleted)
 }
 
 #[tokio::test]
@@ -34,45 +35,86 @@ async fn each_write_reports_its_kinds_of_change() {
     )
     .await;
     assert_eq!(
-        changed(
-            &ctx,
-            "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y')"
-        )
-        .await,
+        kinds(
+            changed(
+                &ctx,
+                "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y')"
+            )
+            .await
+        ),
         counts(3, 0, 0)
     );
     // an upsert: one update, one insert
     assert_eq!(
-        changed(
-            &ctx,
-            "INSERT INTO t VALUES (1, 'a2', 2, 'x'), (4, 'd', 1, 'y')"
-        )
-        .await,
+        kinds(
+            changed(
+                &ctx,
+                "INSERT INTO t VALUES (1, 'a2', 2, 'x'), (4, 'd', 1, 'y')"
+            )
+            .await
+        ),
         counts(1, 1, 0)
     );
     // MERGE: key 1 updated, key 2 deleted, key 5 inserted, key 3 untouched
     assert_eq!(
-        changed(
-            &ctx,
-            "MERGE INTO t USING (SELECT 1 AS id, 'm' AS v, 3 AS ts, 'x' AS dt, 0 AS op \
+        kinds(
+            changed(
+                &ctx,
+                "MERGE INTO t USING (SELECT 1 AS id, 'm' AS v, 3 AS ts, 'x' AS dt, 0 AS op \
              UNION ALL SELECT 2, 'm', 3, 'x', 1 \
              UNION ALL SELECT 5, 'm', 3, 'y', 0) s ON t.id = s.id \
              WHEN MATCHED AND s.op = 1 THEN DELETE \
              WHEN MATCHED THEN UPDATE SET * \
              WHEN NOT MATCHED THEN INSERT *"
-        )
-        .await,
+            )
+            .await
+        ),
         counts(1, 1, 1)
     );
     assert_eq!(
-        changed(&ctx, "UPDATE t SET v = 'u', ts = 9 WHERE dt = 'y'").await,
+        kinds(changed(&ctx, "UPDATE t SET v = 'u', ts = 9 WHERE dt = 'y'").await),
         counts(0, 3, 0)
     );
     assert_eq!(
-        changed(&ctx, "DELETE FROM t WHERE id IN (1, 3)").await,
+        kinds(changed(&ctx, "DELETE FROM t WHERE id IN (1, 3)").await),
         counts(0, 0, 2)
     );
     assert_eq!(count(&ctx, "SELECT count(*) FROM t").await, 2); // keys 4 and 5
+}
+
+/// The sink's metrics say which file groups a write created and rewrote, how many bytes it
+/// wrote and what its index lookup read.
+#[tokio::test]
+async fn writes_report_file_groups_bytes_and_lookups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        &tmp.path().join("t"),
+    )
+    .await;
+    let first = changed(
+        &ctx,
+        "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'y')",
+    )
+    .await;
+    assert_eq!((first.new_file_groups, first.rewritten_file_groups), (2, 0));
+    assert!(first.bytes_written > 0, "{first:?}");
+    let update = changed(&ctx, "UPDATE t SET v = 'u' WHERE id = 1").await;
+    assert_eq!(
+        (
+            update.updated,
+            update.new_file_groups,
+            update.rewritten_file_groups
+        ),
+        (1, 0, 1),
+        "{update:?}"
+    );
+    assert!(update.bytes_written > 0);
+    let older = changed(&ctx, "INSERT INTO t VALUES (2, 'old', 0, 'y')").await;
+    assert_eq!((older.dropped, older.affected()), (1, 0), "{older:?}");
+    assert!(older.lookup_candidates >= 1, "{older:?}");
 }
 
 /// An INSERT OVERWRITE requests its replacecommit the way Java does: the requested file is an
@@ -92,7 +134,7 @@ async fn an_overwrite_requests_its_replacecommit_in_avro() {
     .await;
     ctx.run("INSERT INTO t VALUES (1, 'a')").await.unwrap();
     assert_eq!(
-        changed(&ctx, "INSERT OVERWRITE t VALUES (2, 'b')").await,
+        kinds(changed(&ctx, "INSERT OVERWRITE t VALUES (2, 'b')").await),
         counts(1, 0, 0)
     );
     let mut requested: Vec<_> = std::fs::read_dir(loc.join(".hoodie"))

@@ -40,8 +40,8 @@ pub use size::{auto_passes, plain_bytes, MAX_AUTO_PASSES};
 pub use udf::pass_filter;
 
 use crate::error::HoodieError;
-use crate::options::WriteOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
+use crate::session::write_options::{SessionOptions, WriteOptions};
 use spill::SpilledSource;
 
 /// Pass `index` of `count`.
@@ -134,8 +134,14 @@ impl PassPlanner {
         let mut passes = Vec::with_capacity(count as usize);
         for index in 0..count {
             let pass = Pass { index, count };
-            let plan =
-                crate::merge::plan_merge_pass(&dml, merge, self.provider.clone(), hudi, pass)?;
+            let plan = crate::merge::plan_merge_pass(
+                &dml,
+                merge,
+                self.provider.clone(),
+                hudi,
+                &SessionOptions::of(self.state.config_options()),
+                pass,
+            )?;
             passes.push(self.state.create_physical_plan(&plan).await?);
         }
         Ok((passes, reads_kept))
@@ -165,7 +171,8 @@ pub async fn merge_input(
     }
     let keyed = !hudi.table().config().record_key_fields().is_empty();
     let setting =
-        PassSetting::from_options(&hudi.write_options()).map_err(HoodieError::into_datafusion)?;
+        PassSetting::from_options(&hudi.write_options(&SessionOptions::of_session(session)))
+            .map_err(HoodieError::into_datafusion)?;
     let one_pass = || {
         Ok((
             Arc::new(MergePassesExec::one(planned.clone(), keyed)) as _,

@@ -21,9 +21,6 @@ use sqlparser::ast::{Ident, ObjectName, Statement, Visit, Visitor};
 
 use crate::error::{HoodieError, Result};
 
-/// The session option that makes name resolution exact, as in Spark.
-pub const CASE_SENSITIVE_KEY: &str = "spark.sql.caseSensitive";
-
 /// The names a statement can refer to, by lower-cased name.
 #[derive(Debug, Default)]
 pub struct Names {
@@ -228,11 +225,6 @@ impl Names {
 /// name is left to DataFusion).
 fn written_as(spellings: &[String], ident: &Ident) -> Option<String> {
     spellings.iter().find(|s| **s == ident.value).cloned()
-}
-
-/// Whether a session option value turns exact name resolution on.
-pub fn is_case_sensitive(value: Option<String>) -> bool {
-    value.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
 /// Rewrites the identifiers of `stmt` to the exact spellings of the columns they name (see the

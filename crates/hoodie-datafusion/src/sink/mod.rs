@@ -1,27 +1,21 @@
 //! The write side of a Hudi table: a DataFusion `DataSink` that writes one commit.
 
-use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use std::path::Path;
 
 use datafusion::arrow::array::{new_null_array, Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::datasource::sink::DataSink;
 use datafusion::error::{DataFusionError, Result as DFResult};
-use datafusion::execution::disk_manager::DiskManager;
-use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
+use datafusion::execution::memory_pool::MemoryConsumer;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
-use hoodie_format::error::FormatError;
-use hoodie_format::incoming::{
-    Budgets, Incoming, IncomingBuilder, KeySource, MemoryBudget, SpillFile, SpillSpace,
-};
+use hoodie_format::incoming::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
 use hoodie_format::insert::{write_inserts, InsertOptions};
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::overwrite::{write_overwrite, OverwriteScope};
@@ -82,46 +76,20 @@ impl WriteMode {
 
 use crate::error::df_err;
 
-/// What one write did, by kind of change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WriteCounts {
-    /// Records inserted.
-    pub inserted: u64,
-    /// Records updated (replaced or merged).
-    pub updated: u64,
-    /// Records deleted.
-    pub deleted: u64,
-}
+mod budget;
+mod metrics;
 
-impl WriteCounts {
-    /// Rows the statement affected: inserted + updated + deleted.
-    pub fn affected(&self) -> u64 {
-        self.inserted + self.updated + self.deleted
-    }
-
-    fn inserts(rows: u64) -> Self {
-        WriteCounts {
-            inserted: rows,
-            ..Default::default()
-        }
-    }
-
-    fn of_upsert(r: &hoodie_format::upsert::UpsertResult) -> Self {
-        WriteCounts {
-            inserted: r.inserted,
-            updated: r.updated,
-            deleted: r.deleted,
-        }
-    }
-}
+use budget::{DiskSpill, PoolBudget};
+pub use metrics::WriteCounts;
+use metrics::WriteMetrics;
 
 /// Writes its input as one commit of a Hudi table.
 #[derive(Debug)]
 pub struct HudiSink {
     table: HudiTable,
     name: String,
-    /// What the last `write_all` wrote (read back by `HoodieContext` to report the breakdown).
-    last: std::sync::Mutex<Option<WriteCounts>>,
+    /// What the write did, for `DataSink::metrics`.
+    metrics: WriteMetrics,
     schema: SchemaRef,
     mode: WriteMode,
     /// At most this many bytes of rows stay in memory (None: as many as the pool grants).
@@ -140,7 +108,7 @@ impl HudiSink {
         Self {
             table,
             name,
-            last: std::sync::Mutex::new(None),
+            metrics: WriteMetrics::new(),
             schema,
             mode,
             rows_in_memory: None,
@@ -226,6 +194,10 @@ impl DataSink for HudiSink {
         &self.schema
     }
 
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.set().clone_inner())
+    }
+
     async fn write_all(
         &self,
         data: SendableRecordBatchStream,
@@ -273,64 +245,8 @@ impl DataSink for HudiSink {
         rows_budget.lift_cap();
         let incoming = builder.finish().map_err(df_err)?;
         let counts = write_incoming(&self.table, &table_schema, &self.mode, incoming).await?;
-        *self.last.lock().expect("write counts lock") = Some(counts);
+        self.metrics.record(&counts);
         Ok(counts.affected())
-    }
-}
-
-/// A memory pool reservation as a write's memory budget.
-struct PoolBudget {
-    reservation: MemoryReservation,
-    /// The most this budget takes from the pool (`usize::MAX`: what the pool grants).
-    cap: AtomicUsize,
-}
-
-impl PoolBudget {
-    fn new(reservation: MemoryReservation, cap: Option<usize>) -> Self {
-        Self {
-            reservation,
-            cap: AtomicUsize::new(cap.unwrap_or(usize::MAX)),
-        }
-    }
-
-    /// From now on the pool alone decides.
-    fn lift_cap(&self) {
-        self.cap.store(usize::MAX, Ordering::Relaxed);
-    }
-}
-
-impl MemoryBudget for PoolBudget {
-    fn try_grow(&self, bytes: usize) -> bool {
-        self.reservation.size().saturating_add(bytes) <= self.cap.load(Ordering::Relaxed)
-            && self.reservation.try_grow(bytes).is_ok()
-    }
-    fn grow(&self, bytes: usize) {
-        self.reservation.grow(bytes)
-    }
-    fn shrink(&self, bytes: usize) {
-        self.reservation.shrink(bytes.min(self.reservation.size()))
-    }
-}
-
-/// Spill files from the session's disk manager.
-struct DiskSpill(Arc<DiskManager>);
-
-impl SpillSpace for DiskSpill {
-    fn create(&self) -> hoodie_format::error::Result<SpillFile> {
-        let failed = |source| FormatError::Spill {
-            path: "a new temporary file of the session's disk manager".into(),
-            source,
-        };
-        let file = self
-            .0
-            .create_tmp_file("HudiSink spilling the rows of a write")
-            .map_err(|e| failed(std::io::Error::other(e)))?;
-        let path = file.path().map(Path::to_path_buf).ok_or_else(|| {
-            failed(std::io::Error::other(
-                "the disk manager's spill files are not local files",
-            ))
-        })?;
-        Ok(SpillFile::new(path, Box::new(file)))
     }
 }
 
@@ -408,18 +324,6 @@ fn incoming_builder(
     .map_err(df_err)
 }
 
-impl HudiSink {
-    /// For `dyn Any` downcasts in tests.
-    pub fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    /// What the last completed write of this sink wrote, by kind of change.
-    pub fn last_counts(&self) -> Option<WriteCounts> {
-        *self.last.lock().expect("write counts lock")
-    }
-}
-
 /// Writes `batches` (the sink's schema: the table schema, or for a change set the table
 /// schema plus the delete flag) as one commit, holding them in memory; returns what it
 /// inserted, updated and deleted.
@@ -472,12 +376,12 @@ async fn write_incoming(
         .await
         .map_err(df_err)?;
     let counts = match mode {
-        WriteMode::Insert { options, .. } => WriteCounts::inserts(
-            write_inserts(&mut txn, &keygen, table_schema, incoming, options)
+        WriteMode::Insert { options, .. } => {
+            let r = write_inserts(&mut txn, &keygen, table_schema, incoming, options)
                 .await
-                .map_err(df_err)?
-                .rows,
-        ),
+                .map_err(df_err)?;
+            WriteCounts::inserts(r.rows, r.files)
+        }
         WriteMode::Upsert { options, .. } | WriteMode::ChangeSet { options, .. } => {
             WriteCounts::of_upsert(
                 &write_upserts(&mut txn, table_schema, incoming, options)
@@ -485,33 +389,13 @@ async fn write_incoming(
                     .map_err(df_err)?,
             )
         }
-        WriteMode::Overwrite { options, scope, .. } => WriteCounts::inserts(
-            write_overwrite(&mut txn, &keygen, table_schema, incoming, options, scope)
+        WriteMode::Overwrite { options, scope, .. } => {
+            let r = write_overwrite(&mut txn, &keygen, table_schema, incoming, options, scope)
                 .await
-                .map_err(df_err)?
-                .rows,
-        ),
+                .map_err(df_err)?;
+            WriteCounts::inserts(r.rows, r.files)
+        }
     };
-    txn.commit(avro).await.map_err(df_err)?;
-    Ok(counts)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryPool};
-
-    #[test]
-    fn a_capped_budget_stops_at_its_cap_until_the_cap_is_lifted() {
-        let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(1000));
-        let budget = PoolBudget::new(MemoryConsumer::new("rows").register(&pool), Some(100));
-        assert!(budget.try_grow(80));
-        assert!(!budget.try_grow(30), "past the cap");
-        assert_eq!(pool.reserved(), 80);
-        budget.lift_cap();
-        assert!(budget.try_grow(30));
-        assert!(!budget.try_grow(1000), "past the pool");
-        budget.shrink(500);
-        assert_eq!(pool.reserved(), 0);
-    }
+    let commit = txn.commit(avro).await.map_err(df_err)?;
+    Ok(counts.with_commit(&commit))
 }

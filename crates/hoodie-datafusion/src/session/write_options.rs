@@ -1,8 +1,10 @@
-//! Session options (`SET hoodie.x = v` / `RESET hoodie.x`) and how a write operation is chosen
-//! from them and the table's properties.
+//! The options a write sees (session over table properties over defaults) and how a write
+//! operation is chosen from them.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+
+use datafusion::catalog::Session;
+use datafusion::config::ConfigOptions;
 
 use hoodie_format::config::{self, ConfigKey};
 use hoodie_format::table_config::MergeMode;
@@ -11,44 +13,39 @@ use hoodie_format::TableConfig;
 
 use crate::error::{HoodieError, Result};
 
-/// `hoodie.*` options set in a session, shared by every table of the session.
+/// The `hoodie.*` options a statement sees: a snapshot of its session's config, taken from
+/// the `&dyn Session` (or `ConfigOptions`) DataFusion hands a provider, rule or planner.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
-    inner: Arc<RwLock<BTreeMap<String, String>>>,
+    values: BTreeMap<String, String>,
 }
 
 impl SessionOptions {
-    /// Sets an option.
-    pub fn set(&self, key: &str, value: &str) {
-        self.inner
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key.to_string(), value.to_string());
-    }
-
-    /// Removes an option (`RESET k`); `None` removes every option (`RESET`).
-    pub fn reset(&self, key: Option<&str>) {
-        let mut m = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        match key {
-            Some(k) => {
-                m.remove(k);
-            }
-            None => m.clear(),
+    /// The options of a session's config.
+    pub fn of(config: &ConfigOptions) -> Self {
+        Self {
+            values: super::config::hoodie_options(config),
         }
     }
 
-    /// The value of an option.
-    pub fn get(&self, key: &str) -> Option<String> {
-        self.inner
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .cloned()
+    /// The options of `session`.
+    pub fn of_session(session: &dyn Session) -> Self {
+        Self::of(session.config_options())
     }
 
-    /// All options.
-    pub fn all(&self) -> BTreeMap<String, String> {
-        self.inner.read().unwrap_or_else(|e| e.into_inner()).clone()
+    /// Options from explicit values (tests, tools).
+    pub fn from_values(values: BTreeMap<String, String>) -> Self {
+        Self { values }
+    }
+
+    /// The value of an option.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    /// All options set.
+    pub fn all(&self) -> &BTreeMap<String, String> {
+        &self.values
     }
 }
 
@@ -63,7 +60,7 @@ impl WriteOptions {
     /// The options of a write to `table` in a session with `session` options.
     pub fn new(session: &SessionOptions, table: &TableConfig) -> Self {
         Self {
-            session: session.all(),
+            session: session.all().clone(),
             table: table.clone(),
         }
     }

@@ -1,0 +1,462 @@
+//! The DDL of Hudi's Spark SQL dialect: `CREATE TABLE ... USING` (and CTAS), `DROP TABLE`,
+//! `ALTER TABLE ... SET TBLPROPERTIES`, `SHOW PARTITIONS`.
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::StringArray;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::SchemaProvider;
+use datafusion::common::{Column, ScalarValue, TableReference};
+use datafusion::dataframe::DataFrame;
+use datafusion::datasource::TableProvider;
+use datafusion::logical_expr::{lit, Expr};
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::{collect, ExecutionPlanProperties};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::Statement as DFStatement;
+use hoodie_format::transaction::WriteOperation;
+
+use super::run_datafusion;
+use crate::catalog::WarehouseSchema;
+use crate::create::TableSpec;
+use crate::error::{HoodieError, Result};
+use crate::factory::open_or_create;
+use crate::frontend::{self, CreateTableUsing};
+use crate::names::resolve_names;
+use crate::provider::{as_hudi, HudiTableProvider};
+use crate::session::config::{case_sensitive, HoodieSessionConfig};
+use crate::session::write_options::SessionOptions;
+use crate::sink::WriteMode;
+
+/// The session's warehouse (where `CREATE TABLE` without `LOCATION` creates tables).
+pub(super) fn warehouse(ctx: &SessionContext) -> Result<WarehouseSchema> {
+    let names = ctx
+        .state_ref()
+        .read()
+        .config_options()
+        .extensions
+        .get::<HoodieSessionConfig>()
+        .and_then(|c| c.warehouse().map(|(c, s)| (c.to_string(), s.to_string())));
+    let missing = || HoodieError::Invalid {
+        message:
+            "this session has no hoodie warehouse: build it with SessionStateBuilder::with_hoodie"
+                .into(),
+    };
+    let (catalog, schema) = names.ok_or_else(missing)?;
+    let schema = ctx
+        .catalog(&catalog)
+        .and_then(|c| c.schema(&schema))
+        .ok_or_else(missing)?;
+    let any: &dyn Any = schema.as_ref();
+    any.downcast_ref::<WarehouseSchema>()
+        .cloned()
+        .ok_or_else(missing)
+}
+
+/// Whether unqualified names of the session resolve in its warehouse.
+fn warehouse_is_default(ctx: &SessionContext) -> bool {
+    let state = ctx.state_ref();
+    let state = state.read();
+    let options = state.config_options();
+    options
+        .extensions
+        .get::<HoodieSessionConfig>()
+        .and_then(HoodieSessionConfig::warehouse)
+        .is_some_and(|(c, s)| {
+            options.catalog.default_catalog == c && options.catalog.default_schema == s
+        })
+}
+
+/// The table `name` as written (no case folding), if the session has it.
+pub(super) async fn table_provider(
+    ctx: &SessionContext,
+    name: &str,
+) -> Option<Arc<dyn TableProvider>> {
+    ctx.table_provider(frontend::exact_table_ref(name))
+        .await
+        .ok()
+}
+
+/// The Hudi table `name`.
+pub(super) async fn hudi_table(ctx: &SessionContext, name: &str) -> Result<Arc<dyn TableProvider>> {
+    let t = table_provider(ctx, name)
+        .await
+        .ok_or_else(|| HoodieError::TableNotFound {
+            name: name.to_string(),
+        })?;
+    if as_hudi(&t).is_none() {
+        return Err(HoodieError::Invalid {
+            message: format!("{name} is not a Hudi table"),
+        });
+    }
+    Ok(t)
+}
+
+/// Makes a table created in this session visible under `name`: a managed table is found
+/// through the warehouse (and registered in the default schema when that is another one);
+/// a table at a LOCATION of its own lives in the default schema for the session.
+fn register(
+    ctx: &SessionContext,
+    warehouse: &WarehouseSchema,
+    name: &str,
+    provider: HudiTableProvider,
+    managed: bool,
+) -> Result<()> {
+    if managed {
+        // drop any cached copy: the next access opens the table as created
+        warehouse.forget(name);
+        if warehouse_is_default(ctx) {
+            return Ok(());
+        }
+    }
+    ctx.register_table(TableReference::bare(name), Arc::new(provider))?;
+    Ok(())
+}
+
+/// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] ... USING ...`.
+pub(super) async fn create_using(ctx: &SessionContext, c: CreateTableUsing) -> Result<DataFrame> {
+    let warehouse = warehouse(ctx)?;
+    let exists = ctx.table_exist(TableReference::bare(c.name.as_str()))?
+        || (c.location.is_none() && warehouse.table_exist(&c.name));
+    if exists {
+        if c.if_not_exists {
+            return Ok(ctx.read_empty()?);
+        }
+        if !c.or_replace {
+            return Err(HoodieError::TableExists { name: c.name });
+        }
+        return Err(HoodieError::Unsupported {
+            feature: "CREATE OR REPLACE TABLE on an existing table".into(),
+        });
+    }
+    match c.format.as_str() {
+        "hudi" => create_hudi(ctx, &warehouse, c).await?,
+        "parquet" | "csv" | "json" => create_plain(ctx, &warehouse, c).await?,
+        other => {
+            return Err(HoodieError::Unsupported {
+                feature: format!("CREATE TABLE ... USING {other} (use hudi, parquet, csv or json)"),
+            })
+        }
+    }
+    Ok(ctx.read_empty()?)
+}
+
+async fn create_hudi(
+    ctx: &SessionContext,
+    warehouse: &WarehouseSchema,
+    c: CreateTableUsing,
+) -> Result<()> {
+    let managed = c.location.is_none();
+    let location = match &c.location {
+        Some(l) => l.clone(),
+        None => warehouse.table_dir(&c.name).display().to_string(),
+    };
+    let Some(query) = c.query else {
+        let spec = TableSpec {
+            name: c.name.clone(),
+            columns: Arc::new(frontend::schema_of(&c.columns)),
+            partition_by: c.partitioned_by,
+            options: c.options,
+        };
+        let (provider, _created) = open_or_create(&location, Some(spec)).await?;
+        return register(ctx, warehouse, &c.name, provider, managed);
+    };
+    if !c.columns.is_empty() {
+        return Err(HoodieError::Invalid {
+            message:
+                "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list"
+                    .into(),
+        });
+    }
+    let mut query = sqlparser::ast::Statement::Query(query);
+    let exact = case_sensitive(ctx.state_ref().read().config_options());
+    resolve_names(&mut query, ctx, exact).await?;
+    let plan = ctx
+        .state()
+        .statement_to_plan(DFStatement::Statement(Box::new(query)))
+        .await?;
+    let df = ctx.execute_logical_plan(plan).await?;
+    let provider = ctas(
+        ctx,
+        c.name.clone(),
+        c.partitioned_by,
+        c.options,
+        &location,
+        df,
+    )
+    .await?;
+    register(ctx, warehouse, &c.name, provider, managed)
+}
+
+/// CTAS: creates the table with the query's schema and bulk inserts its rows, staged: a
+/// failure leaves nothing at the location.
+async fn ctas(
+    ctx: &SessionContext,
+    name: String,
+    partition_by: Vec<String>,
+    options: Vec<(String, String)>,
+    location: &str,
+    df: DataFrame,
+) -> Result<HudiTableProvider> {
+    // like Spark Hudi, the meta columns of a Hudi source are not data of the new table, and
+    // every column is nullable (Spark's CTAS takes the query's schema `asNullable`): a
+    // column of literals must take NULLs in later writes
+    let data_fields: Vec<Field> = df
+        .schema()
+        .as_arrow()
+        .fields()
+        .iter()
+        .filter(|f| !hoodie_format::schema::is_meta_column(f.name()))
+        .map(|f| f.as_ref().clone().with_nullable(true))
+        .collect();
+    let columns: SchemaRef = Arc::new(Schema::new(data_fields));
+    let spec = TableSpec {
+        name,
+        columns,
+        partition_by,
+        options,
+    };
+    let ordered = spec.ordered_columns()?;
+    let storage_dir = PathBuf::from(location.strip_prefix("file://").unwrap_or(location));
+    let (provider, created) = open_or_create(location, Some(spec)).await?;
+    if !created {
+        return Err(HoodieError::Invalid {
+            message: format!(
+                "CREATE TABLE ... AS SELECT: a Hudi table already exists at {location}"
+            ),
+        });
+    }
+    // meta columns (filled by the writer) first, then the data columns in table order
+    let mut exprs: Vec<Expr> = hoodie_format::meta::META_COLUMNS
+        .iter()
+        .map(|m| lit(ScalarValue::Utf8(None)).alias(*m))
+        .collect();
+    exprs.extend(
+        ordered
+            .fields()
+            .iter()
+            .map(|f| Expr::Column(Column::from_name(f.name()))),
+    );
+    let session = SessionOptions::of(ctx.state_ref().read().config_options());
+    let result = async {
+        let df = df.select(exprs)?;
+        let mut plan = df.create_physical_plan().await?;
+        if plan.output_partitioning().partition_count() > 1 {
+            plan = Arc::new(CoalescePartitionsExec::new(plan));
+        }
+        let mode = WriteMode::Insert {
+            operation: WriteOperation::BulkInsert,
+            options: provider.insert_options(&session, false)?,
+        };
+        collect(provider.write_plan(plan, mode), ctx.task_ctx()).await?;
+        Ok::<(), HoodieError>(())
+    }
+    .await;
+    match result {
+        Ok(()) => Ok(provider),
+        Err(e) => {
+            // staged create: leave nothing behind
+            let _ = std::fs::remove_dir_all(&storage_dir);
+            Err(e)
+        }
+    }
+}
+
+/// `CREATE TABLE ... USING parquet | csv | json`, as a DataFusion external table.
+async fn create_plain(
+    ctx: &SessionContext,
+    warehouse: &WarehouseSchema,
+    c: CreateTableUsing,
+) -> Result<()> {
+    let location = match &c.location {
+        Some(l) => l.clone(),
+        None => format!("{}/", warehouse.table_dir(&c.name).display()),
+    };
+    let dir = location.strip_prefix("file://").unwrap_or(&location);
+    std::fs::create_dir_all(dir).map_err(|source| HoodieError::Io {
+        path: dir.to_string(),
+        source,
+    })?;
+    let location = if location.ends_with('/') {
+        location
+    } else {
+        format!("{location}/")
+    };
+    let format = c.format.to_ascii_uppercase();
+    let options = if c.options.is_empty() {
+        String::new()
+    } else {
+        let kv: Vec<String> = c
+            .options
+            .iter()
+            .map(|(k, v)| format!("'{}' '{}'", k.replace('\'', "''"), v.replace('\'', "''")))
+            .collect();
+        format!(" OPTIONS ({})", kv.join(", "))
+    };
+    let (columns, query) = match (&c.query, c.columns.is_empty()) {
+        (Some(q), true) => {
+            let df = ctx.sql(&q.to_string()).await?;
+            let fields = df
+                .schema()
+                .as_arrow()
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone());
+            (fields.collect::<Vec<_>>(), Some(q.to_string()))
+        }
+        (Some(_), false) => return Err(HoodieError::Invalid {
+            message:
+                "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list"
+                    .into(),
+        }),
+        (None, _) => (c.columns.clone(), None),
+    };
+    let cols: Vec<String> = columns
+        .iter()
+        .map(|f| format!("\"{}\" {}", f.name(), sql_type(f.data_type())))
+        .collect();
+    let partition = if c.partitioned_by.is_empty() {
+        String::new()
+    } else {
+        format!(" PARTITIONED BY ({})", c.partitioned_by.join(", "))
+    };
+    let ddl = format!(
+        "CREATE EXTERNAL TABLE \"{}\" ({}) STORED AS {format}{partition} LOCATION '{}'{options}",
+        c.name,
+        cols.join(", "),
+        location.replace('\'', "''")
+    );
+    run_datafusion(ctx, &ddl).await?;
+    if let Some(q) = query {
+        run_datafusion(ctx, &format!("INSERT INTO \"{}\" {q}", c.name))
+            .await?
+            .collect()
+            .await?;
+    }
+    Ok(())
+}
+
+/// `DROP TABLE [IF EXISTS] t [PURGE]`: a managed Hudi table's directory goes with it.
+pub(super) async fn drop_table(
+    ctx: &SessionContext,
+    name: &str,
+    if_exists: bool,
+    purge: bool,
+) -> Result<DataFrame> {
+    let Some(t) = table_provider(ctx, name).await else {
+        return if if_exists {
+            Ok(ctx.read_empty()?)
+        } else {
+            Err(HoodieError::TableNotFound {
+                name: name.to_string(),
+            })
+        };
+    };
+    let Some(h) = as_hudi(&t) else {
+        let exists = if if_exists { "IF EXISTS " } else { "" };
+        return run_datafusion(ctx, &format!("DROP TABLE {exists}\"{name}\"")).await;
+    };
+    let warehouse = warehouse(ctx)?;
+    let location = PathBuf::from(h.table().storage().location());
+    let managed = location.parent() == Some(warehouse.dir());
+    let _ = ctx.deregister_table(TableReference::bare(name))?;
+    warehouse.deregister_table(name)?;
+    warehouse.forget(name);
+    if managed || purge {
+        std::fs::remove_dir_all(&location).map_err(|source| HoodieError::Io {
+            path: location.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(ctx.read_empty()?)
+}
+
+/// `ALTER TABLE t SET TBLPROPERTIES (...)`: properties that do not shape the table.
+pub(super) async fn alter_properties(
+    ctx: &SessionContext,
+    name: &str,
+    properties: Vec<(String, String)>,
+) -> Result<DataFrame> {
+    let t = hudi_table(ctx, name).await?;
+    let h = as_hudi(&t).ok_or_else(|| HoodieError::Invalid {
+        message: format!("{name} is not a Hudi table"),
+    })?;
+    let mut table = h.table().clone();
+    let mut config = table.config().clone();
+    use hoodie_format::config as c;
+    let structural = [
+        c::RECORD_KEY_FIELDS,
+        c::PARTITION_FIELDS,
+        c::TABLE_TYPE,
+        c::TABLE_NAME,
+        c::TABLE_VERSION,
+        c::KEYGEN_CLASS,
+        c::TIMELINE_LAYOUT_VERSION,
+        c::ORDERING_FIELDS,
+    ];
+    for (k, v) in properties {
+        let key = c::lookup(&k);
+        if key.is_some_and(|c| structural.contains(&c)) {
+            return Err(HoodieError::Invalid {
+                message: format!("{k} cannot be changed after the table is created"),
+            });
+        }
+        let key = key.map(|c| c.key.to_string()).unwrap_or(k);
+        config.set(&key, v);
+    }
+    table.update_config(config).await?;
+    let warehouse = warehouse(ctx)?;
+    let managed = Path::new(table.storage().location()).parent() == Some(warehouse.dir());
+    let _ = ctx.deregister_table(TableReference::bare(name))?;
+    warehouse.deregister_table(name)?;
+    let provider = HudiTableProvider::try_new(name, table).await?;
+    register(ctx, &warehouse, name, provider, managed)?;
+    Ok(ctx.read_empty()?)
+}
+
+/// `SHOW PARTITIONS t`.
+pub(super) async fn show_partitions(ctx: &SessionContext, name: &str) -> Result<DataFrame> {
+    let t = hudi_table(ctx, name).await?;
+    let parts = as_hudi(&t)
+        .map(|h| h.partitions())
+        .ok_or_else(|| HoodieError::TableNotFound {
+            name: name.to_string(),
+        })?
+        .await?;
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "partition",
+        DataType::Utf8,
+        false,
+    )]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![Arc::new(StringArray::from(
+            parts
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>(),
+        ))],
+    )?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+fn sql_type(dt: &DataType) -> String {
+    match dt {
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => "VARCHAR".into(),
+        DataType::Int8 => "TINYINT".into(),
+        DataType::Int16 => "SMALLINT".into(),
+        DataType::Int32 => "INT".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float32 => "FLOAT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Date32 => "DATE".into(),
+        DataType::Timestamp(_, _) => "TIMESTAMP".into(),
+        DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
+        DataType::Binary | DataType::BinaryView | DataType::LargeBinary => "BYTEA".into(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,86 @@
+//! Hudi's Spark SQL dialect on any DataFusion session: [`HudiSqlExt::hudi_sql`] runs one
+//! statement of everything hoodie accepts (`CREATE TABLE ... USING hudi`, CTAS, MERGE with
+//! `UPDATE SET *` / `INSERT *`, `INSERT ... PARTITION`, `SHOW PARTITIONS`, `SET`/`RESET` of
+//! `hoodie.*` keys, ...) on the context it is called on; the rest goes to DataFusion, with
+//! names resolved as Spark resolves them.
+
+mod ddl;
+mod options;
+mod write;
+
+use async_trait::async_trait;
+use datafusion::dataframe::DataFrame;
+use datafusion::error::Result as DFResult;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::Statement as DFStatement;
+use sqlparser::ast::Statement;
+
+use crate::error::{HoodieError, Result};
+use crate::frontend::{self, FrontStatement};
+use crate::names::{resolve_df_names, resolve_names};
+use crate::session::config::case_sensitive;
+
+/// Hudi's Spark SQL dialect on a DataFusion [`SessionContext`] built with
+/// [`with_hoodie`](crate::SessionStateBuilderExt::with_hoodie).
+#[async_trait]
+pub trait HudiSqlExt {
+    /// Plans one statement of Hudi's Spark SQL dialect (or DataFusion's) on this context.
+    ///
+    /// Like [`SessionContext::sql`], DDL and `SET` run at once and return an empty frame;
+    /// queries and DML return a frame that runs when it is collected (a DML's one row is its
+    /// `count`).
+    async fn hudi_sql(&self, sql: &str) -> DFResult<DataFrame>;
+}
+
+#[async_trait]
+impl HudiSqlExt for SessionContext {
+    async fn hudi_sql(&self, sql: &str) -> DFResult<DataFrame> {
+        run(self, sql).await.map_err(HoodieError::into_datafusion)
+    }
+}
+
+/// [`HudiSqlExt::hudi_sql`] with hoodie's own error type.
+pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    let exact = case_sensitive(ctx.state_ref().read().config_options());
+    match frontend::classify(sql)? {
+        FrontStatement::PassThrough => run_datafusion(ctx, sql).await,
+        FrontStatement::CreateUsing(c) => ddl::create_using(ctx, c).await,
+        FrontStatement::DropTable {
+            name,
+            if_exists,
+            purge,
+        } => ddl::drop_table(ctx, &name, if_exists, purge).await,
+        FrontStatement::Set { key, value } => options::set(ctx, &key, &value),
+        FrontStatement::Reset { key } => options::reset(ctx, key.as_deref()),
+        FrontStatement::ShowPartitions { name } => ddl::show_partitions(ctx, &name).await,
+        FrontStatement::AlterSetProperties { name, properties } => {
+            ddl::alter_properties(ctx, &name, properties).await
+        }
+        FrontStatement::Merge(stmt) => write::merge(ctx, *stmt, exact).await,
+        FrontStatement::Update(mut stmt) => {
+            resolve_names(&mut stmt, ctx, exact).await?;
+            plan_statement(ctx, *stmt).await
+        }
+        FrontStatement::Insert(stmt) => write::insert(ctx, *stmt, exact).await,
+    }
+}
+
+/// Plans a parsed statement with DataFusion.
+async fn plan_statement(ctx: &SessionContext, stmt: Statement) -> Result<DataFrame> {
+    let plan = ctx
+        .state()
+        .statement_to_plan(DFStatement::Statement(Box::new(stmt)))
+        .await?;
+    Ok(ctx.execute_logical_plan(plan).await?)
+}
+
+/// Runs a statement of DataFusion's grammar, names resolved first.
+async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    let mut stmt = state.sql_to_statement(sql, &dialect)?;
+    let exact = case_sensitive(state.config_options());
+    resolve_df_names(&mut stmt, ctx, exact).await?;
+    let plan = state.statement_to_plan(stmt).await?;
+    Ok(ctx.execute_logical_plan(plan).await?)
+}

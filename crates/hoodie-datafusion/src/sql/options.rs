@@ -1,0 +1,48 @@
+//! `SET` and `RESET` of `hoodie.*` and `spark.sql.*` keys in Spark's syntax (`SET k = v`
+//! with the value unquoted), stored in the session's config extensions.
+
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+
+use crate::error::{HoodieError, Result};
+use crate::session::config::{HoodieSessionConfig, SparkSessionConfig};
+
+/// `SET key = value`.
+pub(super) fn set(ctx: &SessionContext, key: &str, value: &str) -> Result<DataFrame> {
+    ctx.state_ref()
+        .write()
+        .config_mut()
+        .options_mut()
+        .set(key, value)
+        .map_err(|_| not_installed(key))?;
+    Ok(ctx.read_empty()?)
+}
+
+/// `RESET key`, or `RESET` of every `hoodie.*` and `spark.*` value.
+pub(super) fn reset(ctx: &SessionContext, key: Option<&str>) -> Result<DataFrame> {
+    let spark = key.is_some_and(|k| k.to_ascii_lowercase().starts_with("spark."));
+    let hoodie = key.is_none_or(|k| !k.to_ascii_lowercase().starts_with("spark."));
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    let extensions = &mut state.config_mut().options_mut().extensions;
+    if hoodie {
+        extensions
+            .get_mut::<HoodieSessionConfig>()
+            .ok_or_else(|| not_installed("hoodie.*"))?
+            .remove(key);
+    }
+    if spark || key.is_none() {
+        extensions
+            .get_mut::<SparkSessionConfig>()
+            .ok_or_else(|| not_installed("spark.*"))?
+            .remove(key);
+    }
+    drop(state);
+    Ok(ctx.read_empty()?)
+}
+
+fn not_installed(key: &str) -> HoodieError {
+    HoodieError::Invalid {
+        message: format!("cannot set {key}: hoodie is not installed in this session (build it with SessionStateBuilder::with_hoodie)"),
+    }
+}

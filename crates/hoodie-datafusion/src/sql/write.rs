@@ -1,0 +1,152 @@
+//! INSERT and MERGE in Hudi's dialect: names resolved as Spark resolves them, MERGE's
+//! `UPDATE SET *` / `INSERT *` expanded, `INSERT OVERWRITE ... PARTITION (...)` planned as a
+//! replacecommit of the named partitions.
+
+use std::sync::Arc;
+
+use datafusion::dataframe::DataFrame;
+use datafusion::logical_expr::{Extension, LogicalPlan};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::Statement as DFStatement;
+use sqlparser::ast::{Statement, TableFactor, TableObject};
+
+use super::ddl::{hudi_table, table_provider};
+use super::plan_statement;
+use crate::error::{HoodieError, Result};
+use crate::insert::{rewrite_insert, InsertInfo};
+use crate::names::resolve_names;
+use crate::provider::as_hudi;
+use crate::session::write_options::SessionOptions;
+use crate::write_node::HudiWriteNode;
+
+/// `MERGE INTO` (or an EXPLAIN of one).
+pub(super) async fn merge(
+    ctx: &SessionContext,
+    mut stmt: Statement,
+    exact: bool,
+) -> Result<DataFrame> {
+    let merge = match &mut stmt {
+        Statement::Explain { statement, .. } => &mut **statement,
+        other => other,
+    };
+    // names first, so a subquery source plans; again for the expanded stars
+    resolve_names(merge, ctx, exact).await?;
+    expand_merge_stars(ctx, merge).await?;
+    resolve_names(&mut stmt, ctx, exact).await?;
+    plan_statement(ctx, stmt).await
+}
+
+/// `INSERT INTO | OVERWRITE`.
+pub(super) async fn insert(
+    ctx: &SessionContext,
+    mut stmt: Statement,
+    exact: bool,
+) -> Result<DataFrame> {
+    resolve_names(&mut stmt, ctx, exact).await?;
+    let (mut stmt, info) = rewrite_insert(stmt, ctx).await?;
+    if info.hudi && info.overwrite && !info.static_values.is_empty() {
+        return overwrite_partitions(ctx, &mut stmt, &info).await;
+    }
+    plan_statement(ctx, stmt).await
+}
+
+/// INSERT OVERWRITE ... PARTITION (...) into a Hudi table: DataFusion plans the rows (as an
+/// INSERT INTO), hoodie writes them as a replacecommit of the named partitions.
+async fn overwrite_partitions(
+    ctx: &SessionContext,
+    stmt: &mut Statement,
+    info: &InsertInfo,
+) -> Result<DataFrame> {
+    let Statement::Insert(insert) = stmt else {
+        return Err(HoodieError::Invalid {
+            message: "expected an INSERT".into(),
+        });
+    };
+    insert.overwrite = false;
+    let TableObject::TableName(name) = &insert.table else {
+        return Err(HoodieError::Invalid {
+            message: "INSERT OVERWRITE needs a table name".into(),
+        });
+    };
+    let table_name = crate::frontend::name_of(name);
+    let provider = hudi_table(ctx, &table_name).await?;
+    let hudi = as_hudi(&provider).ok_or_else(|| HoodieError::TableNotFound {
+        name: table_name.clone(),
+    })?;
+    let (prefix, full) = hudi.static_partition_prefix(&info.static_values)?.unzip();
+    let session = SessionOptions::of(ctx.state_ref().read().config_options());
+    let mode = hudi.overwrite_mode(&session, prefix, full.unwrap_or(false))?;
+    let plan = ctx
+        .state()
+        .statement_to_plan(DFStatement::Statement(Box::new(stmt.clone())))
+        .await?;
+    let LogicalPlan::Dml(dml) = plan else {
+        return Err(HoodieError::Invalid {
+            message: "INSERT did not plan as DML".into(),
+        });
+    };
+    let node = HudiWriteNode::new(
+        table_name,
+        provider.clone(),
+        mode,
+        Arc::unwrap_or_clone(dml.input),
+    );
+    let plan = LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    });
+    Ok(ctx.execute_logical_plan(plan).await?)
+}
+
+/// Expands `UPDATE SET *` / `INSERT *` of a MERGE by column name.
+async fn expand_merge_stars(ctx: &SessionContext, stmt: &mut Statement) -> Result<()> {
+    let Statement::Merge(m) = &*stmt else {
+        return Ok(());
+    };
+    let TableFactor::Table { name, .. } = &m.table else {
+        return Err(HoodieError::Invalid {
+            message: "MERGE INTO needs a table name as its target".into(),
+        });
+    };
+    let target_name = crate::frontend::name_of(name);
+    let target =
+        table_provider(ctx, &target_name)
+            .await
+            .ok_or_else(|| HoodieError::TableNotFound {
+                name: target_name.clone(),
+            })?;
+    let target_columns = hoodie_format::schema::data_column_names(&target.schema());
+    let source_columns: Vec<String> = match &m.source {
+        TableFactor::Table { name, .. } => {
+            let n = crate::frontend::name_of(name);
+            let t = table_provider(ctx, &n)
+                .await
+                .ok_or_else(|| HoodieError::TableNotFound { name: n.clone() })?;
+            t.schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect()
+        }
+        // `AS s(c1, c2, ...)` names the columns
+        TableFactor::Derived {
+            alias: Some(alias), ..
+        } if !alias.columns.is_empty() => {
+            alias.columns.iter().map(|c| c.name.value.clone()).collect()
+        }
+        TableFactor::Derived { subquery, .. } => {
+            let plan = ctx
+                .state()
+                .statement_to_plan(DFStatement::Statement(Box::new(Statement::Query(
+                    subquery.clone(),
+                ))))
+                .await?;
+            plan.schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect()
+        }
+        _ => vec![],
+    };
+    crate::frontend::merge::expand_stars(stmt, &target_columns, &source_columns)
+}
