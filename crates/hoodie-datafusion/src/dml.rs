@@ -38,9 +38,7 @@ use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::SessionOptions;
 use crate::sink::WriteMode;
 use crate::write_node::{count_schema, HudiWriteNode};
-
-/// Name of the change-set column that marks a delete.
-pub const DELETE_FLAG: &str = "__hoodie_is_delete";
+use hoodie_format::change_set::DELETE_FLAG;
 
 /// What a DML statement does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]

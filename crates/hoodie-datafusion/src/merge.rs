@@ -25,11 +25,11 @@ use hoodie_format::schema::is_meta_column;
 use hoodie_format::table_config::{MergeMode, TableType};
 use std::ops::Not;
 
-use crate::dml::DELETE_FLAG;
 use crate::error::HoodieError;
-use crate::merge_passes::{pass_filter, Pass};
+use crate::merge_passes::udf::{pass_filter, Pass};
 use crate::provider::HudiTableProvider;
 use crate::session::write_options::SessionOptions;
+use hoodie_format::change_set::DELETE_FLAG;
 
 const TARGET_FLAG: &str = "__hoodie_t";
 const SOURCE_FLAG: &str = "__hoodie_s";

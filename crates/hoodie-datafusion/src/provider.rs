@@ -541,7 +541,12 @@ impl TableProvider for HudiTableProvider {
                 .build()
         };
         let source = ParquetSource::new(table_schema).with_table_parquet_options(parquet);
-        let url = ObjectStoreUrl::local_filesystem();
+        // the scan reads through the table's own store, registered under its URL
+        let url = ObjectStoreUrl::parse(storage.store_url())?;
+        let runtime = state.runtime_env();
+        if runtime.object_store(&url).is_err() {
+            runtime.register_object_store(url.as_ref(), storage.store().clone());
+        }
         let config = FileScanConfigBuilder::new(url, Arc::new(source))
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
             .with_projection_indices(projection.cloned())?

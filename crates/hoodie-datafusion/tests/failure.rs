@@ -31,6 +31,8 @@ struct FailingStore {
     inner: Arc<dyn ObjectStore>,
     writes: AtomicUsize,
     fail_at: usize,
+    /// Reads of Parquet files.
+    parquet_reads: AtomicUsize,
 }
 
 impl fmt::Display for FailingStore {
@@ -72,6 +74,9 @@ impl ObjectStore for FailingStore {
         self.inner.put_multipart_opts(location, opts).await
     }
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        if location.as_ref().ends_with(".parquet") {
+            self.parquet_reads.fetch_add(1, Ordering::SeqCst);
+        }
         self.inner.get_opts(location, options).await
     }
     fn delete_stream(
@@ -176,6 +181,7 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
             inner: storage.store().clone(),
             writes: AtomicUsize::new(0),
             fail_at: n,
+            parquet_reads: AtomicUsize::new(0),
         });
         let table = HudiTable::open(storage.with_store(store.clone()))
             .await
@@ -287,6 +293,7 @@ async fn failed_updates_leave_the_table_unchanged() {
             inner: storage.store().clone(),
             writes: AtomicUsize::new(0),
             fail_at: n,
+            parquet_reads: AtomicUsize::new(0),
         });
         let table = HudiTable::open(storage.with_store(store.clone()))
             .await
@@ -327,4 +334,45 @@ async fn failed_updates_leave_the_table_unchanged() {
         .await
         .unwrap();
     assert!(timeline.pending_writes().is_empty());
+}
+
+/// A query reads the table's files through the table's own object store (the one its writes
+/// use), not through the session's local file system.
+#[tokio::test]
+async fn scans_read_through_the_tables_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, name STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')",
+        &loc,
+    )
+    .await;
+    ctx.run("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        .await
+        .unwrap();
+    let storage = TableStorage::local(&loc).unwrap();
+    let store = Arc::new(FailingStore {
+        inner: storage.store().clone(),
+        writes: AtomicUsize::new(0),
+        fail_at: usize::MAX,
+        parquet_reads: AtomicUsize::new(0),
+    });
+    let table = HudiTable::open(storage.with_store(store.clone()))
+        .await
+        .unwrap();
+    let provider = HudiTableProvider::try_new("counted", table).await.unwrap();
+    ctx.session()
+        .register_table("counted", Arc::new(provider))
+        .unwrap();
+    let StatementOutput::Rows { batches, .. } = ctx
+        .run("SELECT name FROM counted WHERE id = 2")
+        .await
+        .unwrap()
+    else {
+        panic!("rows expected")
+    };
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+    assert!(store.parquet_reads.load(Ordering::SeqCst) > 0);
 }

@@ -133,7 +133,7 @@ mod tests {
                 .await
                 .unwrap(),
         );
-        let keys = incoming.column(2).as_string::<i32>();
+        let keys = crate::meta::record_keys(incoming);
         let updates: crate::tasks::FastMap<&str, u32> =
             (0..keys.len()).map(|i| (keys.value(i), i as u32)).collect();
         differing_columns(

@@ -258,7 +258,7 @@ impl IncomingBuilder {
     /// Keys of a change set's batch: `_hoodie_record_key`, or computed for new rows (null
     /// for new rows of a table with generated keys: filled in when the instant is known).
     fn prepped_keys(&self, batch: &RecordBatch) -> Result<StringArray> {
-        let meta = batch.column(2).as_string::<i32>();
+        let meta = crate::meta::record_keys(batch);
         if meta.null_count() == 0 || self.keygen.has_generated_keys() {
             return Ok(meta.clone());
         }

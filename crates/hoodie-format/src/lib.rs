@@ -7,6 +7,7 @@
 pub mod base_file;
 pub mod bloom;
 pub mod bucket;
+pub mod change_set;
 mod column_diff;
 pub mod commit_metadata;
 pub mod config;

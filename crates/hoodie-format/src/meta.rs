@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, StringArray, StringBuilder};
+use arrow::array::{ArrayRef, AsArray, StringArray, StringBuilder};
 use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
@@ -26,6 +26,19 @@ pub const META_COLUMNS: [&str; 5] = [
     PARTITION_PATH,
     FILE_NAME,
 ];
+
+/// Where `_hoodie_record_key` sits in a row of a table: every row carries the five meta
+/// columns first, in [`META_COLUMNS`] order.
+pub const RECORD_KEY_INDEX: usize = 2;
+
+/// The record keys of a batch of table rows (meta columns first).
+///
+/// # Panics
+/// If the batch's third column is not a string column: a batch of table rows always has
+/// `_hoodie_record_key` there.
+pub fn record_keys(batch: &RecordBatch) -> &StringArray {
+    batch.column(RECORD_KEY_INDEX).as_string::<i32>()
+}
 
 /// Java `HoodieRecord.generateSequenceId`.
 pub fn sequence_id(instant: &str, partition_id: usize, row: u64) -> String {
@@ -96,6 +109,25 @@ pub fn with_meta_columns(
     };
     columns.extend(data.columns().iter().skip(skip).cloned());
     Ok(RecordBatch::try_new(table_schema.clone(), columns)?)
+}
+
+/// The incoming rows `idx` with fresh meta columns for the file `meta` describes.
+pub(crate) fn take_with_meta(
+    incoming: &RecordBatch,
+    incoming_keys: &StringArray,
+    idx: &[u32],
+    meta: &MetaValues<'_>,
+    schema: &arrow::datatypes::SchemaRef,
+) -> Result<RecordBatch> {
+    let idx = arrow::array::UInt32Array::from(idx.to_vec());
+    let inc = arrow::compute::take_record_batch(incoming, &idx)?;
+    let keys = arrow::compute::take(incoming_keys, &idx, None)?
+        .as_string_opt::<i32>()
+        .ok_or_else(|| crate::error::FormatError::MissingColumn {
+            column: RECORD_KEY.into(),
+        })?
+        .clone();
+    with_meta_columns(&inc, &keys, meta, schema)
 }
 
 #[cfg(test)]

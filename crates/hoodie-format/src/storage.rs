@@ -10,12 +10,18 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
 
 use crate::error::{FormatError, Result};
 
+fn new_store_id() -> Arc<str> {
+    uuid::Uuid::new_v4().simple().to_string().into()
+}
+
 /// A table's storage: an object store and the base path of the table in it.
 #[derive(Debug, Clone)]
 pub struct TableStorage {
     store: Arc<dyn ObjectStore>,
     base: Path,
     location: String,
+    /// Names this store (clones share it), so a query engine can register it once.
+    store_id: Arc<str>,
 }
 
 impl TableStorage {
@@ -25,6 +31,7 @@ impl TableStorage {
             store,
             base,
             location: location.into(),
+            store_id: new_store_id(),
         }
     }
 
@@ -47,8 +54,16 @@ impl TableStorage {
     pub fn with_store(&self, store: Arc<dyn ObjectStore>) -> Self {
         Self {
             store,
+            store_id: new_store_id(),
             ..self.clone()
         }
+    }
+
+    /// A URL naming this table's object store (`hoodie-store://<id>`), under which a query
+    /// engine registers [`TableStorage::store`] so that its reads go through the store the
+    /// writes use; [`TableStorage::path`] gives the paths in it.
+    pub fn store_url(&self) -> String {
+        format!("hoodie-store://{}", self.store_id)
     }
 
     /// The object store.

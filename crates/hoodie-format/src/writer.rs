@@ -1,7 +1,7 @@
 //! Writing base files: Parquet with the meta columns and Hudi's footer (bloom filter, min/max
 //! record keys).
 
-use arrow::array::{Array, AsArray};
+use arrow::array::Array;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use object_store::buffered::BufWriter;
@@ -169,9 +169,9 @@ impl BaseFileWriter {
             .map_err(|e| FormatError::parquet(&self.rel_path, e))
     }
 
-    /// Writes a batch (table schema; the record key is column 2).
+    /// Writes a batch (table schema, meta columns first).
     pub async fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let keys = batch.column(2).as_string::<i32>();
+        let keys = crate::meta::record_keys(batch);
         // the batched path hashes several keys side by side (same bits as one by one)
         self.bloom.add_all(keys.iter().flatten());
         for i in 0..keys.len() {

@@ -20,7 +20,7 @@
 mod exec;
 mod size;
 mod spill;
-mod udf;
+pub(crate) mod udf;
 
 use std::sync::Arc;
 
@@ -37,21 +37,12 @@ use hoodie_format::config;
 
 pub use exec::{MergePassesExec, PassCount};
 pub use size::{auto_passes, plain_bytes, MAX_AUTO_PASSES};
-pub use udf::pass_filter;
+pub use udf::{pass_filter, Pass};
 
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::{SessionOptions, WriteOptions};
 use spill::SpilledSource;
-
-/// Pass `index` of `count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pass {
-    /// Which pass (0-based).
-    pub index: u32,
-    /// How many passes.
-    pub count: u32,
-}
 
 /// What `hoodie.merge.join.passes` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

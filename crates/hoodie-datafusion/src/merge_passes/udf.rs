@@ -10,8 +10,6 @@ use datafusion::logical_expr::{
     lit, ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
-use super::Pass;
-
 /// Seed of the pass hash: not the one DataFusion's repartitioning uses, so that the rows of
 /// one pass still spread over every partition of its join.
 const PASS_SEED: u64 = 0x6f6f_6469_6550_6173;
@@ -56,6 +54,15 @@ impl ScalarUDFImpl for PassOf {
         let passes = UInt32Array::from_iter_values(hashes.iter().map(|h| (h % count) as u32));
         Ok(ColumnarValue::Array(Arc::new(passes)))
     }
+}
+
+/// Pass `index` of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pass {
+    /// Which pass (0-based).
+    pub index: u32,
+    /// How many passes.
+    pub count: u32,
 }
 
 /// The predicate that keeps the rows of `pass`, given the key columns (cast to one type per

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use datafusion::arrow::array::{new_null_array, Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::array::{new_null_array, Array, ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::datasource::sink::DataSink;
@@ -15,6 +15,7 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
+use hoodie_format::change_set::ChangeSetSchema;
 use hoodie_format::incoming::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
 use hoodie_format::insert::{write_inserts, InsertOptions};
 use hoodie_format::keygen::KeyGenerator;
@@ -43,8 +44,8 @@ pub enum WriteMode {
         /// Ordering, index and file settings.
         options: UpsertOptions,
     },
-    /// A change set read from the table (UPDATE / DELETE): the table's columns plus a delete
-    /// flag as the last column.
+    /// A change set read from the table (UPDATE / DELETE / MERGE): the table's columns plus
+    /// the delete flag ([`ChangeSetSchema`]).
     ChangeSet {
         /// The operation recorded in the commit.
         operation: WriteOperation,
@@ -213,12 +214,8 @@ impl DataSink for HudiSink {
         let routing = MemoryConsumer::new(format!("HudiSink[{}] keys", self.name)).register(pool);
         let rows_budget = Arc::new(PoolBudget::new(rows, self.rows_in_memory));
         let spill = DiskSpill(context.runtime_env().disk_manager.clone());
-        let change_set = matches!(self.mode, WriteMode::ChangeSet { .. });
-        let table_schema = if change_set {
-            change_set_table_schema(&self.schema)
-        } else {
-            self.schema.clone()
-        };
+        let change_set = change_set_of(&self.schema, &self.mode)?;
+        let table_schema = table_schema_of(&self.schema, change_set.as_ref());
         let mut builder = incoming_builder(
             &self.table,
             &table_schema,
@@ -232,13 +229,14 @@ impl DataSink for HudiSink {
         let mut data = data;
         while let Some(b) = data.next().await {
             let b = b?;
-            if change_set {
-                let (rows, flags) = split_change_batch(&b, &table_schema)?;
-                builder.push(rows, Some(&flags)).map_err(df_err)?;
-            } else {
-                builder
+            match &change_set {
+                Some(c) => {
+                    let (rows, flags) = c.split(&b).map_err(df_err)?;
+                    builder.push(rows, Some(&flags)).map_err(df_err)?;
+                }
+                None => builder
                     .push(to_table_batch(&b, &self.schema)?, None)
-                    .map_err(df_err)?;
+                    .map_err(df_err)?,
             }
         }
         // the plan that fed the rows has ended and freed its memory: the waves may use the pool
@@ -250,24 +248,17 @@ impl DataSink for HudiSink {
     }
 }
 
-/// The table schema of a change-set schema (which ends with the delete flag).
-fn change_set_table_schema(schema: &SchemaRef) -> SchemaRef {
-    let n = schema.fields().len() - 1;
-    Arc::new(Schema::new(schema.fields()[..n].to_vec()))
+/// The change-set schema of a sink's input, when `mode` writes a change set.
+fn change_set_of(schema: &SchemaRef, mode: &WriteMode) -> DFResult<Option<ChangeSetSchema>> {
+    match mode {
+        WriteMode::ChangeSet { .. } => Ok(Some(ChangeSetSchema::of(schema).map_err(df_err)?)),
+        _ => Ok(None),
+    }
 }
 
-/// A change-set batch as table rows (cast to the stored types) and delete flags.
-fn split_change_batch(
-    batch: &RecordBatch,
-    table_schema: &SchemaRef,
-) -> DFResult<(RecordBatch, Vec<bool>)> {
-    let n = table_schema.fields().len();
-    let flag = batch.column(n).as_boolean();
-    let flags = (0..flag.len())
-        .map(|i| flag.is_valid(i) && flag.value(i))
-        .collect();
-    let cols = cast_columns(&batch.columns()[..n], table_schema)?;
-    Ok((RecordBatch::try_new(table_schema.clone(), cols)?, flags))
+/// The table rows' schema of a sink's input.
+fn table_schema_of(schema: &SchemaRef, change_set: Option<&ChangeSetSchema>) -> SchemaRef {
+    change_set.map_or_else(|| schema.clone(), |c| c.table_schema().clone())
 }
 
 /// `columns` cast to the types of `schema`'s fields, in order (a column of the right type is
@@ -333,19 +324,16 @@ pub async fn write_batches(
     mode: &WriteMode,
     batches: Vec<RecordBatch>,
 ) -> DFResult<WriteCounts> {
-    let change_set = matches!(mode, WriteMode::ChangeSet { .. });
-    let table_schema = if change_set {
-        change_set_table_schema(schema)
-    } else {
-        schema.clone()
-    };
+    let change_set = change_set_of(schema, mode)?;
+    let table_schema = table_schema_of(schema, change_set.as_ref());
     let mut builder = incoming_builder(table, &table_schema, mode, Budgets::unbounded(), None)?;
     for b in batches {
-        if change_set {
-            let (rows, flags) = split_change_batch(&b, &table_schema)?;
-            builder.push(rows, Some(&flags)).map_err(df_err)?;
-        } else {
-            builder.push(b, None).map_err(df_err)?;
+        match &change_set {
+            Some(c) => {
+                let (rows, flags) = c.split(&b).map_err(df_err)?;
+                builder.push(rows, Some(&flags)).map_err(df_err)?;
+            }
+            None => builder.push(b, None).map_err(df_err)?,
         }
     }
     let incoming = builder.finish().map_err(df_err)?;

@@ -215,7 +215,7 @@ pub(crate) async fn splice_rewrite(
             .map_err(|e| FormatError::storage(input.storage.path(input.new_rel), e))?;
     }
     if !input.inserts.is_empty() {
-        let inserted = crate::upsert::take_incoming(
+        let inserted = crate::meta::take_with_meta(
             input.incoming,
             input.incoming_keys,
             input.inserts,
@@ -235,7 +235,7 @@ pub(crate) async fn splice_rewrite(
             .map_err(|e| FormatError::storage(input.storage.path(input.new_rel), e))?;
         extend_key_index(
             &mut key_index,
-            inserted.column(2).as_string::<i32>(),
+            crate::meta::record_keys(&inserted),
             input.settings.bloom_max_entries,
             input.old_rel,
         )?;
@@ -443,9 +443,10 @@ fn merge_batch(
             arrow::compute::cast(col, fields[c].data_type())?
         }))
     };
-    let keys = column(2)?.ok_or_else(|| FormatError::MissingColumn {
-        column: RECORD_KEY.into(),
-    })?;
+    let keys =
+        column(crate::meta::RECORD_KEY_INDEX)?.ok_or_else(|| FormatError::MissingColumn {
+            column: RECORD_KEY.into(),
+        })?;
     let keys = keys.as_string::<i32>();
     let ordering = match input.ordering {
         Some(path) => {
@@ -484,7 +485,7 @@ fn merge_batch(
     let inc = if incoming_idx.is_empty() {
         None
     } else {
-        let inc = crate::upsert::take_incoming(
+        let inc = crate::meta::take_with_meta(
             input.incoming,
             input.incoming_keys,
             &incoming_idx,

@@ -27,7 +27,7 @@ use crate::fs_view::FileSlice;
 use crate::incoming::{Incoming, Interned};
 use crate::index::{tag_locations, LookupStats};
 use crate::insert::{keep_last_by, precombine_values, write_groups_in_waves, GroupRows};
-use crate::meta::{with_meta_columns, MetaValues, FILE_NAME};
+use crate::meta::{MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
 use crate::transaction::Transaction;
@@ -658,5 +658,4 @@ struct MergeJob {
 
 mod rewrite;
 
-pub(crate) use rewrite::take_incoming;
 use rewrite::{merge_file_group, MergeCounts};

@@ -116,7 +116,7 @@ pub(super) async fn merge_file_group(
     let _stop_reader = AbortOnDrop(reader);
     while let Some(old) = rx.recv().await {
         let old = old?;
-        let old_keys = old.column(2).as_string::<i32>();
+        let old_keys = crate::meta::record_keys(&old);
         let ordering = ordering_path
             .as_ref()
             .map(|path| -> Result<_> {
@@ -178,7 +178,8 @@ pub(super) async fn merge_file_group(
             }
         } else {
             // incoming rows get fresh meta columns
-            let inc = take_incoming(incoming, incoming_keys, &incoming_idx, &meta, schema)?;
+            let inc =
+                crate::meta::take_with_meta(incoming, incoming_keys, &incoming_idx, &meta, schema)?;
             meta.first_row += incoming_idx.len() as u64;
             let merged = interleave_record_batch(&[&old_renamed, &inc], &positions)?;
             match &options.changed_columns {
@@ -193,7 +194,8 @@ pub(super) async fn merge_file_group(
         }
     }
     if !bucket.inserts.is_empty() {
-        let inc = take_incoming(incoming, incoming_keys, &bucket.inserts, &meta, schema)?;
+        let inc =
+            crate::meta::take_with_meta(incoming, incoming_keys, &bucket.inserts, &meta, schema)?;
         writer.write(&inc).await?;
     }
     let written = writer.close().await?;
@@ -258,22 +260,6 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// The incoming rows `idx` with fresh meta columns for the file `meta` describes.
-pub(crate) fn take_incoming(
-    incoming: &RecordBatch,
-    incoming_keys: &StringArray,
-    idx: &[u32],
-    meta: &MetaValues<'_>,
-    schema: &SchemaRef,
-) -> Result<RecordBatch> {
-    let idx = UInt32Array::from(idx.to_vec());
-    let inc = take_record_batch(incoming, &idx)?;
-    let keys = arrow::compute::take(incoming_keys, &idx, None)?
-        .as_string::<i32>()
-        .clone();
-    with_meta_columns(&inc, &keys, meta, schema)
 }
 
 /// `merged` with every data column outside `changed` taken from the stored rows
