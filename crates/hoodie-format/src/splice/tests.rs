@@ -134,7 +134,7 @@ async fn splice_with_inserts(
     ordering_idx: Option<usize>,
     inserts: &[u32],
 ) -> Option<Spliced> {
-    let keys = crate::meta::record_keys(&incoming).clone();
+    let keys = crate::meta::record_keys(incoming).clone();
     let updates: crate::tasks::FastMap<&str, u32> = (0..keys.len() as u32)
         .filter(|i| !inserts.contains(i))
         .map(|i| (keys.value(i as usize), i))
