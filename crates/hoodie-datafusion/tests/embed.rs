@@ -334,3 +334,44 @@ async fn the_spark_dialect_runs_through_hudi_sql() {
     run("DROP TABLE s").await;
     assert!(!tmp.path().join("wh/s").exists());
 }
+
+#[tokio::test]
+async fn a_later_session_finds_the_warehouse_tables_by_their_bare_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wh = tmp.path().join("wh");
+    let (first, _) = user_session(&wh);
+    first
+        .hudi_sql("CREATE TABLE w (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')")
+        .await
+        .unwrap();
+    first
+        .hudi_sql("INSERT INTO w VALUES (1, 'a')")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let (later, _) = user_session(&wh);
+    // CREATE TABLE exists in the warehouse: refused, or with IF NOT EXISTS made visible
+    let err = later
+        .hudi_sql("CREATE TABLE w (id INT, v STRING) USING hudi")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err}");
+    later
+        .hudi_sql("CREATE TABLE IF NOT EXISTS w (id INT, v STRING) USING hudi")
+        .await
+        .unwrap();
+    assert_eq!(
+        lines(&text(&later, "SELECT id, v FROM w").await)[3],
+        "| 1  | a |"
+    );
+    let shown = text(&later, "SHOW spark.sql.caseSensitive").await;
+    assert!(shown.contains("| false "), "{shown}");
+    later.hudi_sql("DROP TABLE w").await.unwrap();
+    assert!(!wh.join("w").exists());
+    let (third, _) = user_session(&wh);
+    third.hudi_sql("DROP TABLE IF EXISTS w").await.unwrap();
+    let err = third.hudi_sql("DROP TABLE w").await.unwrap_err();
+    assert!(err.to_string().contains("not found"), "{err}");
+}

@@ -36,8 +36,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::config;
 
 pub use exec::{MergePassesExec, PassCount};
-pub use size::{auto_passes, plain_bytes, MAX_AUTO_PASSES};
-pub use udf::{pass_filter, Pass};
+
+pub use udf::Pass;
 
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};

@@ -207,8 +207,9 @@ impl ExtensionOptions for SparkSessionConfig {
     }
 
     fn entries(&self) -> Vec<ConfigEntry> {
+        // listed in lower case: DataFusion lowercases the name of an unquoted SHOW
         let mut entries = vec![ConfigEntry {
-            key: CASE_SENSITIVE_KEY.to_string(),
+            key: CASE_SENSITIVE_KEY.to_ascii_lowercase(),
             value: Some(self.get(CASE_SENSITIVE_KEY).unwrap_or("false").to_string()),
             description: "Spark SQL: whether column names resolve exactly (true) or in any case",
         }];
@@ -304,7 +305,7 @@ mod tests {
             value("hoodie.bucket.index.num.buckets").as_deref(),
             Some("256")
         );
-        assert_eq!(value(CASE_SENSITIVE_KEY).as_deref(), Some("false"));
+        assert_eq!(value("spark.sql.casesensitive").as_deref(), Some("false"));
     }
 
     #[test]

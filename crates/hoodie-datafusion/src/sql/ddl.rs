@@ -70,14 +70,20 @@ fn warehouse_is_default(ctx: &SessionContext) -> bool {
         })
 }
 
-/// The table `name` as written (no case folding), if the session has it.
+/// The table `name` as written (no case folding), if the session has it; a bare name the
+/// default schema lacks is looked up in the warehouse, as Spark finds a managed table in its
+/// current database.
 pub(super) async fn table_provider(
     ctx: &SessionContext,
     name: &str,
 ) -> Option<Arc<dyn TableProvider>> {
-    ctx.table_provider(frontend::exact_table_ref(name))
-        .await
-        .ok()
+    if let Ok(t) = ctx.table_provider(frontend::exact_table_ref(name)).await {
+        return Some(t);
+    }
+    if name.contains('.') {
+        return None;
+    }
+    warehouse(ctx).ok()?.table(name).await.ok().flatten()
 }
 
 /// The Hudi table `name`.
@@ -123,6 +129,13 @@ pub(super) async fn create_using(ctx: &SessionContext, c: CreateTableUsing) -> R
         || (c.location.is_none() && warehouse.table_exist(&c.name));
     if exists {
         if c.if_not_exists {
+            if c.location.is_none() && !warehouse_is_default(ctx) {
+                // the warehouse's table, made visible under its bare name in this session
+                if let Some(t) = warehouse.table(&c.name).await? {
+                    let _ = ctx.deregister_table(TableReference::bare(c.name.as_str()))?;
+                    ctx.register_table(TableReference::bare(c.name.as_str()), t)?;
+                }
+            }
             return Ok(ctx.read_empty()?);
         }
         if !c.or_replace {
