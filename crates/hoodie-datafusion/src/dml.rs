@@ -22,7 +22,7 @@ use datafusion::common::DFSchemaRef;
 use datafusion::datasource::source_as_provider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::{DataFusionError, Result as DFResult};
-use datafusion::logical_expr::dml::{DmlStatement, WriteOp};
+use datafusion::logical_expr::dml::WriteOp;
 use datafusion::logical_expr::{
     lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNode,
     UserDefinedLogicalNodeCore,
@@ -34,6 +34,7 @@ use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 use hoodie_format::transaction::WriteOperation;
 
 use crate::error::HoodieError;
+use crate::merge_passes::{KeptSourceExec, KeptSourceNode, PassPlan, PassSetting};
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::SessionOptions;
 use crate::sink::WriteMode;
@@ -61,8 +62,9 @@ pub struct HudiDmlNode {
     schema: DFSchemaRef,
     /// The data columns an UPDATE, or a MERGE's UPDATE clauses, assign (None for DELETE).
     changed: Option<Vec<String>>,
-    /// A MERGE as written, to plan its join in passes ([`crate::merge_passes`]).
-    merge: Option<Arc<DmlStatement>>,
+    /// A MERGE whose join may run in passes: the state its plan shares with the passes
+    /// ([`crate::merge_passes`]).
+    passes: Option<PassPlan>,
 }
 
 impl fmt::Debug for HudiDmlNode {
@@ -179,9 +181,19 @@ fn change_set_of(plan: LogicalPlan, session: &SessionOptions) -> DFResult<Logica
         WriteOp::MergeInto(merge) => Some(crate::merge::updated_columns(merge, &provider.schema())),
         _ => None,
     };
+    // a MERGE into a table with a record key may run its join in passes
+    let keyed = !hudi.table().config().record_key_fields().is_empty();
+    let passes = match &dml.op {
+        WriteOp::MergeInto(_) if keyed => {
+            let setting = PassSetting::from_options(&hudi.write_options(session))
+                .map_err(HoodieError::into_datafusion)?;
+            PassPlan::of(setting)
+        }
+        _ => None,
+    };
     let change_set = match &dml.op {
         WriteOp::MergeInto(merge) => {
-            crate::merge::plan_merge(dml, merge, provider.clone(), hudi, session)?
+            crate::merge::plan_merge(dml, merge, provider.clone(), hudi, session, passes.as_ref())?
         }
         // the rows to change as the table's columns, plus the delete flag
         _ => {
@@ -215,7 +227,7 @@ fn change_set_of(plan: LogicalPlan, session: &SessionOptions) -> DFResult<Logica
         input: change_set,
         schema: count_schema(),
         changed,
-        merge: matches!(dml.op, WriteOp::MergeInto(_)).then(|| Arc::new(dml.clone())),
+        passes,
     };
     Ok(LogicalPlan::Extension(Extension {
         node: Arc::new(node),
@@ -314,7 +326,7 @@ impl ExtensionPlanner for HudiDmlPlanner {
         &self,
         _planner: &dyn PhysicalPlanner,
         node: &dyn UserDefinedLogicalNode,
-        _logical_inputs: &[&LogicalPlan],
+        logical_inputs: &[&LogicalPlan],
         physical_inputs: &[Arc<dyn ExecutionPlan>],
         session: &dyn Session,
         _ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
@@ -329,6 +341,10 @@ impl ExtensionPlanner for HudiDmlPlanner {
             }
             return Ok(Some(hudi.write_plan(input, write.mode().clone())));
         }
+        if let Some(kept) = node.as_any().downcast_ref::<KeptSourceNode>() {
+            let exec = KeptSourceExec::new(physical_inputs[0].clone(), kept.kept().clone());
+            return Ok(Some(Arc::new(exec)));
+        }
         let Some(node) = node.as_any().downcast_ref::<HudiDmlNode>() else {
             return Ok(None);
         };
@@ -337,10 +353,14 @@ impl ExtensionPlanner for HudiDmlPlanner {
         })?;
         let mut input = physical_inputs[0].clone();
         let mut rows_in_memory = None;
-        if let Some(dml) = &node.merge {
-            (input, rows_in_memory) =
-                crate::merge_passes::merge_input(dml, hudi, node.provider.clone(), input, session)
-                    .await?;
+        if node.kind == DmlKind::Merge {
+            let keyed = !hudi.table().config().record_key_fields().is_empty();
+            (input, rows_in_memory) = crate::merge_passes::merge_input(
+                node.passes.as_ref(),
+                keyed,
+                (logical_inputs[0], input),
+                session,
+            )?;
         }
         if input.output_partitioning().partition_count() > 1 {
             input = Arc::new(CoalescePartitionsExec::new(input));

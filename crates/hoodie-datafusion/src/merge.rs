@@ -17,7 +17,8 @@ use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
 use datafusion::logical_expr::utils::{conjunction, split_conjunction};
 use datafusion::logical_expr::ExprSchemable;
 use datafusion::logical_expr::{
-    cast, lit, when, BinaryExpr, Expr, JoinType, LogicalPlan, LogicalPlanBuilder, Operator,
+    cast, lit, when, BinaryExpr, Expr, Extension, JoinType, LogicalPlan, LogicalPlanBuilder,
+    Operator,
 };
 use datafusion::scalar::ScalarValue;
 use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
@@ -26,7 +27,9 @@ use hoodie_format::table_config::{MergeMode, TableType};
 use std::ops::Not;
 
 use crate::error::HoodieError;
-use crate::merge_passes::udf::{pass_filter, Pass};
+use crate::merge_passes::kept::KeptSourceNode;
+use crate::merge_passes::udf::pass_filter;
+use crate::merge_passes::PassPlan;
 use crate::provider::HudiTableProvider;
 use crate::session::write_options::SessionOptions;
 use hoodie_format::change_set::DELETE_FLAG;
@@ -40,13 +43,6 @@ fn unwrap_cast(e: &Expr) -> &Expr {
         Expr::Cast(c) => unwrap_cast(&c.expr),
         Expr::TryCast(c) => unwrap_cast(&c.expr),
         other => other,
-    }
-}
-
-fn target_column<'a>(e: &'a Expr, target: &TableReference) -> Option<&'a Column> {
-    match unwrap_cast(e) {
-        Expr::Column(c) if c.relation.as_ref() == Some(target) => Some(c),
-        _ => None,
     }
 }
 
@@ -239,28 +235,17 @@ pub(crate) fn updated_columns(
         .collect()
 }
 
-/// Builds the change set of a MERGE into `hudi`.
+/// Builds the change set of a MERGE into `hudi`; with `passes`, its join can run in passes
+/// ([`crate::merge_passes`]): both sides filtered to the pass that runs, the source kept.
 pub fn plan_merge(
     dml: &DmlStatement,
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
     session: &SessionOptions,
+    passes: Option<&PassPlan>,
 ) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi, session, None).map_err(HoodieError::into_datafusion)
-}
-
-/// Builds the change set of one pass of a MERGE into `hudi` (a table with a record key): the
-/// source and target rows whose record key hashes to the pass ([`crate::merge_passes`]).
-pub fn plan_merge_pass(
-    dml: &DmlStatement,
-    merge: &MergeIntoOp,
-    provider: Arc<dyn TableProvider>,
-    hudi: &HudiTableProvider,
-    session: &SessionOptions,
-    pass: Pass,
-) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi, session, Some(pass)).map_err(HoodieError::into_datafusion)
+    plan(dml, merge, provider, hudi, session, passes).map_err(HoodieError::into_datafusion)
 }
 
 /// The two sides of each record key equality of the ON condition, cast to the type the
@@ -277,7 +262,8 @@ fn key_sides(
         let Expr::BinaryExpr(BinaryExpr { left, right, .. }) = eq else {
             continue;
         };
-        let (t, s) = if target_column(left, target).is_some() && !refers_to_target(right, target) {
+        // a key side is the target's column or a nested field of one (`t.nested.a1`)
+        let (t, s) = if refers_to_target(left, target) && !refers_to_target(right, target) {
             (left.as_ref().clone(), right.as_ref().clone())
         } else {
             (right.as_ref().clone(), left.as_ref().clone())
@@ -321,7 +307,7 @@ fn plan(
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
     session: &SessionOptions,
-    pass: Option<Pass>,
+    passes: Option<&PassPlan>,
 ) -> Result<LogicalPlan, HoodieError> {
     let target = dml.table_name.clone();
     let cfg = hudi.table().config();
@@ -336,6 +322,13 @@ fn plan(
     };
     let upsert = hudi.upsert_options(session, None)?;
     let source = Arc::unwrap_or_clone(dml.input.clone());
+    // with passes the source is computed once and kept for them
+    let source = match passes.filter(|_| !keys.is_empty()) {
+        Some(p) => LogicalPlan::Extension(Extension {
+            node: Arc::new(KeptSourceNode::new(source, p.kept.clone())),
+        }),
+        None => source,
+    };
     let target_plan =
         LogicalPlanBuilder::scan(target.clone(), provider_as_source(provider.clone()), None)?;
     let mut pass_filters = None;
@@ -349,9 +342,9 @@ fn plan(
             .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
         let key_from_source = (!optimized).then_some(&source);
         let equalities = check_on(&merge.on, &keys, &target, key_from_source)?;
-        if let Some(pass) = pass.filter(|p| p.count > 1) {
+        if let Some(p) = passes {
             let (t, s) = key_sides(&equalities, &target, target_plan.schema(), source.schema())?;
-            pass_filters = Some((pass_filter(t, pass), pass_filter(s, pass)));
+            pass_filters = Some((pass_filter(t, &p.selector), pass_filter(s, &p.selector)));
         }
         key_match(
             equalities,

@@ -17,9 +17,14 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 
+use datafusion::execution::session_state::SessionState;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_planner::PhysicalPlanner;
+
+use super::kept::KeptSourceExec;
 use super::size::auto_passes;
 use super::spill::read_source;
-use super::PassPlanner;
+use super::{Pass, PassPlan};
 
 /// How many passes a MERGE read at run time takes.
 #[derive(Debug, Clone, Copy)]
@@ -38,14 +43,13 @@ pub enum PassCount {
 enum Passes {
     /// The change set in one pass, planned already.
     One(Arc<dyn ExecutionPlan>),
-    /// Decided when it runs: `source` is read once (measured, and kept for the passes to read),
-    /// then the passes `planner` plans run. `one`, the change set in one pass, is what EXPLAIN
-    /// shows of them.
+    /// Decided when it runs: the source (the input of the plan's [`KeptSourceExec`]) is read
+    /// once, measured and kept, then `plan` runs once per pass, `passes.selector` set to it.
     Run {
-        one: Arc<dyn ExecutionPlan>,
-        source: Arc<dyn ExecutionPlan>,
-        planner: Arc<PassPlanner>,
+        plan: Arc<dyn ExecutionPlan>,
+        passes: PassPlan,
         count: PassCount,
+        replan: Arc<Replanner>,
     },
 }
 
@@ -69,20 +73,20 @@ impl MergePassesExec {
         Self::new(Passes::One(plan), keyed)
     }
 
-    /// Reads `source` once when it runs, then runs the passes `planner` plans (`count` of them,
-    /// or for `auto` as many as the source's size needs); `one` is the plan of one pass.
+    /// Reads the source of `plan` once when it runs, then runs `plan` once per pass (`count`
+    /// of them, or for `auto` as many as the source's size needs).
     pub fn passes(
-        one: Arc<dyn ExecutionPlan>,
-        source: Arc<dyn ExecutionPlan>,
-        planner: Arc<PassPlanner>,
+        plan: Arc<dyn ExecutionPlan>,
+        passes: PassPlan,
         count: PassCount,
+        replan: Replanner,
     ) -> Self {
         Self::new(
             Passes::Run {
-                one,
-                source,
-                planner,
+                plan,
+                passes,
                 count,
+                replan: Arc::new(replan),
             },
             true,
         )
@@ -90,7 +94,7 @@ impl MergePassesExec {
 
     fn new(passes: Passes, keyed: bool) -> Self {
         let schema = match &passes {
-            Passes::One(one) | Passes::Run { one, .. } => one.schema(),
+            Passes::One(plan) | Passes::Run { plan, .. } => plan.schema(),
         };
         let cache = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema),
@@ -116,14 +120,14 @@ impl DisplayAs for MergePassesExec {
                 ..
             } => write!(
                 f,
-                "HudiMergePasses: passes={n}, one after another over the source read once (the plan of one pass, then the source's)"
+                "HudiMergePasses: passes={n}, one after another over the source read once"
             ),
             Passes::Run {
                 count: PassCount::Auto { limit },
                 ..
             } => write!(
                 f,
-                "HudiMergePasses: passes=auto, one after another over the source read once and measured (twice a pass's share must fit a quarter of the {limit}-byte pool; the plan of one pass, then the source's)"
+                "HudiMergePasses: passes=auto, one after another over the source read once and measured (twice a pass's share must fit a quarter of the {limit}-byte pool)"
             ),
         }
     }
@@ -142,19 +146,68 @@ fn with_advice(e: DataFusionError, passes: usize, keyed: bool) -> DataFusionErro
     DataFusionError::ResourcesExhausted(format!("{message}\n{advice}"))
 }
 
-/// The rows of `passes`, one pass after another. A pass is executed (its tasks spawned) only
-/// when the stream before it has ended: `try_flatten` asks for the next inner stream once the
-/// current one is exhausted.
+/// The physical plan of a pass after the first: the MERGE's one (optimized) logical
+/// change-set plan planned afresh, because DataFusion's joins keep run state that resetting
+/// the physical plan does not clear everywhere (the dynamic filter a hash join pushed into the
+/// scan it probes keeps the first pass's build side).
+#[derive(Debug)]
+pub struct Replanner {
+    logical: LogicalPlan,
+    state: SessionState,
+}
+
+impl Replanner {
+    /// Plans `logical` (optimized already) in `state`.
+    pub fn new(logical: LogicalPlan, state: SessionState) -> Self {
+        Self { logical, state }
+    }
+
+    async fn plan(&self) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let planner =
+            datafusion::physical_planner::DefaultPhysicalPlanner::with_extension_planners(vec![
+                crate::session::planner::hoodie_extension_planner(),
+            ]);
+        planner
+            .create_physical_plan(&self.logical, &self.state)
+            .await
+    }
+}
+
+/// The rows of the passes of `count`, one pass after another: the first runs `first`, the
+/// others a fresh plan from `replan`; `set` is told each pass before it runs. A pass is
+/// executed (its tasks spawned) only when the stream before it has ended: `try_flatten` asks
+/// for the next inner stream once the current one is exhausted.
 fn in_turn(
-    passes: Vec<Arc<dyn ExecutionPlan>>,
+    first: Arc<dyn ExecutionPlan>,
+    count: u32,
+    replan: Option<Arc<Replanner>>,
+    set: impl Fn(Pass) + Send + Sync + 'static,
     context: Arc<TaskContext>,
     keyed: bool,
 ) -> impl futures::Stream<Item = DFResult<datafusion::arrow::array::RecordBatch>> + Send {
-    let count = passes.len();
-    futures::stream::iter(passes)
-        .map(move |pass| single(pass).execute(0, context.clone()))
+    futures::stream::iter(0..count)
+        .then(move |index| {
+            set(Pass { index, count });
+            let (first, replan, context) = (first.clone(), replan.clone(), context.clone());
+            async move {
+                let plan = match replan {
+                    Some(r) if index > 0 => r.plan().await?,
+                    _ => first,
+                };
+                single(plan).execute(0, context)
+            }
+        })
         .try_flatten()
-        .map_err(move |e| with_advice(e, count, keyed))
+        .map_err(move |e| with_advice(e, count as usize, keyed))
+}
+
+/// The source a plan reads through its [`KeptSourceExec`].
+fn kept_source(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
+    let any: &dyn std::any::Any = plan.as_ref();
+    if let Some(kept) = any.downcast_ref::<KeptSourceExec>() {
+        return Some(kept.input().clone());
+    }
+    plan.children().into_iter().find_map(kept_source)
 }
 
 fn single(plan: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
@@ -176,8 +229,7 @@ impl ExecutionPlan for MergePassesExec {
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
         match &self.passes {
-            Passes::One(one) => vec![one],
-            Passes::Run { one, source, .. } => vec![one, source],
+            Passes::One(plan) | Passes::Run { plan, .. } => vec![plan],
         }
     }
 
@@ -207,18 +259,20 @@ impl ExecutionPlan for MergePassesExec {
                 children.len()
             )));
         }
+        let plan = children.swap_remove(0);
         let passes = match &self.passes {
-            Passes::One(_) => Passes::One(children.swap_remove(0)),
-            Passes::Run { planner, count, .. } => {
-                let source = children.pop().expect("two children");
-                let one = children.pop().expect("two children");
-                Passes::Run {
-                    one,
-                    source,
-                    planner: planner.clone(),
-                    count: *count,
-                }
-            }
+            Passes::One(_) => Passes::One(plan),
+            Passes::Run {
+                passes,
+                count,
+                replan,
+                ..
+            } => Passes::Run {
+                plan,
+                passes: passes.clone(),
+                count: *count,
+                replan: replan.clone(),
+            },
         };
         Ok(Arc::new(Self::new(passes, self.keyed)))
     }
@@ -237,35 +291,43 @@ impl ExecutionPlan for MergePassesExec {
         let passes_metric = MetricBuilder::new(&self.metrics).counter("passes", 0);
         let schema = self.schema();
         match self.passes.clone() {
-            Passes::One(one) => {
+            Passes::One(plan) => {
                 passes_metric.add(1);
-                let rows = in_turn(vec![one], context, keyed);
+                let rows = in_turn(plan, 1, None, |_| {}, context, keyed);
                 Ok(Box::pin(RecordBatchStreamAdapter::new(schema, rows)))
             }
             Passes::Run {
-                source,
-                planner,
+                plan,
+                passes,
                 count,
-                ..
+                replan,
             } => {
                 let measured = MetricBuilder::new(&self.metrics).gauge("source_bytes", 0);
                 let source_reads = MetricBuilder::new(&self.metrics).counter("source_reads", 0);
                 let rows = futures::stream::once(async move {
-                    let (bytes, kept) = read_source(single(source), context.clone()).await?;
+                    let source = kept_source(&plan).ok_or_else(|| {
+                        DataFusionError::Internal(
+                            "a MERGE in passes without its kept source".into(),
+                        )
+                    })?;
+                    let (bytes, spilled) = read_source(single(source), context.clone()).await?;
                     measured.set(bytes);
+                    source_reads.add(1);
+                    passes.kept.keep(spilled);
                     let count = match count {
                         PassCount::Auto { limit } => auto_passes(limit, bytes),
                         PassCount::Fixed(n) => n,
                     };
-                    let (passes, reads_kept) = planner.plan(count, Some(&kept)).await?;
-                    passes_metric.add(passes.len());
-                    source_reads.add(if reads_kept { 1 } else { 1 + passes.len() });
-                    // the kept source lives until the last pass has read it
-                    let rows = in_turn(passes, context, keyed).map(move |r| {
-                        let _ = &kept;
-                        r
-                    });
-                    Ok::<_, DataFusionError>(rows)
+                    passes_metric.add(count as usize);
+                    let selector = passes.selector.clone();
+                    Ok::<_, DataFusionError>(in_turn(
+                        plan,
+                        count,
+                        Some(replan),
+                        move |pass| selector.set(pass),
+                        context,
+                        keyed,
+                    ))
                 })
                 .try_flatten();
                 Ok(Box::pin(RecordBatchStreamAdapter::new(schema, rows)))

@@ -7,15 +7,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::ipc::writer::FileWriter;
-use datafusion::common::TableReference;
-use datafusion::datasource::file_format::arrow::ArrowFormat;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
-use datafusion::datasource::provider_as_source;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SpillFile, TaskContext};
-use datafusion::logical_expr::{LogicalPlan, LogicalPlanBuilder};
 use datafusion::physical_plan::{execute_stream, ExecutionPlan};
 use futures::StreamExt;
 
@@ -28,7 +21,6 @@ pub struct SpilledSource {
     /// Keeps the file alive.
     _file: Arc<dyn SpillFile>,
     path: PathBuf,
-    schema: SchemaRef,
 }
 
 fn plain_type(t: &DataType) -> Option<DataType> {
@@ -100,14 +92,7 @@ pub async fn read_source(
     writing
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))??;
-    Ok((
-        bytes,
-        SpilledSource {
-            _file: file,
-            path,
-            schema,
-        },
-    ))
+    Ok((bytes, SpilledSource { _file: file, path }))
 }
 
 impl std::fmt::Debug for SpilledSource {
@@ -117,27 +102,8 @@ impl std::fmt::Debug for SpilledSource {
 }
 
 impl SpilledSource {
-    /// A plan that reads the kept rows in place of `original` (the source as planned), with the
-    /// same qualifier and column names; `None` when the source's columns do not share one
-    /// qualifier (then the passes compute the source again).
-    pub fn plan_in_place_of(&self, original: &LogicalPlan) -> DFResult<Option<LogicalPlan>> {
-        let qualifiers: Vec<Option<&TableReference>> =
-            original.schema().iter().map(|(q, _)| q).collect();
-        let Some(first) = qualifiers.first() else {
-            return Ok(None);
-        };
-        let Some(qualifier) = first.filter(|_| qualifiers.iter().all(|q| q == first)) else {
-            return Ok(None);
-        };
-        let url = ListingTableUrl::parse(self.path.to_string_lossy())?;
-        let options = ListingOptions::new(Arc::new(ArrowFormat)).with_file_extension("");
-        let config = ListingTableConfig::new(url)
-            .with_listing_options(options)
-            .with_schema(self.schema.clone());
-        let table = ListingTable::try_new(config)?;
-        let plan =
-            LogicalPlanBuilder::scan(qualifier.clone(), provider_as_source(Arc::new(table)), None)?
-                .build()?;
-        Ok(Some(plan))
+    /// The file holding the rows.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
     }
 }

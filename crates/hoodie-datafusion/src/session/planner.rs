@@ -12,6 +12,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 
 use crate::dml::{HudiDmlNode, HudiDmlPlanner};
+use crate::merge_passes::KeptSourceNode;
 use crate::write_node::HudiWriteNode;
 
 /// hoodie's extension planner, for a session that builds its own `DefaultPhysicalPlanner`
@@ -40,7 +41,9 @@ impl HoodieQueryPlanner {
 fn writes_hudi(plan: &LogicalPlan) -> bool {
     plan.exists(|p| {
         Ok(matches!(p, LogicalPlan::Extension(e)
-            if e.node.as_any().is::<HudiDmlNode>() || e.node.as_any().is::<HudiWriteNode>()))
+            if e.node.as_any().is::<HudiDmlNode>()
+                || e.node.as_any().is::<HudiWriteNode>()
+                || e.node.as_any().is::<KeptSourceNode>()))
     })
     .unwrap_or(false)
 }
