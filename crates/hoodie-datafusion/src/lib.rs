@@ -10,31 +10,26 @@
 
 #![warn(missing_docs)]
 
-mod catalog;
 mod context;
-mod create;
+mod ddl;
 mod dml;
 mod error;
-mod factory;
 mod frontend;
-mod insert;
-mod merge;
-mod merge_passes;
 mod names;
 mod provider;
 mod session;
 mod sink;
 mod sql;
 mod statements;
-mod write_node;
 
 pub mod prelude;
 
-pub use catalog::WarehouseSchema;
 pub use context::{HoodieConfig, HoodieContext, StatementOutput};
+pub use ddl::catalog::WarehouseSchema;
+pub use ddl::factory::HudiTableFactory;
+pub use dml::write_node::HudiWriteNode;
 pub use dml::{HudiDmlNode, HudiDmlRule};
 pub use error::{df_message, HoodieError};
-pub use factory::HudiTableFactory;
 pub use provider::HudiTableProvider;
 pub use session::config::{HoodieSessionConfig, SparkSessionConfig};
 pub use session::install::{HoodieOptions, SessionStateBuilderExt};
@@ -43,4 +38,3 @@ pub use session::write_options::SessionOptions;
 pub use sink::{to_table_batch, write_batches, HudiSink, WriteCounts, WriteMode};
 pub use sql::HudiSqlExt;
 pub use statements::split_statements;
-pub use write_node::HudiWriteNode;

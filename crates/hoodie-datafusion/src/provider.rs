@@ -25,12 +25,12 @@ use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::bucket::BucketSpec;
 use hoodie_format::config;
 use hoodie_format::fs_view::FileSlice;
-use hoodie_format::insert::InsertOptions;
 use hoodie_format::keygen::KeyGenerator;
-use hoodie_format::overwrite::OverwriteScope;
-use hoodie_format::transaction::WriteOperation;
-use hoodie_format::upsert::{DupPolicy, UpsertOptions};
-use hoodie_format::writer::BaseFileSettings;
+use hoodie_format::write::insert::InsertOptions;
+use hoodie_format::write::overwrite::OverwriteScope;
+use hoodie_format::write::transaction::WriteOperation;
+use hoodie_format::write::upsert::{DupPolicy, UpsertOptions};
+use hoodie_format::write::writer::BaseFileSettings;
 use hoodie_format::HudiTable;
 use object_store::ObjectMeta;
 

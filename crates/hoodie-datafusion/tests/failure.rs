@@ -17,7 +17,7 @@ use hoodie_datafusion::HudiTableProvider;
 use hoodie_datafusion::{to_table_batch, write_batches, WriteMode};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::storage::TableStorage;
-use hoodie_format::transaction::WriteOperation;
+use hoodie_format::write::transaction::WriteOperation;
 use hoodie_format::HudiTable;
 use object_store::path::Path;
 use object_store::{

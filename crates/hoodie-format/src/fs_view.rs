@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::error::{FormatError, Result};
 use crate::file_name::{BaseFileName, LogFileName, PARTITION_METADATA_FILE};
-use crate::instant::{Action, State};
 use crate::storage::TableStorage;
+use crate::timeline::instant::{Action, State};
 use crate::timeline::Timeline;
 
 /// A base file of a file slice.

@@ -4,38 +4,27 @@
 //! columns, key generators, commit metadata, the Java-compatible bloom filter, the file-system
 //! view and the commit protocol. Everything works on plain Arrow record batches.
 
+pub mod avro;
 pub mod base_file;
 pub mod bloom;
 pub mod bucket;
-pub mod change_set;
-mod column_diff;
-pub mod commit_metadata;
 pub mod config;
 pub mod error;
 pub mod field_path;
 pub mod file_name;
 pub mod footer;
 pub mod fs_view;
-pub mod incoming;
 pub mod index;
-pub mod insert;
-pub mod instant;
 pub mod keygen;
 pub mod meta;
-pub mod overwrite;
 pub mod properties;
-pub mod requested_replace;
-pub mod rollback_avro;
 pub mod schema;
-mod splice;
 pub mod storage;
 pub mod table;
 pub mod table_config;
 mod tasks;
 pub mod timeline;
-pub mod transaction;
-pub mod upsert;
-pub mod writer;
+pub mod write;
 
 pub use error::{FormatError, Result};
 pub use table::HudiTable;

@@ -11,9 +11,9 @@ use datafusion::prelude::SessionConfig;
 
 use super::config::{HoodieSessionConfig, SparkSessionConfig};
 use super::planner::HoodieQueryPlanner;
-use crate::catalog::WarehouseSchema;
+use crate::ddl::catalog::WarehouseSchema;
+use crate::ddl::factory::HudiTableFactory;
 use crate::dml::HudiDmlRule;
-use crate::factory::HudiTableFactory;
 
 /// The catalog a session's warehouse is registered as, unless [`HoodieOptions::with_catalog`]
 /// names another.

@@ -11,9 +11,9 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 
+use crate::dml::merge_into::passes::KeptSourceNode;
+use crate::dml::write_node::HudiWriteNode;
 use crate::dml::{HudiDmlNode, HudiDmlPlanner};
-use crate::merge_passes::KeptSourceNode;
-use crate::write_node::HudiWriteNode;
 
 /// hoodie's extension planner, for a session that builds its own `DefaultPhysicalPlanner`
 /// (what [`HoodieQueryPlanner`] adds for plans that write Hudi tables).

@@ -8,7 +8,7 @@ use datafusion::config::ConfigOptions;
 
 use hoodie_format::config::{self, ConfigKey};
 use hoodie_format::table_config::MergeMode;
-use hoodie_format::transaction::WriteOperation;
+use hoodie_format::write::transaction::WriteOperation;
 use hoodie_format::TableConfig;
 
 use crate::error::{HoodieError, Result};

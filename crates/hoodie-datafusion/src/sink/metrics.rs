@@ -3,7 +3,7 @@
 
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
-use hoodie_format::commit_metadata::CommitMetadata;
+use hoodie_format::timeline::commit_metadata::CommitMetadata;
 
 /// What one write did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl WriteCounts {
     }
 
     /// Counts of a keyed write.
-    pub(crate) fn of_upsert(r: &hoodie_format::upsert::UpsertResult) -> Self {
+    pub(crate) fn of_upsert(r: &hoodie_format::write::upsert::UpsertResult) -> Self {
         WriteCounts {
             inserted: r.inserted,
             updated: r.updated,

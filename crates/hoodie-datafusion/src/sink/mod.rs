@@ -15,14 +15,14 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
-use hoodie_format::change_set::ChangeSetSchema;
-use hoodie_format::incoming::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
-use hoodie_format::insert::{write_inserts, InsertOptions};
 use hoodie_format::keygen::KeyGenerator;
-use hoodie_format::overwrite::{write_overwrite, OverwriteScope};
 use hoodie_format::schema::{avro_schema, is_meta_column};
-use hoodie_format::transaction::{Transaction, WriteOperation};
-use hoodie_format::upsert::{
+use hoodie_format::write::change_set::ChangeSetSchema;
+use hoodie_format::write::incoming::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
+use hoodie_format::write::insert::{write_inserts, InsertOptions};
+use hoodie_format::write::overwrite::{write_overwrite, OverwriteScope};
+use hoodie_format::write::transaction::{Transaction, WriteOperation};
+use hoodie_format::write::upsert::{
     check_change_set, check_ordering_values, write_upserts, UpsertOptions,
 };
 use hoodie_format::HudiTable;

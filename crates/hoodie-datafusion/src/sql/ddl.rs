@@ -17,13 +17,13 @@ use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::{collect, ExecutionPlanProperties};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
-use hoodie_format::transaction::WriteOperation;
+use hoodie_format::write::transaction::WriteOperation;
 
 use super::run_datafusion;
-use crate::catalog::WarehouseSchema;
-use crate::create::TableSpec;
+use crate::ddl::catalog::WarehouseSchema;
+use crate::ddl::factory::open_or_create;
+use crate::ddl::spec::TableSpec;
 use crate::error::{HoodieError, Result};
-use crate::factory::open_or_create;
 use crate::frontend::{self, CreateTableUsing};
 use crate::names::resolve_names;
 use crate::provider::{as_hudi, HudiTableProvider};

@@ -12,12 +12,12 @@ use sqlparser::ast::{Statement, TableFactor, TableObject};
 
 use super::ddl::{hudi_table, table_provider};
 use super::plan_statement;
+use crate::dml::insert::{rewrite_insert, InsertInfo};
+use crate::dml::write_node::HudiWriteNode;
 use crate::error::{HoodieError, Result};
-use crate::insert::{rewrite_insert, InsertInfo};
 use crate::names::resolve_names;
 use crate::provider::as_hudi;
 use crate::session::write_options::SessionOptions;
-use crate::write_node::HudiWriteNode;
 
 /// `MERGE INTO` (or an EXPLAIN of one).
 pub(super) async fn merge(

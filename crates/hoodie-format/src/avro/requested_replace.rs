@@ -9,7 +9,7 @@
 
 use apache_avro::types::Value;
 
-use crate::rollback_avro::{encode_container, RollbackAvroError};
+use crate::avro::rollback::{encode_container, RollbackAvroError};
 
 /// Writer schema: `org.apache.hudi.avro.model.HoodieRequestedReplaceMetadata` as Java writes it
 /// into the container header.

@@ -36,6 +36,7 @@ use datafusion::execution::memory_pool::MemoryLimit;
 use datafusion::execution::session_state::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_planner::ExtensionPlanner;
 use hoodie_format::config;
 
 pub use exec::{MergePassesExec, PassCount, Replanner};
@@ -102,6 +103,7 @@ pub fn merge_input(
     keyed: bool,
     (logical, planned): (&LogicalPlan, Arc<dyn ExecutionPlan>),
     session: &dyn Session,
+    extension: Arc<dyn ExtensionPlanner + Send + Sync>,
 ) -> DFResult<(Arc<dyn ExecutionPlan>, Option<usize>)> {
     let one_pass = || {
         Ok((
@@ -133,7 +135,7 @@ pub fn merge_input(
             PassCount::Auto { .. } => one_pass(),
         };
     };
-    let replan = Replanner::new(logical.clone(), state.clone());
+    let replan = Replanner::new(logical.clone(), state.clone(), extension);
     let exec = MergePassesExec::passes(planned, passes.clone(), count, replan);
     Ok((Arc::new(exec), cap))
 }

@@ -1,6 +1,6 @@
 //! Copy-on-write rewrites that keep every stored row where it is (a file group that takes
 //! updates and inserts but no deletes): only the columns that change (those the statement
-//! assigns, or those whose values differ, see [`crate::column_diff`]) and the meta columns a
+//! assigns, or those whose values differ, see [`crate::write::column_diff`]) and the meta columns a
 //! rewrite restamps are decoded and encoded again; every other column chunk is copied from the
 //! old file byte for byte. Inserts follow as a row group of their own.
 //!
@@ -32,7 +32,7 @@ use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::meta::{MetaValues, COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, RECORD_KEY};
 use crate::storage::TableStorage;
-use crate::writer::{writer_properties, BaseFileSettings};
+use crate::write::writer::{writer_properties, BaseFileSettings};
 
 /// What a spliced rewrite is given.
 pub(crate) struct SpliceInput<'a> {
@@ -52,7 +52,7 @@ pub(crate) struct SpliceInput<'a> {
     pub ordering: Option<&'a FieldPath>,
     /// Data columns the statement may change; all others are equal in `incoming` and stored.
     /// `None`: unknown (an upsert, `UPDATE SET *`): the updated rows are compared with the
-    /// stored ones to find out ([`crate::column_diff`]).
+    /// stored ones to find out ([`crate::write::column_diff`]).
     pub changed: Option<&'a [String]>,
     /// Base file settings (the re-encoded chunks use them).
     pub settings: &'a BaseFileSettings,
@@ -123,7 +123,7 @@ pub(crate) async fn splice_rewrite(
             let candidates: Vec<usize> = (0..fields.len())
                 .filter(|&c| !crate::schema::is_meta_column(fields[c].name()))
                 .collect();
-            let differing = crate::column_diff::differing_columns(
+            let differing = crate::write::column_diff::differing_columns(
                 input.storage,
                 input.old_rel,
                 footer.clone(),

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::ipc::reader::FileReader;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::DFSchemaRef;
+use datafusion::common::{DFSchema, DFSchemaRef};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
@@ -22,7 +22,9 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
 };
 
-use super::spill::SpilledSource;
+use futures::StreamExt;
+
+use super::spill::{plain_schema, plain_type, SpilledSource};
 use crate::sink::cast_columns;
 
 /// The kept copy of a MERGE's source, shared by the plan nodes that read it and the
@@ -53,17 +55,44 @@ impl Hash for KeptSource {
     }
 }
 
-/// The source of a MERGE that may run in passes.
+/// The source of a MERGE that may run in passes, with its string and binary view columns as
+/// plain ones: a pass keeps a fraction of the source's rows, and view arrays keep the buffers of
+/// every row, so the pass's hash join would hold (and count) all of them; the plain copy is
+/// also what the kept file holds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeptSourceNode {
     input: LogicalPlan,
     kept: KeptSource,
+    schema: DFSchemaRef,
+}
+
+/// `schema` with its view types as plain ones, qualifiers kept.
+fn plain_df_schema(schema: &DFSchemaRef) -> DFResult<DFSchemaRef> {
+    let fields = schema
+        .iter()
+        .map(|(q, f)| {
+            let field = match plain_type(f.data_type()) {
+                Some(t) => Arc::new(f.as_ref().clone().with_data_type(t)),
+                None => f.clone(),
+            };
+            (q.cloned(), field)
+        })
+        .collect();
+    Ok(Arc::new(DFSchema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    )?))
 }
 
 impl KeptSourceNode {
     /// `input`, read from `kept` once it is kept.
-    pub fn new(input: LogicalPlan, kept: KeptSource) -> Self {
-        Self { input, kept }
+    pub fn new(input: LogicalPlan, kept: KeptSource) -> DFResult<Self> {
+        let schema = plain_df_schema(input.schema())?;
+        Ok(Self {
+            input,
+            kept,
+            schema,
+        })
     }
 
     /// The kept copy.
@@ -86,7 +115,7 @@ impl UserDefinedLogicalNodeCore for KeptSourceNode {
         vec![&self.input]
     }
     fn schema(&self) -> &DFSchemaRef {
-        self.input.schema()
+        &self.schema
     }
     fn expressions(&self) -> Vec<Expr> {
         vec![]
@@ -99,10 +128,7 @@ impl UserDefinedLogicalNodeCore for KeptSourceNode {
         _exprs: Vec<Expr>,
         mut inputs: Vec<LogicalPlan>,
     ) -> DFResult<Self> {
-        Ok(Self {
-            input: inputs.swap_remove(0),
-            kept: self.kept.clone(),
-        })
+        Self::new(inputs.swap_remove(0), self.kept.clone())
     }
     // the columns the MERGE reads of its source, pushed into the source
     fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
@@ -110,8 +136,8 @@ impl UserDefinedLogicalNodeCore for KeptSourceNode {
     }
 }
 
-/// Runs its input, or once the source is kept reads the kept copy (all of it from partition 0;
-/// it claims no distribution of its rows).
+/// Runs its input (views cast to plain arrays), or once the source is kept reads the kept copy
+/// (all of it from partition 0; it claims no distribution of its rows).
 #[derive(Debug)]
 pub struct KeptSourceExec {
     input: Arc<dyn ExecutionPlan>,
@@ -123,7 +149,7 @@ impl KeptSourceExec {
     /// `input`, read from `kept` once it is kept.
     pub fn new(input: Arc<dyn ExecutionPlan>, kept: KeptSource) -> Self {
         let cache = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(input.schema()),
+            EquivalenceProperties::new(plain_schema(&input.schema())),
             Partitioning::UnknownPartitioning(input.output_partitioning().partition_count()),
             EmissionType::Incremental,
             Boundedness::Bounded,
@@ -184,10 +210,16 @@ impl ExecutionPlan for KeptSourceExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> DFResult<SendableRecordBatchStream> {
-        let Some(spilled) = self.kept.get() else {
-            return self.input.execute(partition, context);
-        };
         let schema = self.schema();
+        let Some(spilled) = self.kept.get() else {
+            let out = schema.clone();
+            let rows = self.input.execute(partition, context)?.map(move |batch| {
+                let batch = batch?;
+                let columns = cast_columns(batch.columns(), &out)?;
+                Ok(RecordBatch::try_new(out.clone(), columns)?)
+            });
+            return Ok(Box::pin(RecordBatchStreamAdapter::new(schema, rows)));
+        };
         if partition > 0 {
             let empty = futures::stream::empty::<DFResult<RecordBatch>>();
             return Ok(Box::pin(RecordBatchStreamAdapter::new(schema, empty)));
@@ -200,7 +232,6 @@ impl ExecutionPlan for KeptSourceExec {
                 let file = std::fs::File::open(spilled.path())?;
                 for batch in FileReader::try_new(std::io::BufReader::new(file), None)? {
                     let batch = batch?;
-                    // the kept copy holds plain arrays where the source has views
                     let columns = cast_columns(batch.columns(), &out)?;
                     if tx
                         .blocking_send(Ok(RecordBatch::try_new(out.clone(), columns)?))

@@ -23,7 +23,7 @@ pub struct SpilledSource {
     path: PathBuf,
 }
 
-fn plain_type(t: &DataType) -> Option<DataType> {
+pub(super) fn plain_type(t: &DataType) -> Option<DataType> {
     match t {
         DataType::Utf8View => Some(DataType::Utf8),
         DataType::BinaryView => Some(DataType::Binary),
@@ -32,7 +32,7 @@ fn plain_type(t: &DataType) -> Option<DataType> {
 }
 
 /// `schema` with its view types as plain ones.
-fn plain_schema(schema: &Schema) -> SchemaRef {
+pub(super) fn plain_schema(schema: &Schema) -> SchemaRef {
     Arc::new(Schema::new(
         schema
             .fields()

@@ -91,7 +91,7 @@ fn java_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// The Parquet writer properties of base files (also used by [`crate::splice`], whose
+/// The Parquet writer properties of base files (also used by [`crate::write::splice`], whose
 /// re-encoded column chunks must match the ones a full rewrite writes).
 pub(crate) fn writer_properties(settings: &BaseFileSettings) -> Result<WriterProperties> {
     Ok(WriterProperties::builder()

@@ -26,13 +26,13 @@ use hoodie_format::schema::is_meta_column;
 use hoodie_format::table_config::{MergeMode, TableType};
 use std::ops::Not;
 
+use crate::dml::merge_into::passes::kept::KeptSourceNode;
+use crate::dml::merge_into::passes::udf::pass_filter;
+use crate::dml::merge_into::passes::PassPlan;
 use crate::error::HoodieError;
-use crate::merge_passes::kept::KeptSourceNode;
-use crate::merge_passes::udf::pass_filter;
-use crate::merge_passes::PassPlan;
 use crate::provider::HudiTableProvider;
 use crate::session::write_options::SessionOptions;
-use hoodie_format::change_set::DELETE_FLAG;
+use hoodie_format::write::change_set::DELETE_FLAG;
 
 const TARGET_FLAG: &str = "__hoodie_t";
 const SOURCE_FLAG: &str = "__hoodie_s";
@@ -159,7 +159,7 @@ fn key_match(
     target: &TableReference,
     schema: &datafusion::arrow::datatypes::SchemaRef,
     partition_fields: &[String],
-    index: &hoodie_format::upsert::UpsertOptions,
+    index: &hoodie_format::write::upsert::UpsertOptions,
 ) -> Result<Expr, HoodieError> {
     let (global_index, update_partition_path) = (index.global_index, index.update_partition_path);
     let mut conjuncts = key_equalities;
@@ -236,7 +236,7 @@ pub(crate) fn updated_columns(
 }
 
 /// Builds the change set of a MERGE into `hudi`; with `passes`, its join can run in passes
-/// ([`crate::merge_passes`]): both sides filtered to the pass that runs, the source kept.
+/// ([`crate::dml::merge_into::passes`]): both sides filtered to the pass that runs, the source kept.
 pub fn plan_merge(
     dml: &DmlStatement,
     merge: &MergeIntoOp,
@@ -277,30 +277,6 @@ fn key_sides(
     Ok((t_side, s_side))
 }
 
-/// The plan's string and binary view columns as plain ones. A pass keeps a fraction of the
-/// source's rows, and view arrays read from Parquet keep the buffers of every row: the hash
-/// join would hold (and count) all of them in every pass. The cast copies only the kept values
-/// (the change set casts them to the table's plain types anyway).
-fn compact_views(plan: LogicalPlanBuilder) -> Result<LogicalPlanBuilder, HoodieError> {
-    let exprs: Vec<Expr> = plan
-        .schema()
-        .iter()
-        .map(|(qualifier, field)| {
-            let col = Expr::Column(Column::from((qualifier, field)));
-            let plain = match field.data_type() {
-                DataType::Utf8View => Some(DataType::Utf8),
-                DataType::BinaryView => Some(DataType::Binary),
-                _ => None,
-            };
-            match plain {
-                Some(t) => cast(col, t).alias_qualified(qualifier.cloned(), field.name()),
-                None => col,
-            }
-        })
-        .collect();
-    Ok(plan.project(exprs)?)
-}
-
 fn plan(
     dml: &DmlStatement,
     merge: &MergeIntoOp,
@@ -325,7 +301,7 @@ fn plan(
     // with passes the source is computed once and kept for them
     let source = match passes.filter(|_| !keys.is_empty()) {
         Some(p) => LogicalPlan::Extension(Extension {
-            node: Arc::new(KeptSourceNode::new(source, p.kept.clone())),
+            node: Arc::new(KeptSourceNode::new(source, p.kept.clone())?),
         }),
         None => source,
     };
@@ -432,7 +408,7 @@ fn plan(
     let (target_plan, source) = match pass_filters {
         Some((t, s)) => (
             target_plan.filter(t)?,
-            compact_views(LogicalPlanBuilder::from(source).filter(s)?)?.build()?,
+            LogicalPlanBuilder::from(source).filter(s)?.build()?,
         ),
         None => (target_plan, source),
     };

@@ -3,7 +3,7 @@
 //! the same name and payload). Reading only the updated rows of a file group (the record key
 //! column decides which, so other columns are decoded for those rows only) and comparing them
 //! with the incoming values tells which columns a rewrite must encode again; the others can be
-//! copied ([`crate::splice`]).
+//! copied ([`crate::write::splice`]).
 
 use std::sync::Arc;
 

@@ -19,7 +19,7 @@ use futures::{StreamExt, TryStreamExt};
 
 use datafusion::execution::session_state::SessionState;
 use datafusion::logical_expr::LogicalPlan;
-use datafusion::physical_planner::PhysicalPlanner;
+use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 
 use super::kept::KeptSourceExec;
 use super::size::auto_passes;
@@ -53,7 +53,7 @@ enum Passes {
     },
 }
 
-/// The change set of a MERGE, from its passes ([`crate::merge_passes`]) one after another:
+/// The change set of a MERGE, from its passes ([`crate::dml::merge_into::passes`]) one after another:
 /// pass `i + 1` starts (and its join builds its hash table) only when pass `i` has ended and
 /// freed its memory. One output partition, fed to the one sink. Its metrics give the number of
 /// passes, the bytes measured of the source and how many times the source was computed (1 when
@@ -150,22 +150,36 @@ fn with_advice(e: DataFusionError, passes: usize, keyed: bool) -> DataFusionErro
 /// change-set plan planned afresh, because DataFusion's joins keep run state that resetting
 /// the physical plan does not clear everywhere (the dynamic filter a hash join pushed into the
 /// scan it probes keeps the first pass's build side).
-#[derive(Debug)]
 pub struct Replanner {
     logical: LogicalPlan,
     state: SessionState,
+    extension: Arc<dyn ExtensionPlanner + Send + Sync>,
+}
+
+impl fmt::Debug for Replanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Replanner")
+    }
 }
 
 impl Replanner {
-    /// Plans `logical` (optimized already) in `state`.
-    pub fn new(logical: LogicalPlan, state: SessionState) -> Self {
-        Self { logical, state }
+    /// Plans `logical` (optimized already) in `state`, its hoodie nodes with `extension`.
+    pub fn new(
+        logical: LogicalPlan,
+        state: SessionState,
+        extension: Arc<dyn ExtensionPlanner + Send + Sync>,
+    ) -> Self {
+        Self {
+            logical,
+            state,
+            extension,
+        }
     }
 
     async fn plan(&self) -> DFResult<Arc<dyn ExecutionPlan>> {
         let planner =
             datafusion::physical_planner::DefaultPhysicalPlanner::with_extension_planners(vec![
-                crate::session::planner::hoodie_extension_planner(),
+                self.extension.clone(),
             ]);
         planner
             .create_physical_plan(&self.logical, &self.state)

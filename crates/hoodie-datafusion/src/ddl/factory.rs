@@ -11,7 +11,7 @@ use datafusion::logical_expr::CreateExternalTable;
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
-use crate::create::TableSpec;
+use crate::ddl::spec::TableSpec;
 use crate::error::HoodieError;
 use crate::provider::HudiTableProvider;
 

@@ -13,33 +13,26 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use datafusion::arrow::datatypes::Field;
-use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::DFSchemaRef;
 use datafusion::datasource::source_as_provider;
 use datafusion::datasource::TableProvider;
-use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::dml::WriteOp;
 use datafusion::logical_expr::{
-    lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNode,
-    UserDefinedLogicalNodeCore,
+    lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNodeCore,
 };
+use datafusion::optimizer::analyzer::type_coercion::TypeCoercion;
 use datafusion::optimizer::AnalyzerRule;
-use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
-use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
-use hoodie_format::transaction::WriteOperation;
 
+use crate::dml::merge_into::passes::{PassPlan, PassSetting};
+use crate::dml::write_node::count_schema;
 use crate::error::HoodieError;
-use crate::merge_passes::{KeptSourceExec, KeptSourceNode, PassPlan, PassSetting};
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::SessionOptions;
-use crate::sink::WriteMode;
-use crate::write_node::{count_schema, HudiWriteNode};
-use hoodie_format::change_set::DELETE_FLAG;
+use hoodie_format::write::change_set::DELETE_FLAG;
 
 /// What a DML statement does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
@@ -55,16 +48,16 @@ pub enum DmlKind {
 /// A change set to write into a Hudi table.
 #[derive(Clone)]
 pub struct HudiDmlNode {
-    table: String,
-    kind: DmlKind,
-    provider: Arc<dyn TableProvider>,
-    input: LogicalPlan,
-    schema: DFSchemaRef,
+    pub(super) table: String,
+    pub(super) kind: DmlKind,
+    pub(super) provider: Arc<dyn TableProvider>,
+    pub(super) input: LogicalPlan,
+    pub(super) schema: DFSchemaRef,
     /// The data columns an UPDATE, or a MERGE's UPDATE clauses, assign (None for DELETE).
-    changed: Option<Vec<String>>,
+    pub(super) changed: Option<Vec<String>>,
     /// A MERGE whose join may run in passes: the state its plan shares with the passes
-    /// ([`crate::merge_passes`]).
-    passes: Option<PassPlan>,
+    /// ([`crate::dml::merge_into::passes`]).
+    pub(super) passes: Option<PassPlan>,
 }
 
 impl fmt::Debug for HudiDmlNode {
@@ -143,7 +136,7 @@ impl AnalyzerRule for HudiDmlRule {
         let session = SessionOptions::of(config);
         // the statement, or the statement under EXPLAIN ANALYZE (an Analyze node)
         plan.transform_down(|node| {
-            let node = change_set_of(node, &session)?;
+            let node = change_set_of(node, &session, config)?;
             let done =
                 matches!(&node, LogicalPlan::Extension(e) if e.node.as_any().is::<HudiDmlNode>());
             Ok(if done {
@@ -158,7 +151,11 @@ impl AnalyzerRule for HudiDmlRule {
 
 /// A `Dml` UPDATE, DELETE or MERGE on a Hudi table as a [`HudiDmlNode`] over its change set;
 /// any other plan as it is.
-fn change_set_of(plan: LogicalPlan, session: &SessionOptions) -> DFResult<LogicalPlan> {
+fn change_set_of(
+    plan: LogicalPlan,
+    session: &SessionOptions,
+    config: &ConfigOptions,
+) -> DFResult<LogicalPlan> {
     let LogicalPlan::Dml(dml) = &plan else {
         return Ok(plan);
     };
@@ -178,7 +175,10 @@ fn change_set_of(plan: LogicalPlan, session: &SessionOptions) -> DFResult<Logica
     }
     let changed = match &dml.op {
         WriteOp::Update => assigned_columns(&dml.input),
-        WriteOp::MergeInto(merge) => Some(crate::merge::updated_columns(merge, &provider.schema())),
+        WriteOp::MergeInto(merge) => Some(crate::dml::merge_into::plan::updated_columns(
+            merge,
+            &provider.schema(),
+        )),
         _ => None,
     };
     // a MERGE into a table with a record key may run its join in passes
@@ -193,7 +193,17 @@ fn change_set_of(plan: LogicalPlan, session: &SessionOptions) -> DFResult<Logica
     };
     let change_set = match &dml.op {
         WriteOp::MergeInto(merge) => {
-            crate::merge::plan_merge(dml, merge, provider.clone(), hudi, session, passes.as_ref())?
+            let plan = crate::dml::merge_into::plan::plan_merge(
+                dml,
+                merge,
+                provider.clone(),
+                hudi,
+                session,
+                passes.as_ref(),
+            )?;
+            // the rule runs after DataFusion's type coercion: the join and the clauses it
+            // builds compare columns of both sides (a plain source string with a view one)
+            TypeCoercion::new().analyze(plan, config)?
         }
         // the rows to change as the table's columns, plus the delete flag
         _ => {
@@ -314,70 +324,4 @@ fn check_assignments(
         }
     }
     Ok(())
-}
-
-/// Plans [`HudiDmlNode`]s into the keyed write.
-#[derive(Debug, Default)]
-pub struct HudiDmlPlanner;
-
-#[async_trait]
-impl ExtensionPlanner for HudiDmlPlanner {
-    async fn plan_extension(
-        &self,
-        _planner: &dyn PhysicalPlanner,
-        node: &dyn UserDefinedLogicalNode,
-        logical_inputs: &[&LogicalPlan],
-        physical_inputs: &[Arc<dyn ExecutionPlan>],
-        session: &dyn Session,
-        _ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
-    ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
-        if let Some(write) = node.as_any().downcast_ref::<HudiWriteNode>() {
-            let hudi = as_hudi(write.provider()).ok_or_else(|| {
-                DataFusionError::Internal("HudiWrite on a table that is not Hudi".into())
-            })?;
-            let mut input = physical_inputs[0].clone();
-            if input.output_partitioning().partition_count() > 1 {
-                input = Arc::new(CoalescePartitionsExec::new(input));
-            }
-            return Ok(Some(hudi.write_plan(input, write.mode().clone())));
-        }
-        if let Some(kept) = node.as_any().downcast_ref::<KeptSourceNode>() {
-            let exec = KeptSourceExec::new(physical_inputs[0].clone(), kept.kept().clone());
-            return Ok(Some(Arc::new(exec)));
-        }
-        let Some(node) = node.as_any().downcast_ref::<HudiDmlNode>() else {
-            return Ok(None);
-        };
-        let hudi = as_hudi(&node.provider).ok_or_else(|| {
-            DataFusionError::Internal("HudiDml on a table that is not Hudi".into())
-        })?;
-        let mut input = physical_inputs[0].clone();
-        let mut rows_in_memory = None;
-        if node.kind == DmlKind::Merge {
-            let keyed = !hudi.table().config().record_key_fields().is_empty();
-            (input, rows_in_memory) = crate::merge_passes::merge_input(
-                node.passes.as_ref(),
-                keyed,
-                (logical_inputs[0], input),
-                session,
-            )?;
-        }
-        if input.output_partitioning().partition_count() > 1 {
-            input = Arc::new(CoalescePartitionsExec::new(input));
-        }
-        let mut options = hudi
-            .upsert_options(&SessionOptions::of_session(session), None)
-            .map_err(HoodieError::into_datafusion)?;
-        options.prepped = true;
-        options.changed_columns = node.changed.clone();
-        let operation = match node.kind {
-            DmlKind::Update | DmlKind::Merge => WriteOperation::UpsertPrepped,
-            DmlKind::Delete => WriteOperation::DeletePrepped,
-        };
-        Ok(Some(hudi.change_set_plan(
-            input,
-            WriteMode::ChangeSet { operation, options },
-            rows_in_memory,
-        )))
-    }
 }

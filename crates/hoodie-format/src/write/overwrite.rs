@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use arrow::datatypes::SchemaRef;
 
 use crate::error::Result;
-use crate::incoming::Incoming;
-use crate::insert::{write_inserts, InsertOptions, InsertResult};
 use crate::keygen::KeyGenerator;
-use crate::transaction::Transaction;
+use crate::write::incoming::Incoming;
+use crate::write::insert::{write_inserts, InsertOptions, InsertResult};
+use crate::write::transaction::Transaction;
 
 /// Which file groups an overwrite replaces.
 #[derive(Debug, Clone, PartialEq, Eq)]

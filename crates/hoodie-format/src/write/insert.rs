@@ -8,15 +8,15 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, SortField};
 
-use crate::commit_metadata::WriteStat;
 use crate::error::{FormatError, Result};
 use crate::file_name::{new_file_id, write_token};
-use crate::incoming::Incoming;
 use crate::keygen::{generated_key, KeyGenerator};
 use crate::meta::{with_meta_columns, MetaValues};
 use crate::tasks::FastMap;
-use crate::transaction::Transaction;
-use crate::writer::BaseFileSettings;
+use crate::timeline::commit_metadata::WriteStat;
+use crate::write::incoming::Incoming;
+use crate::write::transaction::Transaction;
+use crate::write::writer::BaseFileSettings;
 
 /// How an insert is written.
 #[derive(Debug, Clone)]
@@ -112,8 +112,8 @@ pub fn keep_last_by<K: std::hash::Hash + Eq>(n: usize, key: impl Fn(usize) -> K)
 /// [`KeySource::Keep`] and the ordering field when pre-combining, else [`KeySource::Validate`])
 /// as new file groups of `txn`, one or more per partition path, a wave of files at a time.
 ///
-/// [`KeySource::Keep`]: crate::incoming::KeySource::Keep
-/// [`KeySource::Validate`]: crate::incoming::KeySource::Validate
+/// [`KeySource::Keep`]: crate::write::incoming::KeySource::Keep
+/// [`KeySource::Validate`]: crate::write::incoming::KeySource::Validate
 pub async fn write_inserts(
     txn: &mut Transaction,
     keygen: &KeyGenerator,
@@ -327,7 +327,7 @@ pub(crate) async fn write_new_file_groups(
 
 /// Writes a new file group's rows through `writer`, batch by batch, and returns its stat.
 async fn fill_new_file_group(
-    mut writer: crate::writer::BaseFileWriter,
+    mut writer: crate::write::writer::BaseFileWriter,
     file_name: &str,
     file_id: String,
     group: NewGroup,

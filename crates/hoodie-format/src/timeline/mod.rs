@@ -1,12 +1,15 @@
 //! The active timeline: which instants exist and in which state.
 
+pub mod commit_metadata;
+pub mod instant;
+
 use std::collections::{BTreeMap, HashSet};
 
-use crate::commit_metadata::CommitMetadata;
 use crate::error::Result;
-use crate::instant::{Action, Instant, State};
 use crate::storage::TableStorage;
 use crate::table_config::TableConfig;
+use crate::timeline::commit_metadata::CommitMetadata;
+use crate::timeline::instant::{Action, Instant, State};
 
 /// A snapshot of the table's active timeline.
 #[derive(Debug, Clone)]

@@ -18,20 +18,20 @@ use arrow::record_batch::RecordBatch;
 
 use crate::base_file::stream_base_file;
 use crate::bucket::BucketSpec;
-use crate::commit_metadata::WriteStat;
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::file_name::write_token;
 use crate::footer::read_footer;
 use crate::fs_view::FileSlice;
-use crate::incoming::{Incoming, Interned};
 use crate::index::{tag_locations, LookupStats};
-use crate::insert::{keep_last_by, precombine_values, write_groups_in_waves, GroupRows};
 use crate::meta::{MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
-use crate::transaction::Transaction;
-use crate::writer::BaseFileSettings;
+use crate::timeline::commit_metadata::WriteStat;
+use crate::write::incoming::{Incoming, Interned};
+use crate::write::insert::{keep_last_by, precombine_values, write_groups_in_waves, GroupRows};
+use crate::write::transaction::Transaction;
+use crate::write::writer::BaseFileSettings;
 
 /// What an INSERT does with keys that already exist (`hoodie.datasource.insert.dup.policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,8 +240,8 @@ pub fn check_change_set(incoming: &Incoming, options: &UpsertOptions) -> Result<
 /// Writes `incoming` (built with [`KeySource::Keep`], or [`KeySource::Prepped`] for a change
 /// set, and with the ordering field when there is one) as one keyed write of `txn`.
 ///
-/// [`KeySource::Keep`]: crate::incoming::KeySource::Keep
-/// [`KeySource::Prepped`]: crate::incoming::KeySource::Prepped
+/// [`KeySource::Keep`]: crate::write::incoming::KeySource::Keep
+/// [`KeySource::Prepped`]: crate::write::incoming::KeySource::Prepped
 pub async fn write_upserts(
     txn: &mut Transaction,
     schema: &SchemaRef,
@@ -651,7 +651,7 @@ struct MergeJob {
     incoming: RecordBatch,
     /// Their record keys.
     keys: StringArray,
-    writer: crate::writer::BaseFileWriter,
+    writer: crate::write::writer::BaseFileWriter,
     file_name: String,
     task: usize,
 }

@@ -13,16 +13,16 @@ use std::collections::{BTreeMap, HashSet};
 
 use arrow::datatypes::SchemaRef;
 
-use crate::commit_metadata::{CommitMetadata, WriteStat};
+use crate::avro::rollback::{self, RollbackPartition, RolledBackInstant};
 use crate::error::{FormatError, Result};
 use crate::file_name::{partition_metadata_text, BaseFileName, PARTITION_METADATA_FILE};
-use crate::instant::{new_instant_time, Action, Instant, State};
-use crate::rollback_avro::{self, RollbackPartition, RolledBackInstant};
 use crate::storage::TableStorage;
 use crate::table::HudiTable;
 use crate::table_config::TableType;
+use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
+use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
-use crate::writer::{BaseFileSettings, BaseFileWriter};
+use crate::write::writer::{BaseFileSettings, BaseFileWriter};
 
 /// Java `WriteOperationType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +123,7 @@ impl Transaction {
         let requested_name = requested.file_name(1);
         // a commit's request is empty; an overwrite's is Java's Avro HoodieRequestedReplaceMetadata
         let body = if action == Action::ReplaceCommit {
-            crate::requested_replace::requested_replace_avro().map_err(|e| {
+            crate::avro::requested_replace::requested_replace_avro().map_err(|e| {
                 FormatError::Corrupt {
                     path: requested_name.clone(),
                     reason: e.to_string(),
@@ -337,7 +337,7 @@ pub async fn rollback_failed_writes(
             .iter()
             .map(|(p, fs)| (p.clone(), fs.iter().map(full).collect()))
             .collect();
-        let plan = rollback_avro::rollback_plan_avro(&rolled, &plan_parts).map_err(|e| {
+        let plan = rollback::rollback_plan_avro(&rolled, &plan_parts).map_err(|e| {
             FormatError::Corrupt {
                 path: format!("{ts}.rollback.requested"),
                 reason: e.to_string(),
@@ -374,7 +374,7 @@ pub async fn rollback_failed_writes(
                 failed_delete_files: vec![],
             })
             .collect();
-        let meta = rollback_avro::rollback_metadata_avro(
+        let meta = rollback::rollback_metadata_avro(
             &rollback_time,
             &rollback_time,
             started.elapsed().as_millis() as i64,

@@ -72,7 +72,7 @@ pub(super) async fn merge_file_group(
             .as_deref()
             .filter(|c| c.len() < data_columns);
         let updates: FastMap<&str, u32> = by_key.iter().map(|(k, v)| (*k, v.0)).collect();
-        let input = crate::splice::SpliceInput {
+        let input = crate::write::splice::SpliceInput {
             storage,
             schema,
             incoming,
@@ -85,11 +85,11 @@ pub(super) async fn merge_file_group(
             old_rel: &base_path,
             new_rel: writer.rel_path(),
         };
-        if let Some(done) = crate::splice::splice_rewrite(input, meta.clone()).await? {
+        if let Some(done) = crate::write::splice::splice_rewrite(input, meta.clone()).await? {
             counts.updated = done.updated;
             counts.dropped = done.dropped;
             counts.inserted = done.inserted;
-            let written = crate::writer::WrittenFile {
+            let written = crate::write::writer::WrittenFile {
                 rel_path: writer.rel_path().to_string(),
                 size: done.size,
                 rows: done.rows,
@@ -206,7 +206,7 @@ pub(super) async fn merge_file_group(
 /// The write stat of a file group rewritten from `slice` as `written`.
 fn rewrite_stat(
     slice: &FileSlice,
-    written: &crate::writer::WrittenFile,
+    written: &crate::write::writer::WrittenFile,
     counts: &MergeCounts,
 ) -> WriteStat {
     WriteStat {
@@ -228,7 +228,7 @@ fn rewrite_stat(
 /// Seeds `writer`'s key index from the old file's footer when it has a `DYNAMIC_V0` bloom
 /// filter and a key range; false when it has not (then every key is indexed again).
 fn resume_key_index(
-    writer: &mut crate::writer::BaseFileWriter,
+    writer: &mut crate::write::writer::BaseFileWriter,
     footer: &parquet::file::metadata::ParquetMetaData,
     options: &UpsertOptions,
 ) -> bool {

@@ -1,0 +1,13 @@
+//! Writes of DML statements into Hudi tables, in the order a statement flows: the analyzer
+//! [`rule`] turns UPDATE, DELETE and MERGE into change sets ([`merge_into`] for MERGE), the
+//! [`insert`] rewrite fits Spark's INSERT grammar to DataFusion's, [`write_node`] carries a
+//! write whose mode the front-end decided, and the [`planner`] plans them into the sink.
+
+pub mod insert;
+pub mod merge_into;
+pub mod planner;
+pub mod rule;
+pub mod write_node;
+
+pub use planner::HudiDmlPlanner;
+pub use rule::{HudiDmlNode, HudiDmlRule};

@@ -1,0 +1,88 @@
+//! hoodie's extension planner: [`HudiDmlNode`] change sets into the keyed write,
+//! [`HudiWriteNode`] writes with a decided mode, and the kept source of a MERGE in passes.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
+use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
+use hoodie_format::write::transaction::WriteOperation;
+
+use super::merge_into::passes::{merge_input, KeptSourceExec, KeptSourceNode};
+use super::rule::{DmlKind, HudiDmlNode};
+use super::write_node::HudiWriteNode;
+use crate::error::HoodieError;
+use crate::provider::as_hudi;
+use crate::session::write_options::SessionOptions;
+use crate::sink::WriteMode;
+
+/// Plans [`HudiDmlNode`]s into the keyed write.
+#[derive(Debug, Default)]
+pub struct HudiDmlPlanner;
+
+#[async_trait]
+impl ExtensionPlanner for HudiDmlPlanner {
+    async fn plan_extension(
+        &self,
+        _planner: &dyn PhysicalPlanner,
+        node: &dyn UserDefinedLogicalNode,
+        logical_inputs: &[&LogicalPlan],
+        physical_inputs: &[Arc<dyn ExecutionPlan>],
+        session: &dyn Session,
+        _ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
+    ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
+        if let Some(write) = node.as_any().downcast_ref::<HudiWriteNode>() {
+            let hudi = as_hudi(write.provider()).ok_or_else(|| {
+                DataFusionError::Internal("HudiWrite on a table that is not Hudi".into())
+            })?;
+            let mut input = physical_inputs[0].clone();
+            if input.output_partitioning().partition_count() > 1 {
+                input = Arc::new(CoalescePartitionsExec::new(input));
+            }
+            return Ok(Some(hudi.write_plan(input, write.mode().clone())));
+        }
+        if let Some(kept) = node.as_any().downcast_ref::<KeptSourceNode>() {
+            let exec = KeptSourceExec::new(physical_inputs[0].clone(), kept.kept().clone());
+            return Ok(Some(Arc::new(exec)));
+        }
+        let Some(node) = node.as_any().downcast_ref::<HudiDmlNode>() else {
+            return Ok(None);
+        };
+        let hudi = as_hudi(&node.provider).ok_or_else(|| {
+            DataFusionError::Internal("HudiDml on a table that is not Hudi".into())
+        })?;
+        let mut input = physical_inputs[0].clone();
+        let mut rows_in_memory = None;
+        if node.kind == DmlKind::Merge {
+            let keyed = !hudi.table().config().record_key_fields().is_empty();
+            (input, rows_in_memory) = merge_input(
+                node.passes.as_ref(),
+                keyed,
+                (logical_inputs[0], input),
+                session,
+                Arc::new(HudiDmlPlanner),
+            )?;
+        }
+        if input.output_partitioning().partition_count() > 1 {
+            input = Arc::new(CoalescePartitionsExec::new(input));
+        }
+        let mut options = hudi
+            .upsert_options(&SessionOptions::of_session(session), None)
+            .map_err(HoodieError::into_datafusion)?;
+        options.prepped = true;
+        options.changed_columns = node.changed.clone();
+        let operation = match node.kind {
+            DmlKind::Update | DmlKind::Merge => WriteOperation::UpsertPrepped,
+            DmlKind::Delete => WriteOperation::DeletePrepped,
+        };
+        Ok(Some(hudi.change_set_plan(
+            input,
+            WriteMode::ChangeSet { operation, options },
+            rows_in_memory,
+        )))
+    }
+}

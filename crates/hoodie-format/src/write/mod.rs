@@ -1,0 +1,15 @@
+//! Writing a commit, in the order a write flows: the [`incoming`] rows (keys validated,
+//! pre-combined, spilled when the pool is full), the [`transaction`] that begins and commits
+//! an instant, and the writes themselves: [`insert`] into new file groups, [`upsert`] (index
+//! lookup, then each touched file group rewritten through [`splice`]), [`overwrite`]
+//! (replacecommit), the [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`].
+
+pub mod change_set;
+mod column_diff;
+pub mod incoming;
+pub mod insert;
+pub mod overwrite;
+mod splice;
+pub mod transaction;
+pub mod upsert;
+pub mod writer;
