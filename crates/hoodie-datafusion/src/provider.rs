@@ -22,21 +22,15 @@ use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::ExecutionPlan;
-use hoodie_format::bucket::BucketSpec;
-use hoodie_format::config;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
-use hoodie_format::write::insert::InsertOptions;
-use hoodie_format::write::overwrite::OverwriteScope;
-use hoodie_format::write::transaction::WriteOperation;
-use hoodie_format::write::upsert::{DupPolicy, UpsertOptions};
-use hoodie_format::write::writer::BaseFileSettings;
+use hoodie_format::write::spec::{WriteSpec, WriteStatement};
 use hoodie_format::HudiTable;
 use object_store::ObjectMeta;
 
 use crate::error::{df_err, HoodieError};
 use crate::session::write_options::{SessionOptions, WriteOptions};
-use crate::sink::{HudiSink, WriteMode};
+use crate::sink::HudiSink;
 
 /// A Hudi table registered in a DataFusion session.
 #[derive(Debug)]
@@ -71,77 +65,17 @@ impl HudiTableProvider {
 
     /// The options a write to this table sees in a session with `session` options.
     pub fn write_options(&self, session: &SessionOptions) -> WriteOptions {
-        WriteOptions::new(session, self.table.config())
+        WriteOptions::new(session.all().clone(), self.table.config())
     }
 
-    /// The insert options (pre-combine field, file sizes) of a write.
-    pub fn insert_options(
+    /// The write `statement` runs into this table in a session with `session` options,
+    /// resolved and validated.
+    pub fn write_spec(
         &self,
         session: &SessionOptions,
-        precombine: bool,
-    ) -> Result<InsertOptions, HoodieError> {
-        let w = self.write_options(session);
-        w.validate()?;
-        // an index decides where inserts go too (a bucket index routes them to its buckets):
-        // a write must not go ahead without the table's index
-        global_index(&w)?;
-        Ok(InsertOptions {
-            precombine_field: if precombine {
-                self.table.config().ordering_field()
-            } else {
-                None
-            },
-            global_index: global_index(&w)?,
-            bucket: self.bucket_spec(&w)?,
-            file_settings: BaseFileSettings {
-                codec: w
-                    .get(&config::PARQUET_COMPRESSION_CODEC)
-                    .unwrap_or_else(|| "snappy".into()),
-                bloom_num_entries: w.get_usize(&config::BLOOM_NUM_ENTRIES)?,
-                bloom_fpp: w.get_f64(&config::BLOOM_FPP)?,
-                bloom_max_entries: w.get_usize(&config::BLOOM_MAX_ENTRIES)?,
-            },
-            max_file_size: w.get_usize(&config::PARQUET_MAX_FILE_SIZE)?,
-        })
-    }
-
-    /// The options of a keyed write (upsert, or insert with a duplicate policy).
-    pub fn upsert_options(
-        &self,
-        session: &SessionOptions,
-        insert_dup_policy: Option<DupPolicy>,
-    ) -> Result<UpsertOptions, HoodieError> {
-        let w = self.write_options(session);
-        let insert = self.insert_options(session, true)?;
-        let index = w
-            .get(&config::INDEX_TYPE)
-            .unwrap_or_default()
-            .to_ascii_uppercase();
-        let global_index = global_index(&w)?;
-        let update_key = if index == "GLOBAL_BLOOM" {
-            config::BLOOM_INDEX_UPDATE_PARTITION_PATH
-        } else {
-            config::SIMPLE_INDEX_UPDATE_PARTITION_PATH
-        };
-        Ok(UpsertOptions {
-            ordering_field: self.table.config().ordering_field(),
-            merge_mode: w.merge_mode()?,
-            insert_dup_policy,
-            global_index,
-            update_partition_path: w
-                .get(&update_key)
-                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
-            small_file_limit: w.get_usize(&config::PARQUET_SMALL_FILE_LIMIT)? as u64,
-            max_file_size: insert.max_file_size as u64,
-            small_file_candidates: w.get_usize(&config::PARQUET_SMALL_FILE_CANDIDATES)?,
-            record_size_estimate: w.get_usize(&config::RECORD_SIZE_ESTIMATE)? as u64,
-            file_settings: insert.file_settings,
-            prepped: false,
-            changed_columns: None,
-            bucket: self.bucket_spec(&w)?,
-            dropped_columns: self.table.config().dropped_columns()?,
-            inserts_only: false,
-        })
+        statement: WriteStatement,
+    ) -> Result<WriteSpec, HoodieError> {
+        Ok(WriteSpec::resolve(&self.write_options(session), statement)?)
     }
 
     /// The partition columns the data files leave out (`drop.partition.columns`), as the last
@@ -179,32 +113,11 @@ impl HudiTableProvider {
             .collect()
     }
 
-    /// The table's bucket index, if it has one (`hoodie.index.type = BUCKET`).
-    fn bucket_spec(&self, w: &WriteOptions) -> Result<Option<BucketSpec>, HoodieError> {
-        let index = w.get(&config::INDEX_TYPE).unwrap_or_default();
-        if !index.eq_ignore_ascii_case("BUCKET") {
-            return Ok(None);
-        }
-        let engine = w.get(&config::BUCKET_ENGINE).unwrap_or_default();
-        if !engine.eq_ignore_ascii_case("SIMPLE") {
-            return Err(HoodieError::Unsupported {
-                feature: format!("hoodie.index.bucket.engine = {engine} (hoodie writes with the SIMPLE bucket engine)"),
-            });
-        }
-        let n = w.get_usize(&config::BUCKET_NUM_BUCKETS)?;
-        let spec = BucketSpec::new(
-            u32::try_from(n).unwrap_or(u32::MAX),
-            w.get(&config::BUCKET_HASH_FIELD).as_deref(),
-            &self.table.config().record_key_fields(),
-        )?;
-        Ok(Some(spec))
-    }
-
     /// A plan that runs `input` through `mode` as one commit.
     pub fn write_plan(
         &self,
         input: Arc<dyn ExecutionPlan>,
-        mode: WriteMode,
+        mode: WriteSpec,
     ) -> Arc<dyn ExecutionPlan> {
         let sink = HudiSink::new(
             self.table.clone(),
@@ -221,70 +134,13 @@ impl HudiTableProvider {
     pub fn change_set_plan(
         &self,
         input: Arc<dyn ExecutionPlan>,
-        mode: WriteMode,
+        mode: WriteSpec,
         rows_in_memory: Option<usize>,
     ) -> Arc<dyn ExecutionPlan> {
         let schema = change_set_schema(&input.schema(), &self.schema);
         let sink = HudiSink::new(self.table.clone(), self.name.clone(), schema, mode)
             .with_rows_in_memory(rows_in_memory);
         Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
-    }
-
-    /// The write an `INSERT OVERWRITE` runs; `static_prefix` is the partition path prefix of a
-    /// static `PARTITION (...)` clause and `full_static` says whether it names every
-    /// partition column.
-    pub fn overwrite_mode(
-        &self,
-        session: &SessionOptions,
-        static_prefix: Option<String>,
-        full_static: bool,
-    ) -> Result<WriteMode, HoodieError> {
-        let w = self.write_options(session);
-        let options = self.insert_options(session, true)?;
-        let partitioned = self.table.config().is_partitioned();
-        let table = || WriteMode::Overwrite {
-            operation: WriteOperation::InsertOverwriteTable,
-            options: options.clone(),
-            scope: OverwriteScope::Table,
-        };
-        let partitions = |scope| WriteMode::Overwrite {
-            operation: WriteOperation::InsertOverwrite,
-            options: options.clone(),
-            scope,
-        };
-        if !partitioned {
-            return Ok(table());
-        }
-        let dynamic_scope = |prefix: Option<String>| match prefix {
-            Some(p) if full_static => OverwriteScope::Prefixes(vec![p]),
-            _ => OverwriteScope::InputPartitions,
-        };
-        if let Some(op) = w.explicit(&config::WRITE_OPERATION) {
-            match WriteOperation::parse(&op)? {
-                WriteOperation::InsertOverwriteTable => return Ok(table()),
-                WriteOperation::InsertOverwrite => {
-                    return Ok(partitions(match static_prefix {
-                        Some(p) => OverwriteScope::Prefixes(vec![p]),
-                        None => OverwriteScope::InputPartitions,
-                    }))
-                }
-                _ => {}
-            }
-        }
-        let mode = w
-            .explicit(&config::OVERWRITE_MODE)
-            .unwrap_or_else(|| "STATIC".into())
-            .to_ascii_uppercase();
-        match (mode.as_str(), static_prefix) {
-            ("STATIC", Some(p)) => Ok(partitions(OverwriteScope::Prefixes(vec![p]))),
-            ("STATIC", None) => Ok(table()),
-            ("DYNAMIC", prefix) => Ok(partitions(dynamic_scope(prefix))),
-            (other, _) => Err(HoodieError::Invalid {
-                message: format!(
-                    "hoodie.datasource.overwrite.mode must be STATIC or DYNAMIC, got {other:?}"
-                ),
-            }),
-        }
     }
 
     /// The partition path prefix of static partition values (`[(column, value)]`), which must
@@ -329,47 +185,6 @@ impl HudiTableProvider {
         parts.sort();
         parts.dedup();
         Ok(parts)
-    }
-
-    /// The write an `INSERT INTO` runs, by Hudi 1.2's operation precedence.
-    pub fn insert_mode(&self, session: &SessionOptions) -> Result<WriteMode, HoodieError> {
-        let w = self.write_options(session);
-        let (op, why) = w.insert_into_operation()?;
-        let policy = DupPolicy::parse(
-            &w.get(&config::INSERT_DUP_POLICY)
-                .unwrap_or_else(|| "none".into()),
-        )?;
-        // a bucket table's new rows go to their buckets, whose file groups may exist: the keyed
-        // write path routes them (without looking keys up)
-        let bucketed = op == WriteOperation::BulkInsert
-            || (op == WriteOperation::Insert && policy == DupPolicy::None);
-        if bucketed && self.bucket_spec(&w)?.is_some() {
-            let mut options = self.upsert_options(session, None)?;
-            options.inserts_only = true;
-            return Ok(WriteMode::Upsert {
-                operation: op,
-                options,
-            });
-        }
-        match op {
-            WriteOperation::BulkInsert if policy == DupPolicy::Drop => Err(HoodieError::Invalid {
-                message: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
-            }),
-            WriteOperation::BulkInsert => Ok(WriteMode::Insert { operation: op, options: self.insert_options(session, true)? }),
-            WriteOperation::Insert if policy == DupPolicy::None => Ok(WriteMode::Insert { operation: op, options: self.insert_options(session, true)? }),
-            WriteOperation::Insert => Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(session, Some(policy))? }),
-            WriteOperation::Upsert => {
-                if self.table.config().record_key_fields().is_empty() {
-                    return Err(HoodieError::Invalid { message: format!("INSERT INTO {} as an upsert ({why}) needs a primary key; the table has none", self.name) });
-                }
-                Ok(WriteMode::Upsert { operation: op, options: self.upsert_options(session, None)? })
-            }
-            WriteOperation::InsertOverwrite => self.overwrite_mode(session, None, false),
-            WriteOperation::InsertOverwriteTable => Ok(WriteMode::Overwrite { operation: op, options: self.insert_options(session, true)?, scope: OverwriteScope::Table }),
-            WriteOperation::Delete | WriteOperation::DeletePrepped | WriteOperation::UpsertPrepped => {
-                Err(HoodieError::Invalid { message: format!("INSERT INTO cannot run the {} operation ({why})", op.java_name().to_ascii_lowercase()) })
-            }
-        }
     }
 
     /// Keeps the slices whose partition values can satisfy the filters on partition columns.
@@ -563,9 +378,15 @@ impl TableProvider for HudiTableProvider {
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         let session = SessionOptions::of_session(state);
         let mode = match insert_op {
-            InsertOp::Append => self.insert_mode(&session),
+            InsertOp::Append => self.write_spec(&session, WriteStatement::InsertInto),
             // without a PARTITION clause (the front-end handles INSERT OVERWRITE ... PARTITION)
-            InsertOp::Overwrite => self.overwrite_mode(&session, None, false),
+            InsertOp::Overwrite => self.write_spec(
+                &session,
+                WriteStatement::InsertOverwrite {
+                    static_prefix: None,
+                    full_static: false,
+                },
+            ),
             InsertOp::Replace => Err(HoodieError::Unsupported {
                 feature:
                     "REPLACE INTO on Hudi tables (use INSERT INTO, which upserts on keyed tables)"
@@ -637,22 +458,4 @@ fn change_set_schema(plan: &SchemaRef, table: &SchemaRef) -> SchemaRef {
         })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, plan.metadata().clone()))
-}
-
-/// Whether the write's index (`hoodie.index.type`) is global; an index hoodie cannot write
-/// with is an error.
-fn global_index(w: &WriteOptions) -> Result<bool, HoodieError> {
-    let index = w
-        .get(&config::INDEX_TYPE)
-        .unwrap_or_default()
-        .to_ascii_uppercase();
-    match index.as_str() {
-        // INMEMORY builds its key map from the table on each write: for a single writer the
-        // same tagging as SIMPLE
-        "SIMPLE" | "BLOOM" | "INMEMORY" | "BUCKET" => Ok(false),
-        "GLOBAL_SIMPLE" | "GLOBAL_BLOOM" => Ok(true),
-        other => Err(HoodieError::Unsupported {
-            feature: format!("hoodie.index.type = {other} (hoodie writes with SIMPLE, BLOOM, INMEMORY, GLOBAL_SIMPLE, GLOBAL_BLOOM and BUCKET)"),
-        }),
-    }
 }

@@ -14,7 +14,7 @@ use datafusion::arrow::array::{Float64Array, Int32Array, RecordBatch, StringArra
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use futures::stream::BoxStream;
 use hoodie_datafusion::HudiTableProvider;
-use hoodie_datafusion::{to_table_batch, write_batches, WriteMode};
+use hoodie_datafusion::{to_table_batch, write_batches, WriteKind, WriteStatement};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::write::transaction::WriteOperation;
@@ -191,11 +191,12 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
             .unwrap();
         let schema = datafusion::datasource::TableProvider::schema(&provider);
         let input = to_table_batch(&batch, &schema).unwrap();
-        let options = provider.insert_options(&Default::default(), true).unwrap();
-        let mode = WriteMode::Insert {
-            operation: WriteOperation::Insert,
-            options,
-        };
+        // an insert into new file groups, as `insert` with no duplicate policy writes
+        let mut mode = provider
+            .write_spec(&Default::default(), WriteStatement::InsertInto)
+            .unwrap();
+        mode.operation = WriteOperation::Insert;
+        mode.kind = WriteKind::Insert;
         let result = write_batches(&table, &schema, &mode, vec![input]).await;
         match result {
             Err(e) => {
@@ -301,12 +302,11 @@ async fn failed_updates_leave_the_table_unchanged() {
         let provider = HudiTableProvider::try_new("t", table.clone())
             .await
             .unwrap();
-        let mut options = provider.upsert_options(&Default::default(), None).unwrap();
-        options.prepped = true;
-        let mode = WriteMode::ChangeSet {
-            operation: WriteOperation::UpsertPrepped,
-            options,
+        let statement = WriteStatement::ChangeSet {
+            delete: false,
+            changed_columns: None,
         };
+        let mode = provider.write_spec(&Default::default(), statement).unwrap();
         match write_batches(&table, &change_schema, &mode, batches.clone()).await {
             Err(e) => {
                 assert!(e.to_string().contains("injected failure"), "write {n}: {e}");

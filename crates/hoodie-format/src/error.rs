@@ -58,6 +58,15 @@ pub enum FormatError {
         /// What is not supported.
         feature: String,
     },
+    /// A `hoodie.*` option has a value its key does not take.
+    #[error("{0}")]
+    InvalidOption(#[from] crate::config::InvalidValue),
+    /// A write the statement asks for is not allowed on this table (what to do is said).
+    #[error("{reason}")]
+    WriteRefused {
+        /// What is wrong and what to do.
+        reason: String,
+    },
     /// A record key is null or empty.
     #[error("recordKey value: \"{value}\" for field: \"{field}\" cannot be null or empty.")]
     NullRecordKey {

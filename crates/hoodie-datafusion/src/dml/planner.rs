@@ -10,7 +10,7 @@ use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
-use hoodie_format::write::transaction::WriteOperation;
+use hoodie_format::write::spec::WriteStatement;
 
 use super::merge_into::passes::{merge_input, KeptSourceExec, KeptSourceNode};
 use super::rule::{DmlKind, HudiDmlNode};
@@ -18,7 +18,6 @@ use super::write_node::HudiWriteNode;
 use crate::error::HoodieError;
 use crate::provider::as_hudi;
 use crate::session::write_options::SessionOptions;
-use crate::sink::WriteMode;
 
 /// Plans [`HudiDmlNode`]s into the keyed write.
 #[derive(Debug, Default)]
@@ -70,19 +69,13 @@ impl ExtensionPlanner for HudiDmlPlanner {
         if input.output_partitioning().partition_count() > 1 {
             input = Arc::new(CoalescePartitionsExec::new(input));
         }
-        let mut options = hudi
-            .upsert_options(&SessionOptions::of_session(session), None)
-            .map_err(HoodieError::into_datafusion)?;
-        options.prepped = true;
-        options.changed_columns = node.changed.clone();
-        let operation = match node.kind {
-            DmlKind::Update | DmlKind::Merge => WriteOperation::UpsertPrepped,
-            DmlKind::Delete => WriteOperation::DeletePrepped,
+        let statement = WriteStatement::ChangeSet {
+            delete: node.kind == DmlKind::Delete,
+            changed_columns: node.changed.clone(),
         };
-        Ok(Some(hudi.change_set_plan(
-            input,
-            WriteMode::ChangeSet { operation, options },
-            rows_in_memory,
-        )))
+        let spec = hudi
+            .write_spec(&SessionOptions::of_session(session), statement)
+            .map_err(HoodieError::into_datafusion)?;
+        Ok(Some(hudi.change_set_plan(input, spec, rows_in_memory)))
     }
 }

@@ -13,14 +13,14 @@ use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 
-use crate::sink::WriteMode;
+use hoodie_format::write::spec::WriteSpec;
 
-/// Writes its input into a Hudi table with a decided [`WriteMode`].
+/// Writes its input into a Hudi table with a decided [`WriteSpec`].
 #[derive(Clone)]
 pub struct HudiWriteNode {
     table: String,
     provider: Arc<dyn TableProvider>,
-    mode: WriteMode,
+    mode: WriteSpec,
     input: LogicalPlan,
     schema: DFSchemaRef,
 }
@@ -30,7 +30,7 @@ impl HudiWriteNode {
     pub fn new(
         table: String,
         provider: Arc<dyn TableProvider>,
-        mode: WriteMode,
+        mode: WriteSpec,
         input: LogicalPlan,
     ) -> Self {
         Self {
@@ -48,7 +48,7 @@ impl HudiWriteNode {
     }
 
     /// How it is written.
-    pub fn mode(&self) -> &WriteMode {
+    pub fn mode(&self) -> &WriteSpec {
         &self.mode
     }
 }
@@ -104,7 +104,7 @@ impl UserDefinedLogicalNodeCore for HudiWriteNode {
             f,
             "HudiWrite: table={}, operation={}",
             self.table,
-            self.mode.operation().java_name().to_ascii_lowercase()
+            self.mode.operation.java_name().to_ascii_lowercase()
         )
     }
     fn with_exprs_and_inputs(

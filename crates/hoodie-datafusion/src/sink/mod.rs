@@ -19,61 +19,12 @@ use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::schema::{avro_schema, is_meta_column};
 use hoodie_format::write::change_set::ChangeSetSchema;
 use hoodie_format::write::incoming::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
-use hoodie_format::write::insert::{write_inserts, InsertOptions};
-use hoodie_format::write::overwrite::{write_overwrite, OverwriteScope};
-use hoodie_format::write::transaction::{Transaction, WriteOperation};
-use hoodie_format::write::upsert::{
-    check_change_set, check_ordering_values, write_upserts, UpsertOptions,
-};
+use hoodie_format::write::insert::write_inserts;
+use hoodie_format::write::overwrite::write_overwrite;
+use hoodie_format::write::spec::{WriteKind, WriteSpec};
+use hoodie_format::write::transaction::Transaction;
+use hoodie_format::write::upsert::{check_change_set, check_ordering_values, write_upserts};
 use hoodie_format::HudiTable;
-
-/// How a write runs.
-#[derive(Debug, Clone)]
-pub enum WriteMode {
-    /// insert / bulk_insert into new file groups.
-    Insert {
-        /// The operation recorded in the commit.
-        operation: WriteOperation,
-        /// Pre-combine and file settings.
-        options: InsertOptions,
-    },
-    /// A keyed write: upsert, or insert with a duplicate policy.
-    Upsert {
-        /// The operation recorded in the commit.
-        operation: WriteOperation,
-        /// Ordering, index and file settings.
-        options: UpsertOptions,
-    },
-    /// A change set read from the table (UPDATE / DELETE / MERGE): the table's columns plus
-    /// the delete flag ([`ChangeSetSchema`]).
-    ChangeSet {
-        /// The operation recorded in the commit.
-        operation: WriteOperation,
-        /// Ordering and file settings (`prepped` is set).
-        options: UpsertOptions,
-    },
-    /// INSERT OVERWRITE: a replacecommit.
-    Overwrite {
-        /// The operation recorded in the commit.
-        operation: WriteOperation,
-        /// Pre-combine and file settings.
-        options: InsertOptions,
-        /// What is replaced.
-        scope: OverwriteScope,
-    },
-}
-
-impl WriteMode {
-    /// The operation recorded in the commit.
-    pub fn operation(&self) -> WriteOperation {
-        match self {
-            WriteMode::Insert { operation, .. }
-            | WriteMode::Upsert { operation, .. }
-            | WriteMode::ChangeSet { operation, .. }
-            | WriteMode::Overwrite { operation, .. } => *operation,
-        }
-    }
-}
 
 use crate::error::df_err;
 
@@ -92,7 +43,7 @@ pub struct HudiSink {
     /// What the write did, for `DataSink::metrics`.
     metrics: WriteMetrics,
     schema: SchemaRef,
-    mode: WriteMode,
+    mode: WriteSpec,
     /// At most this many bytes of rows stay in memory (None: as many as the pool grants).
     rows_in_memory: Option<usize>,
 }
@@ -105,7 +56,7 @@ impl HudiSink {
     }
 
     /// A sink writing into `table` (whose full schema is `schema`).
-    pub fn new(table: HudiTable, name: String, schema: SchemaRef, mode: WriteMode) -> Self {
+    pub fn new(table: HudiTable, name: String, schema: SchemaRef, mode: WriteSpec) -> Self {
         Self {
             table,
             name,
@@ -119,33 +70,34 @@ impl HudiSink {
 
 impl DisplayAs for HudiSink {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let detail = match &self.mode {
-            WriteMode::Insert { options, .. } => format!(
-                "precombine={}",
-                options.precombine_field.as_deref().unwrap_or("none")
-            ),
-            WriteMode::Upsert { options, .. } => format!(
-                "ordering={}, merge_mode={}, index={}",
-                options.ordering_field.as_deref().unwrap_or("none"),
-                options.merge_mode.as_str(),
-                if options.global_index {
+        let spec = &self.mode;
+        let ordering = spec.ordering_field.as_deref().unwrap_or("none");
+        let detail = match &spec.kind {
+            WriteKind::Insert => {
+                format!("precombine={}", spec.precombine_field().unwrap_or("none"))
+            }
+            WriteKind::Upsert => format!(
+                "ordering={ordering}, merge_mode={}, index={}",
+                spec.merge_mode.as_str(),
+                if spec.global_index {
                     "global"
                 } else {
                     "partition"
                 }
             ),
-            WriteMode::Overwrite { scope, .. } => format!("replace={scope:?}"),
-            WriteMode::ChangeSet { options, .. } => format!(
-                "ordering={}, merge_mode={}",
-                options.ordering_field.as_deref().unwrap_or("none"),
-                options.merge_mode.as_str()
-            ),
+            WriteKind::Overwrite(scope) => format!("replace={scope:?}"),
+            WriteKind::ChangeSet => {
+                format!(
+                    "ordering={ordering}, merge_mode={}",
+                    spec.merge_mode.as_str()
+                )
+            }
         };
         write!(
             f,
             "HudiSink: table={}, operation={}, {detail}",
             self.name,
-            self.mode.operation().java_name().to_ascii_lowercase()
+            self.mode.operation.java_name().to_ascii_lowercase()
         )
     }
 }
@@ -249,11 +201,11 @@ impl DataSink for HudiSink {
 }
 
 /// The change-set schema of a sink's input, when `mode` writes a change set.
-fn change_set_of(schema: &SchemaRef, mode: &WriteMode) -> DFResult<Option<ChangeSetSchema>> {
-    match mode {
-        WriteMode::ChangeSet { .. } => Ok(Some(ChangeSetSchema::of(schema).map_err(df_err)?)),
-        _ => Ok(None),
+fn change_set_of(schema: &SchemaRef, mode: &WriteSpec) -> DFResult<Option<ChangeSetSchema>> {
+    if mode.prepped() {
+        return Ok(Some(ChangeSetSchema::of(schema).map_err(df_err)?));
     }
+    Ok(None)
 }
 
 /// The table rows' schema of a sink's input.
@@ -285,24 +237,20 @@ pub(crate) fn cast_columns(
 fn incoming_builder(
     table: &HudiTable,
     table_schema: &SchemaRef,
-    mode: &WriteMode,
+    mode: &WriteSpec,
     budgets: Budgets,
     spill: Option<Arc<dyn SpillSpace>>,
 ) -> DFResult<IncomingBuilder> {
     let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
-    let (source, ordering) = match mode {
-        WriteMode::Insert { options, .. } | WriteMode::Overwrite { options, .. } => {
-            match &options.precombine_field {
-                Some(f) => (KeySource::Keep, Some(f.as_str())),
-                // a bucket index routes each row by its key
-                None if options.bucket.is_some() => (KeySource::Keep, None),
-                None => (KeySource::Validate, None),
-            }
-        }
-        WriteMode::Upsert { options, .. } => (KeySource::Keep, options.ordering_field.as_deref()),
-        WriteMode::ChangeSet { options, .. } => {
-            (KeySource::Prepped, options.ordering_field.as_deref())
-        }
+    let (source, ordering) = match &mode.kind {
+        WriteKind::Insert | WriteKind::Overwrite(_) => match mode.precombine_field() {
+            Some(f) => (KeySource::Keep, Some(f)),
+            // a bucket index routes each row by its key
+            None if mode.bucket.is_some() => (KeySource::Keep, None),
+            None => (KeySource::Validate, None),
+        },
+        WriteKind::Upsert => (KeySource::Keep, mode.ordering_field.as_deref()),
+        WriteKind::ChangeSet => (KeySource::Prepped, mode.ordering_field.as_deref()),
     };
     IncomingBuilder::new(
         table_schema.clone(),
@@ -321,7 +269,7 @@ fn incoming_builder(
 pub async fn write_batches(
     table: &HudiTable,
     schema: &SchemaRef,
-    mode: &WriteMode,
+    mode: &WriteSpec,
     batches: Vec<RecordBatch>,
 ) -> DFResult<WriteCounts> {
     let change_set = change_set_of(schema, mode)?;
@@ -344,15 +292,15 @@ pub async fn write_batches(
 async fn write_incoming(
     table: &HudiTable,
     table_schema: &SchemaRef,
-    mode: &WriteMode,
+    mode: &WriteSpec,
     incoming: Incoming,
 ) -> DFResult<WriteCounts> {
-    if matches!(mode, WriteMode::ChangeSet { .. }) && incoming.num_rows() == 0 {
+    if mode.prepped() && incoming.num_rows() == 0 {
         return Ok(WriteCounts::default()); // an UPDATE/DELETE/MERGE that changes nothing
     }
-    match mode {
-        WriteMode::Upsert { options, .. } => check_ordering_values(&incoming, options),
-        WriteMode::ChangeSet { options, .. } => check_change_set(&incoming, options),
+    match &mode.kind {
+        WriteKind::Upsert => check_ordering_values(&incoming, mode),
+        WriteKind::ChangeSet => check_change_set(&incoming, mode),
         _ => Ok(()),
     }
     .map_err(df_err)?;
@@ -360,25 +308,23 @@ async fn write_incoming(
     let avro = avro_schema(table.config().name(), table_schema)
         .map_err(df_err)?
         .to_string();
-    let mut txn = Transaction::begin(table, mode.operation())
+    let mut txn = Transaction::begin(table, mode.operation)
         .await
         .map_err(df_err)?;
-    let counts = match mode {
-        WriteMode::Insert { options, .. } => {
-            let r = write_inserts(&mut txn, &keygen, table_schema, incoming, options)
+    let counts = match &mode.kind {
+        WriteKind::Insert => {
+            let r = write_inserts(&mut txn, &keygen, table_schema, incoming, mode)
                 .await
                 .map_err(df_err)?;
             WriteCounts::inserts(r.rows, r.files)
         }
-        WriteMode::Upsert { options, .. } | WriteMode::ChangeSet { options, .. } => {
-            WriteCounts::of_upsert(
-                &write_upserts(&mut txn, table_schema, incoming, options)
-                    .await
-                    .map_err(df_err)?,
-            )
-        }
-        WriteMode::Overwrite { options, scope, .. } => {
-            let r = write_overwrite(&mut txn, &keygen, table_schema, incoming, options, scope)
+        WriteKind::Upsert | WriteKind::ChangeSet => WriteCounts::of_upsert(
+            &write_upserts(&mut txn, table_schema, incoming, mode)
+                .await
+                .map_err(df_err)?,
+        ),
+        WriteKind::Overwrite(_) => {
+            let r = write_overwrite(&mut txn, &keygen, table_schema, incoming, mode)
                 .await
                 .map_err(df_err)?;
             WriteCounts::inserts(r.rows, r.files)

@@ -17,7 +17,7 @@ use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::{collect, ExecutionPlanProperties};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
-use hoodie_format::write::transaction::WriteOperation;
+use hoodie_format::write::spec::WriteStatement;
 
 use super::run_datafusion;
 use crate::ddl::catalog::WarehouseSchema;
@@ -29,7 +29,6 @@ use crate::names::resolve_names;
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::config::{case_sensitive, HoodieSessionConfig};
 use crate::session::write_options::SessionOptions;
-use crate::sink::WriteMode;
 
 /// The session's warehouse (where `CREATE TABLE` without `LOCATION` creates tables).
 pub(super) fn warehouse(ctx: &SessionContext) -> Result<WarehouseSchema> {
@@ -260,10 +259,7 @@ async fn ctas(
         if plan.output_partitioning().partition_count() > 1 {
             plan = Arc::new(CoalescePartitionsExec::new(plan));
         }
-        let mode = WriteMode::Insert {
-            operation: WriteOperation::BulkInsert,
-            options: provider.insert_options(&session, false)?,
-        };
+        let mode = provider.write_spec(&session, WriteStatement::CreateAsSelect)?;
         collect(provider.write_plan(plan, mode), ctx.task_ctx()).await?;
         Ok::<(), HoodieError>(())
     }

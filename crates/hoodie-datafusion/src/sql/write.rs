@@ -18,6 +18,7 @@ use crate::error::{HoodieError, Result};
 use crate::names::resolve_names;
 use crate::provider::as_hudi;
 use crate::session::write_options::SessionOptions;
+use hoodie_format::write::spec::WriteStatement;
 
 /// `MERGE INTO` (or an EXPLAIN of one).
 pub(super) async fn merge(
@@ -75,7 +76,11 @@ async fn overwrite_partitions(
     })?;
     let (prefix, full) = hudi.static_partition_prefix(&info.static_values)?.unzip();
     let session = SessionOptions::of(ctx.state_ref().read().config_options());
-    let mode = hudi.overwrite_mode(&session, prefix, full.unwrap_or(false))?;
+    let statement = WriteStatement::InsertOverwrite {
+        static_prefix: prefix,
+        full_static: full.unwrap_or(false),
+    };
+    let mode = hudi.write_spec(&session, statement)?;
     let plan = ctx
         .state()
         .statement_to_plan(DFStatement::Statement(Box::new(stmt.clone())))

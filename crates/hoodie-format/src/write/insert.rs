@@ -15,27 +15,9 @@ use crate::meta::{with_meta_columns, MetaValues};
 use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::write::incoming::Incoming;
+use crate::write::spec::WriteSpec;
 use crate::write::transaction::Transaction;
-use crate::write::writer::BaseFileSettings;
-
-/// How an insert is written.
-#[derive(Debug, Clone)]
-pub struct InsertOptions {
-    /// Collapse duplicate keys of the input to the row with the greatest ordering value
-    /// (ties: the first). Needs an ordering field.
-    pub precombine_field: Option<String>,
-    /// Keys are unique across partitions (a global index): pre-combining goes by key alone;
-    /// otherwise a record is (partition path, key), as Hudi's `HoodieKey`.
-    pub global_index: bool,
-    /// A bucket index: the rows of each (partition, bucket) go to one new file group with the
-    /// bucket's file id (an overwrite or the first write of a table, which replace or have no
-    /// file groups of their own).
-    pub bucket: Option<crate::bucket::BucketSpec>,
-    /// Base file settings.
-    pub file_settings: BaseFileSettings,
-    /// Target size of a base file in bytes.
-    pub max_file_size: usize,
-}
+use crate::write::writer::FileSpec;
 
 /// What an insert wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,7 +101,7 @@ pub async fn write_inserts(
     keygen: &KeyGenerator,
     table_schema: &SchemaRef,
     mut incoming: Incoming,
-    options: &InsertOptions,
+    options: &WriteSpec,
 ) -> Result<InsertResult> {
     let n = incoming.num_rows();
     if n == 0 {
@@ -127,7 +109,7 @@ pub async fn write_inserts(
     }
     let keys = incoming.keys().cloned();
     let paths = incoming.paths();
-    let keep: Vec<u32> = match (&keys, &options.precombine_field, incoming.ordering()) {
+    let keep: Vec<u32> = match (&keys, options.precombine_field(), incoming.ordering()) {
         (Some(k), Some(_), Some(col)) if options.global_index => {
             precombine_values(col, n, |i| k.value(i))?
         }
@@ -166,7 +148,9 @@ pub async fn write_inserts(
     }
     for (partition, rows) in by_partition {
         let mem = incoming.estimate_bytes(rows.len()).max(1);
-        let files = (mem * 2).div_ceil(options.max_file_size.max(1) * 3).max(1);
+        let files = (mem * 2)
+            .div_ceil(options.files.max_file_size.max(1) as usize * 3)
+            .max(1);
         let per_file = rows.len().div_ceil(files);
         for chunk in rows.chunks(per_file) {
             groups.push(GroupRows::new(partition.to_string(), chunk.to_vec()));
@@ -179,7 +163,7 @@ pub async fn write_inserts(
         &groups,
         0,
         table_schema,
-        &options.file_settings,
+        &options.files,
         |txn, task, rows, pieces| match &keys {
             Some(k) => Ok(
                 arrow::compute::take(k, &UInt32Array::from(rows.to_vec()), None)?
@@ -236,7 +220,7 @@ pub(crate) async fn write_groups_in_waves(
     groups: &[GroupRows],
     first_task: usize,
     schema: &SchemaRef,
-    settings: &BaseFileSettings,
+    settings: &FileSpec,
     keys: impl Fn(&Transaction, usize, &[u32], &[RecordBatch]) -> Result<StringArray>,
 ) -> Result<u64> {
     let sizes: Vec<usize> = groups.iter().map(|g| g.rows.len()).collect();
@@ -287,7 +271,7 @@ pub(crate) async fn write_new_file_groups(
     groups: Vec<NewGroup>,
     first_task: usize,
     schema: &SchemaRef,
-    settings: &BaseFileSettings,
+    settings: &FileSpec,
 ) -> Result<u64> {
     // open every file first (markers in order), then encode on tasks
     let mut opened = Vec::with_capacity(groups.len());

@@ -3,12 +3,15 @@
 //! an instant, and the writes themselves: [`insert`] into new file groups, [`upsert`] (index
 //! lookup, then each touched file group rewritten through [`splice`]), [`overwrite`]
 //! (replacecommit), the [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`].
+//! What a write does is one [`spec::WriteSpec`], resolved from the [`options`] it sees.
 
 pub mod change_set;
 mod column_diff;
 pub mod incoming;
 pub mod insert;
+pub mod options;
 pub mod overwrite;
+pub mod spec;
 mod splice;
 pub mod transaction;
 pub mod upsert;

@@ -8,7 +8,8 @@ use arrow::datatypes::SchemaRef;
 use crate::error::Result;
 use crate::keygen::KeyGenerator;
 use crate::write::incoming::Incoming;
-use crate::write::insert::{write_inserts, InsertOptions, InsertResult};
+use crate::write::insert::{write_inserts, InsertResult};
+use crate::write::spec::{WriteKind, WriteSpec};
 use crate::write::transaction::Transaction;
 
 /// Which file groups an overwrite replaces.
@@ -22,15 +23,20 @@ pub enum OverwriteScope {
     Prefixes(Vec<String>),
 }
 
-/// Writes `incoming` as new file groups and replaces the file groups `scope` names.
+/// Writes `incoming` as new file groups and replaces the file groups the scope of `options`
+/// (an overwrite) names.
 pub async fn write_overwrite(
     txn: &mut Transaction,
     keygen: &KeyGenerator,
     schema: &SchemaRef,
     incoming: Incoming,
-    options: &InsertOptions,
-    scope: &OverwriteScope,
+    options: &WriteSpec,
 ) -> Result<InsertResult> {
+    let WriteKind::Overwrite(scope) = &options.kind else {
+        return Err(crate::error::FormatError::WriteRefused {
+            reason: format!("{} is not an overwrite", options.operation.java_name()),
+        });
+    };
     let input_partitions: BTreeSet<String> = incoming.paths().values().iter().cloned().collect();
     let table = txn.table().clone();
     let timeline = table.timeline().await?;

@@ -22,7 +22,7 @@ use crate::table_config::TableType;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
-use crate::write::writer::{BaseFileSettings, BaseFileWriter};
+use crate::write::writer::{BaseFileWriter, FileSpec};
 
 /// Java `WriteOperationType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,7 @@ impl Transaction {
         file_id: &str,
         write_token: &str,
         schema: SchemaRef,
-        settings: &BaseFileSettings,
+        settings: &FileSpec,
     ) -> Result<(BaseFileWriter, BaseFileName)> {
         let storage = self.table.storage().clone();
         if self.partitions_ready.insert(partition_path.to_string()) {

@@ -16,8 +16,8 @@ use crate::error::{FormatError, Result};
 use crate::storage::TableStorage;
 
 /// Settings of base files.
-#[derive(Debug, Clone)]
-pub struct BaseFileSettings {
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSpec {
     /// Compression codec name (`snappy`, `gzip`, `zstd`, `uncompressed`).
     pub codec: String,
     /// Bloom filter sizing: expected entries.
@@ -26,20 +26,42 @@ pub struct BaseFileSettings {
     pub bloom_fpp: f64,
     /// Dynamic bloom filter maximum entries.
     pub bloom_max_entries: usize,
+    /// Target size of a base file in bytes.
+    pub max_file_size: u64,
+    /// Base files smaller than this take new inserts (bytes; 0 turns it off).
+    pub small_file_limit: u64,
+    /// How many small files per partition are considered for new inserts.
+    pub small_file_candidates: usize,
+    /// Record size assumed when a partition has no file to estimate it from (bytes).
+    pub record_size_estimate: u64,
 }
 
-impl Default for BaseFileSettings {
+impl Default for FileSpec {
+    /// The defaults of the keys in [`crate::config`].
     fn default() -> Self {
+        let n = |k: crate::config::ConfigKey| {
+            k.default
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or_default()
+        };
+        use crate::config as c;
         Self {
             codec: "snappy".into(),
-            bloom_num_entries: 60000,
-            bloom_fpp: 1e-9,
-            bloom_max_entries: 100000,
+            bloom_num_entries: n(c::BLOOM_NUM_ENTRIES) as usize,
+            bloom_fpp: c::BLOOM_FPP
+                .default
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1e-9),
+            bloom_max_entries: n(c::BLOOM_MAX_ENTRIES) as usize,
+            max_file_size: n(c::PARQUET_MAX_FILE_SIZE),
+            small_file_limit: n(c::PARQUET_SMALL_FILE_LIMIT),
+            small_file_candidates: n(c::PARQUET_SMALL_FILE_CANDIDATES) as usize,
+            record_size_estimate: n(c::RECORD_SIZE_ESTIMATE),
         }
     }
 }
 
-impl BaseFileSettings {
+impl FileSpec {
     fn compression(&self) -> Result<Compression> {
         Ok(match self.codec.to_ascii_lowercase().as_str() {
             "snappy" => Compression::SNAPPY,
@@ -93,7 +115,7 @@ fn java_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// The Parquet writer properties of base files (also used by [`crate::write::splice`], whose
 /// re-encoded column chunks must match the ones a full rewrite writes).
-pub(crate) fn writer_properties(settings: &BaseFileSettings) -> Result<WriterProperties> {
+pub(crate) fn writer_properties(settings: &FileSpec) -> Result<WriterProperties> {
     Ok(WriterProperties::builder()
         .set_compression(settings.compression()?)
         .set_writer_version(WriterVersion::PARQUET_1_0)
@@ -116,7 +138,7 @@ impl BaseFileWriter {
         storage: &TableStorage,
         rel_path: &str,
         schema: SchemaRef,
-        settings: &BaseFileSettings,
+        settings: &FileSpec,
         dropped: &[String],
     ) -> Result<Self> {
         let props = writer_properties(settings)?;

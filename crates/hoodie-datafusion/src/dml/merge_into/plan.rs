@@ -33,6 +33,7 @@ use crate::error::HoodieError;
 use crate::provider::HudiTableProvider;
 use crate::session::write_options::SessionOptions;
 use hoodie_format::write::change_set::DELETE_FLAG;
+use hoodie_format::write::spec::{WriteSpec, WriteStatement};
 
 const TARGET_FLAG: &str = "__hoodie_t";
 const SOURCE_FLAG: &str = "__hoodie_s";
@@ -159,7 +160,7 @@ fn key_match(
     target: &TableReference,
     schema: &datafusion::arrow::datatypes::SchemaRef,
     partition_fields: &[String],
-    index: &hoodie_format::write::upsert::UpsertOptions,
+    index: &WriteSpec,
 ) -> Result<Expr, HoodieError> {
     let (global_index, update_partition_path) = (index.global_index, index.update_partition_path);
     let mut conjuncts = key_equalities;
@@ -296,7 +297,13 @@ fn plan(
             .find(|c| c.eq_ignore_ascii_case(n))
             .cloned()
     };
-    let upsert = hudi.upsert_options(session, None)?;
+    let upsert = hudi.write_spec(
+        session,
+        WriteStatement::ChangeSet {
+            delete: false,
+            changed_columns: None,
+        },
+    )?;
     let source = Arc::unwrap_or_clone(dml.input.clone());
     // with passes the source is computed once and kept for them
     let source = match passes.filter(|_| !keys.is_empty()) {
@@ -312,11 +319,7 @@ fn plan(
         // without a record key the ON condition decides matching as written
         merge.on.clone()
     } else {
-        let optimized = hudi
-            .write_options(session)
-            .get(&hoodie_format::config::SQL_OPTIMIZED_WRITES)
-            .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
-        let key_from_source = (!optimized).then_some(&source);
+        let key_from_source = (!upsert.optimized_writes).then_some(&source);
         let equalities = check_on(&merge.on, &keys, &target, key_from_source)?;
         if let Some(p) = passes {
             let (t, s) = key_sides(&equalities, &target, target_plan.schema(), source.schema())?;
@@ -332,7 +335,7 @@ fn plan(
             &upsert,
         )?
     };
-    let event_time = hudi.write_options(session).merge_mode()? == MergeMode::EventTimeOrdering;
+    let event_time = upsert.merge_mode == MergeMode::EventTimeOrdering;
     let ordering = cfg.ordering_field();
     let mor = cfg.table_type()? == TableType::MergeOnRead;
     // rule 19: under event-time ordering an UPDATE or DELETE compares the source's ordering

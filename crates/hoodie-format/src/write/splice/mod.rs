@@ -32,7 +32,7 @@ use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::meta::{MetaValues, COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, RECORD_KEY};
 use crate::storage::TableStorage;
-use crate::write::writer::{writer_properties, BaseFileSettings};
+use crate::write::writer::{writer_properties, FileSpec};
 
 /// What a spliced rewrite is given.
 pub(crate) struct SpliceInput<'a> {
@@ -55,7 +55,7 @@ pub(crate) struct SpliceInput<'a> {
     /// stored ones to find out ([`crate::write::column_diff`]).
     pub changed: Option<&'a [String]>,
     /// Base file settings (the re-encoded chunks use them).
-    pub settings: &'a BaseFileSettings,
+    pub settings: &'a FileSpec,
     /// The old base file.
     pub old_rel: &'a str,
     /// The new base file.

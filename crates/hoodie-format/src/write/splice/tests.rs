@@ -60,7 +60,7 @@ fn write_old_with(dir: &std::path::Path, schema: &SchemaRef, footer: Vec<KeyValu
         ],
     )
     .unwrap();
-    let props = writer_properties(&BaseFileSettings::default())
+    let props = writer_properties(&FileSpec::default())
         .unwrap()
         .into_builder()
         .set_max_row_group_row_count(Some(7_000))
@@ -76,7 +76,7 @@ fn write_old_with(dir: &std::path::Path, schema: &SchemaRef, footer: Vec<KeyValu
 
 /// The footer entries a writer gives a file of `keys` (in order).
 fn key_index(keys: impl Iterator<Item = String>) -> Vec<KeyValue> {
-    let s = BaseFileSettings::default();
+    let s = FileSpec::default();
     let mut filter =
         HoodieBloomFilter::new_dynamic(s.bloom_num_entries, s.bloom_fpp, s.bloom_max_entries);
     let keys: Vec<String> = keys.collect();
@@ -151,7 +151,7 @@ async fn splice_with_inserts(
         ordering: ordering.as_ref(),
         changed: Some(&changed),
         inserts,
-        settings: &BaseFileSettings::default(),
+        settings: &FileSpec::default(),
         old_rel: OLD,
         new_rel: NEW,
     };

@@ -30,8 +30,8 @@ use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::write::incoming::{Incoming, Interned};
 use crate::write::insert::{keep_last_by, precombine_values, write_groups_in_waves, GroupRows};
+use crate::write::spec::WriteSpec;
 use crate::write::transaction::Transaction;
-use crate::write::writer::BaseFileSettings;
 
 /// What an INSERT does with keys that already exist (`hoodie.datasource.insert.dup.policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,47 +58,6 @@ impl DupPolicy {
             }),
         }
     }
-}
-
-/// How a keyed write runs.
-#[derive(Debug, Clone)]
-pub struct UpsertOptions {
-    /// Ordering field (pre-combine and event-time ordering).
-    pub ordering_field: Option<String>,
-    /// Event-time or commit-time ordering.
-    pub merge_mode: MergeMode,
-    /// `insert` with this duplicate policy instead of an upsert (`None`: upsert).
-    pub insert_dup_policy: Option<DupPolicy>,
-    /// Look keys up in every partition (GLOBAL_SIMPLE / GLOBAL_BLOOM).
-    pub global_index: bool,
-    /// With a global index: move a record whose partition changed.
-    pub update_partition_path: bool,
-    /// Base files below this size take new inserts.
-    pub small_file_limit: u64,
-    /// Target base file size.
-    pub max_file_size: u64,
-    /// How many small file groups of a partition may take inserts.
-    pub small_file_candidates: usize,
-    /// Record size estimate when a partition has no files yet.
-    pub record_size_estimate: u64,
-    /// Base file settings.
-    pub file_settings: BaseFileSettings,
-    /// The rows come from the table itself (UPDATE / DELETE): their meta columns give the
-    /// record key, partition path and file group, so no key generation or index lookup is needed.
-    pub prepped: bool,
-    /// With `prepped`: the data columns the statement may change in the stored rows (an
-    /// UPDATE's assigned columns); every other column of those rows is as stored. A file group
-    /// whose rows all stay then keeps its other column chunks byte for byte. `None`: any column.
-    pub changed_columns: Option<Vec<String>>,
-    /// A bucket index: inserts go to their bucket's file group (created with the bucket's id
-    /// when the partition has none), never to small files or new groups of their own.
-    pub bucket: Option<BucketSpec>,
-    /// The columns the data files leave out (the partition columns, when the table drops
-    /// them): the stored rows are read without them and the file group is rewritten whole.
-    pub dropped_columns: Vec<String>,
-    /// An `insert` or `bulk_insert` into a bucket-indexed table: every row is a new record (no
-    /// lookup, duplicates kept across writes), routed to its bucket like an upsert's inserts.
-    pub inserts_only: bool,
 }
 
 /// What a keyed write did.
@@ -169,13 +128,13 @@ impl Bucket {
 /// ordering, before anything is written: Hudi 1.2 fails such a write too (it has no ordering
 /// value to compare), with this message. Change sets (UPDATE, MERGE) carry the stored ordering
 /// value of the rows they do not reorder and are not checked.
-pub fn check_ordering_values(incoming: &Incoming, options: &UpsertOptions) -> Result<()> {
+pub fn check_ordering_values(incoming: &Incoming, options: &WriteSpec) -> Result<()> {
     let (Some(field), Some(ordering)) = (&options.ordering_field, incoming.ordering()) else {
         return Ok(());
     };
     // an `insert` with a duplicate policy runs here too, but it is no upsert: it keeps the
     // rules of inserts
-    if options.prepped
+    if options.prepped()
         || options.insert_dup_policy.is_some()
         || options.inserts_only
         || options.merge_mode != MergeMode::EventTimeOrdering
@@ -204,11 +163,11 @@ pub fn check_ordering_values(incoming: &Incoming, options: &UpsertOptions) -> Re
 /// for the same record (key and partition path): only a MERGE with a `WHEN NOT MATCHED BY
 /// SOURCE` clause and an INSERT clause gets there, and one row per record is all a write keeps.
 /// Checked before anything is written.
-pub fn check_change_set(incoming: &Incoming, options: &UpsertOptions) -> Result<()> {
+pub fn check_change_set(incoming: &Incoming, options: &WriteSpec) -> Result<()> {
     let (Some(files), Some(keys)) = (incoming.base_files(), incoming.keys()) else {
         return Ok(());
     };
-    if !options.prepped || options.global_index {
+    if !options.prepped() || options.global_index {
         return Ok(());
     }
     let paths = incoming.paths();
@@ -246,13 +205,13 @@ pub async fn write_upserts(
     txn: &mut Transaction,
     schema: &SchemaRef,
     mut incoming: Incoming,
-    options: &UpsertOptions,
+    options: &WriteSpec,
 ) -> Result<UpsertResult> {
     let mut result = UpsertResult::default();
     if incoming.num_rows() == 0 {
         return Ok(result);
     }
-    if options.prepped {
+    if options.prepped() {
         incoming.fill_generated_keys(txn.instant());
     }
     let Some(keys) = incoming.keys().cloned() else {
@@ -304,7 +263,7 @@ pub async fn write_upserts(
     // non-global index keeps keys unique per partition only), or anywhere with a global index
     let row_slice: Vec<Option<usize>> = if options.inserts_only {
         vec![None; keep.len()]
-    } else if options.prepped {
+    } else if options.prepped() {
         let files = incoming
             .base_files()
             .expect("a change set keeps its base file names");
@@ -390,21 +349,24 @@ pub async fn write_upserts(
                 continue;
             }
             if let Some(b) = &s.base_file {
-                if b.size < options.small_file_limit {
+                if b.size < options.files.small_file_limit {
                     let meta = read_footer(table.storage(), &b.rel_path).await?;
                     candidates.push((i, b.size, meta.file_metadata().num_rows().max(0) as u64));
                 }
             }
         }
         candidates.sort_by_key(|c| c.1);
-        let avg = partition_record_size(&candidates, options.small_file_limit)
-            .unwrap_or(options.record_size_estimate)
+        let avg = partition_record_size(&candidates, options.files.small_file_limit)
+            .unwrap_or(options.files.record_size_estimate)
             .max(1);
-        for (i, size, _) in candidates.into_iter().take(options.small_file_candidates) {
+        for (i, size, _) in candidates
+            .into_iter()
+            .take(options.files.small_file_candidates)
+        {
             if rows.is_empty() {
                 break;
             }
-            let room = (options.max_file_size.saturating_sub(size) / avg) as usize;
+            let room = (options.files.max_file_size.saturating_sub(size) / avg) as usize;
             let n = room.min(rows.len());
             if n > 0 {
                 buckets
@@ -415,7 +377,7 @@ pub async fn write_upserts(
                 rows = &rows[n..];
             }
         }
-        let per_file = (options.max_file_size / avg).max(1) as usize;
+        let per_file = (options.files.max_file_size / avg).max(1) as usize;
         for chunk in rows.chunks(per_file) {
             new_groups.push(GroupRows::new(partition.clone(), chunk.to_vec()));
         }
@@ -472,7 +434,7 @@ async fn finish_upserts(
     txn: &mut Transaction,
     schema: &SchemaRef,
     mut incoming: Incoming,
-    options: &UpsertOptions,
+    options: &WriteSpec,
     table: &crate::HudiTable,
     slices: Vec<FileSlice>,
     buckets: BTreeMap<usize, Bucket>,
@@ -514,7 +476,7 @@ async fn finish_upserts(
                     &slice.file_id,
                     &write_token(task),
                     schema.clone(),
-                    &options.file_settings,
+                    &options.files,
                 )
                 .await?;
             let keys = take_keys(&keys, rows)?;
@@ -548,7 +510,7 @@ async fn finish_upserts(
         &new_groups,
         task,
         schema,
-        &options.file_settings,
+        &options.files,
         |_, _, rows, _| take_keys(&keys, rows),
     )
     .await?;
@@ -573,7 +535,7 @@ async fn run_merge_jobs(
     table: &crate::table::HudiTable,
     schema: &SchemaRef,
     jobs: Vec<MergeJob>,
-    options: &UpsertOptions,
+    options: &WriteSpec,
     instant: &str,
 ) -> Result<Vec<(WriteStat, MergeCounts)>> {
     let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));

@@ -19,7 +19,7 @@ pub(super) async fn merge_file_group(
     storage: &crate::storage::TableStorage,
     schema: &SchemaRef,
     job: MergeJob,
-    options: &UpsertOptions,
+    options: &WriteSpec,
     instant: &str,
 ) -> Result<(WriteStat, MergeCounts)> {
     use futures::StreamExt;
@@ -81,7 +81,7 @@ pub(super) async fn merge_file_group(
             inserts: &bucket.inserts,
             ordering: ordering_path.as_ref(),
             changed,
-            settings: &options.file_settings,
+            settings: &options.files,
             old_rel: &base_path,
             new_rel: writer.rel_path(),
         };
@@ -230,7 +230,7 @@ fn rewrite_stat(
 fn resume_key_index(
     writer: &mut crate::write::writer::BaseFileWriter,
     footer: &parquet::file::metadata::ParquetMetaData,
-    options: &UpsertOptions,
+    options: &WriteSpec,
 ) -> bool {
     use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
     use crate::footer::footer_value;
@@ -244,7 +244,7 @@ fn resume_key_index(
     ) else {
         return false;
     };
-    match HoodieBloomFilter::resume_dynamic(b64, options.file_settings.bloom_max_entries) {
+    match HoodieBloomFilter::resume_dynamic(b64, options.files.bloom_max_entries) {
         Ok(filter) => {
             writer.resume_key_index(filter, min, max);
             true

@@ -1,0 +1,453 @@
+//! [`WriteSpec`]: everything one write needs, resolved once from the options it sees
+//! ([`WriteOptions`]: the session's over the table's over the defaults) and the statement that
+//! writes, and validated before anything is written.
+
+use crate::bucket::BucketSpec;
+use crate::config;
+use crate::error::{FormatError, Result};
+use crate::table_config::MergeMode;
+use crate::write::options::WriteOptions;
+use crate::write::overwrite::OverwriteScope;
+use crate::write::transaction::WriteOperation;
+use crate::write::upsert::DupPolicy;
+use crate::write::writer::FileSpec;
+
+/// What a write does with its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteKind {
+    /// insert / bulk_insert into new file groups.
+    Insert,
+    /// A keyed write: upsert, insert with a duplicate policy, or the inserts of a bucket table.
+    Upsert,
+    /// A change set read from the table (UPDATE / DELETE / MERGE), its rows located by their
+    /// meta columns.
+    ChangeSet,
+    /// INSERT OVERWRITE: a replacecommit of `scope`.
+    Overwrite(OverwriteScope),
+}
+
+/// The statement a write runs for.
+#[derive(Debug, Clone)]
+pub enum WriteStatement {
+    /// `INSERT INTO`.
+    InsertInto,
+    /// `INSERT OVERWRITE`; `static_prefix` is the partition path prefix of a static
+    /// `PARTITION (...)` clause and `full_static` says whether it names every partition column.
+    InsertOverwrite {
+        /// The static partitions' path prefix.
+        static_prefix: Option<String>,
+        /// Whether the prefix names every partition column.
+        full_static: bool,
+    },
+    /// `CREATE TABLE ... AS SELECT`: a bulk insert into the new table.
+    CreateAsSelect,
+    /// The change set of an UPDATE or MERGE (`delete: false`) or a DELETE, changing
+    /// `changed_columns` (None: any).
+    ChangeSet {
+        /// A DELETE.
+        delete: bool,
+        /// The data columns it assigns.
+        changed_columns: Option<Vec<String>>,
+    },
+}
+
+/// One write, resolved.
+#[derive(Debug, Clone)]
+pub struct WriteSpec {
+    /// The operation the commit records.
+    pub operation: WriteOperation,
+    /// What the write does with its rows.
+    pub kind: WriteKind,
+    /// The table's ordering field.
+    pub ordering_field: Option<String>,
+    /// An insert collapses duplicate keys of its input to the row with the greatest ordering
+    /// value (ties: the first).
+    pub precombine: bool,
+    /// How a record meets the stored one.
+    pub merge_mode: MergeMode,
+    /// For `insert` with a duplicate policy other than none, what to do with existing keys.
+    pub insert_dup_policy: Option<DupPolicy>,
+    /// Keys are unique across partitions (a global index): pre-combining and lookups go by key
+    /// alone; otherwise a record is (partition path, key), as Hudi's `HoodieKey`.
+    pub global_index: bool,
+    /// Under a global index, an update whose partition changed moves the record.
+    pub update_partition_path: bool,
+    /// The table's bucket index, if it has one.
+    pub bucket: Option<BucketSpec>,
+    /// How base files are written and sized.
+    pub files: FileSpec,
+    /// The data columns a change set assigns (None: any): the others are taken from the
+    /// stored rows.
+    pub changed_columns: Option<Vec<String>>,
+    /// The partition columns the data files leave out (`drop.partition.columns`).
+    pub dropped_columns: Vec<String>,
+    /// Every row is new (a bucket table's insert): routed to its bucket, never looked up.
+    pub inserts_only: bool,
+    /// `hoodie.spark.sql.optimized.writes.enable`: a MERGE's ON condition must match every
+    /// record key column (false: a key column it leaves out comes from the source).
+    pub optimized_writes: bool,
+}
+
+impl WriteSpec {
+    /// The write `statement` runs into a table that sees `options`.
+    pub fn resolve(options: &WriteOptions, statement: WriteStatement) -> Result<Self> {
+        options.validate()?;
+        match statement {
+            WriteStatement::InsertInto => insert_into(options),
+            WriteStatement::InsertOverwrite {
+                static_prefix,
+                full_static,
+            } => overwrite(options, static_prefix, full_static),
+            WriteStatement::CreateAsSelect => {
+                let mut spec = base(options, WriteOperation::BulkInsert, WriteKind::Insert)?;
+                spec.precombine = false;
+                Ok(spec)
+            }
+            WriteStatement::ChangeSet {
+                delete,
+                changed_columns,
+            } => {
+                let operation = if delete {
+                    WriteOperation::DeletePrepped
+                } else {
+                    WriteOperation::UpsertPrepped
+                };
+                let mut spec = base(options, operation, WriteKind::ChangeSet)?;
+                spec.changed_columns = changed_columns;
+                Ok(spec)
+            }
+        }
+    }
+
+    /// Whether the rows are a change set located by their meta columns.
+    pub fn prepped(&self) -> bool {
+        self.kind == WriteKind::ChangeSet
+    }
+
+    /// The field an insert pre-combines its input by, if it does.
+    pub fn precombine_field(&self) -> Option<&str> {
+        self.ordering_field.as_deref().filter(|_| self.precombine)
+    }
+}
+
+/// The settings every write of the table shares, for `operation` of `kind`.
+fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> Result<WriteSpec> {
+    let table = options.table();
+    let index = options
+        .get(&config::INDEX_TYPE)
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    let update_key = if index == "GLOBAL_BLOOM" {
+        config::BLOOM_INDEX_UPDATE_PARTITION_PATH
+    } else {
+        config::SIMPLE_INDEX_UPDATE_PARTITION_PATH
+    };
+    Ok(WriteSpec {
+        operation,
+        kind,
+        ordering_field: table.ordering_field(),
+        precombine: true,
+        merge_mode: options.merge_mode()?,
+        insert_dup_policy: None,
+        global_index: global_index(&index)?,
+        update_partition_path: options
+            .get(&update_key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        bucket: bucket_spec(options, &index)?,
+        files: FileSpec {
+            codec: options
+                .get(&config::PARQUET_COMPRESSION_CODEC)
+                .unwrap_or_else(|| "snappy".into()),
+            bloom_num_entries: options.get_usize(&config::BLOOM_NUM_ENTRIES)?,
+            bloom_fpp: options.get_f64(&config::BLOOM_FPP)?,
+            bloom_max_entries: options.get_usize(&config::BLOOM_MAX_ENTRIES)?,
+            max_file_size: options.get_usize(&config::PARQUET_MAX_FILE_SIZE)? as u64,
+            small_file_limit: options.get_usize(&config::PARQUET_SMALL_FILE_LIMIT)? as u64,
+            small_file_candidates: options.get_usize(&config::PARQUET_SMALL_FILE_CANDIDATES)?,
+            record_size_estimate: options.get_usize(&config::RECORD_SIZE_ESTIMATE)? as u64,
+        },
+        changed_columns: None,
+        dropped_columns: table.dropped_columns()?,
+        inserts_only: false,
+        optimized_writes: options
+            .get(&config::SQL_OPTIMIZED_WRITES)
+            .is_none_or(|v| !v.eq_ignore_ascii_case("false")),
+    })
+}
+
+/// Whether the index (`hoodie.index.type`, upper case) is global; an index hoodie cannot
+/// write with is an error.
+fn global_index(index: &str) -> Result<bool> {
+    match index {
+        // INMEMORY builds its key map from the table on each write: for a single writer the
+        // same tagging as SIMPLE
+        "SIMPLE" | "BLOOM" | "INMEMORY" | "BUCKET" => Ok(false),
+        "GLOBAL_SIMPLE" | "GLOBAL_BLOOM" => Ok(true),
+        other => Err(FormatError::Unsupported {
+            feature: format!("hoodie.index.type = {other} (hoodie writes with SIMPLE, BLOOM, INMEMORY, GLOBAL_SIMPLE, GLOBAL_BLOOM and BUCKET)"),
+        }),
+    }
+}
+
+/// The table's bucket index, if it has one (`hoodie.index.type = BUCKET`).
+fn bucket_spec(options: &WriteOptions, index: &str) -> Result<Option<BucketSpec>> {
+    if index != "BUCKET" {
+        return Ok(None);
+    }
+    let engine = options.get(&config::BUCKET_ENGINE).unwrap_or_default();
+    if !engine.eq_ignore_ascii_case("SIMPLE") {
+        return Err(FormatError::Unsupported {
+            feature: format!("hoodie.index.bucket.engine = {engine} (hoodie writes with the SIMPLE bucket engine)"),
+        });
+    }
+    let n = options.get_usize(&config::BUCKET_NUM_BUCKETS)?;
+    let spec = BucketSpec::new(
+        u32::try_from(n).unwrap_or(u32::MAX),
+        options.get(&config::BUCKET_HASH_FIELD).as_deref(),
+        &options.table().record_key_fields(),
+    )?;
+    Ok(Some(spec))
+}
+
+/// The write an `INSERT INTO` runs, by Hudi 1.2's operation precedence.
+fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
+    let (op, why) = options.insert_into_operation()?;
+    let policy = DupPolicy::parse(
+        &options
+            .get(&config::INSERT_DUP_POLICY)
+            .unwrap_or_else(|| "none".into()),
+    )?;
+    let keyed = |policy| -> Result<WriteSpec> {
+        let mut spec = base(options, op, WriteKind::Upsert)?;
+        spec.insert_dup_policy = policy;
+        Ok(spec)
+    };
+    // a bucket table's new rows go to their buckets, whose file groups may exist: the keyed
+    // write path routes them (without looking keys up)
+    let bucketed = op == WriteOperation::BulkInsert
+        || (op == WriteOperation::Insert && policy == DupPolicy::None);
+    if bucketed && base(options, op, WriteKind::Upsert)?.bucket.is_some() {
+        let mut spec = keyed(None)?;
+        spec.inserts_only = true;
+        return Ok(spec);
+    }
+    match op {
+        WriteOperation::BulkInsert if policy == DupPolicy::Drop => Err(FormatError::WriteRefused {
+            reason: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
+        }),
+        WriteOperation::BulkInsert => base(options, op, WriteKind::Insert),
+        WriteOperation::Insert if policy == DupPolicy::None => base(options, op, WriteKind::Insert),
+        WriteOperation::Insert => keyed(Some(policy)),
+        WriteOperation::Upsert => {
+            if options.table().record_key_fields().is_empty() {
+                return Err(FormatError::WriteRefused {
+                    reason: format!("INSERT INTO {} as an upsert ({why}) needs a primary key; the table has none", options.table().name()),
+                });
+            }
+            keyed(None)
+        }
+        WriteOperation::InsertOverwrite => overwrite(options, None, false),
+        WriteOperation::InsertOverwriteTable => {
+            base(options, op, WriteKind::Overwrite(OverwriteScope::Table))
+        }
+        WriteOperation::Delete | WriteOperation::DeletePrepped | WriteOperation::UpsertPrepped => {
+            Err(FormatError::WriteRefused {
+                reason: format!("INSERT INTO cannot run the {} operation ({why})", op.java_name().to_ascii_lowercase()),
+            })
+        }
+    }
+}
+
+/// The write an `INSERT OVERWRITE` runs.
+fn overwrite(
+    options: &WriteOptions,
+    static_prefix: Option<String>,
+    full_static: bool,
+) -> Result<WriteSpec> {
+    let table = |_: ()| {
+        base(
+            options,
+            WriteOperation::InsertOverwriteTable,
+            WriteKind::Overwrite(OverwriteScope::Table),
+        )
+    };
+    let partitions = |scope| {
+        base(
+            options,
+            WriteOperation::InsertOverwrite,
+            WriteKind::Overwrite(scope),
+        )
+    };
+    if !options.table().is_partitioned() {
+        return table(());
+    }
+    let dynamic_scope = |prefix: Option<String>| match prefix {
+        Some(p) if full_static => OverwriteScope::Prefixes(vec![p]),
+        _ => OverwriteScope::InputPartitions,
+    };
+    if let Some(op) = options.explicit(&config::WRITE_OPERATION) {
+        match WriteOperation::parse(&op)? {
+            WriteOperation::InsertOverwriteTable => return table(()),
+            WriteOperation::InsertOverwrite => {
+                return partitions(match static_prefix {
+                    Some(p) => OverwriteScope::Prefixes(vec![p]),
+                    None => OverwriteScope::InputPartitions,
+                })
+            }
+            _ => {}
+        }
+    }
+    let mode = options
+        .explicit(&config::OVERWRITE_MODE)
+        .unwrap_or_else(|| "STATIC".into())
+        .to_ascii_uppercase();
+    match (mode.as_str(), static_prefix) {
+        ("STATIC", Some(p)) => partitions(OverwriteScope::Prefixes(vec![p])),
+        ("STATIC", None) => table(()),
+        ("DYNAMIC", prefix) => partitions(dynamic_scope(prefix)),
+        (other, _) => Err(FormatError::WriteRefused {
+            reason: format!(
+                "hoodie.datasource.overwrite.mode must be STATIC or DYNAMIC, got {other:?}"
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TableConfig;
+    use std::collections::BTreeMap;
+
+    const KEYED: &[u8] = b"hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=6\nhoodie.timeline.layout.version=1\nhoodie.table.recordkey.fields=id\nhoodie.table.precombine.field=ts\nhoodie.table.partition.fields=dt\nhoodie.table.keygenerator.class=org.apache.hudi.keygen.SimpleKeyGenerator\nhoodie.datasource.write.hive_style_partitioning=true\n";
+
+    fn spec(session: &[(&str, &str)], statement: WriteStatement) -> Result<WriteSpec> {
+        let table = TableConfig::parse(KEYED).unwrap();
+        let session: BTreeMap<String, String> = session
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        WriteSpec::resolve(&WriteOptions::new(session, &table), statement)
+    }
+
+    #[test]
+    fn insert_into_a_keyed_table_with_an_ordering_field_upserts() {
+        let s = spec(&[], WriteStatement::InsertInto).unwrap();
+        assert_eq!(s.operation, WriteOperation::Upsert);
+        assert_eq!(s.kind, WriteKind::Upsert);
+        assert_eq!(s.ordering_field.as_deref(), Some("ts"));
+        assert_eq!(s.merge_mode, MergeMode::EventTimeOrdering);
+        assert_eq!(s.files, FileSpec::default());
+        let insert = spec(
+            &[("hoodie.datasource.write.operation", "insert")],
+            WriteStatement::InsertInto,
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                insert.operation,
+                insert.kind.clone(),
+                insert.precombine_field()
+            ),
+            (WriteOperation::Insert, WriteKind::Insert, Some("ts"))
+        );
+        let drop = spec(
+            &[
+                ("hoodie.datasource.write.operation", "insert"),
+                ("hoodie.datasource.insert.dup.policy", "drop"),
+            ],
+            WriteStatement::InsertInto,
+        )
+        .unwrap();
+        assert_eq!(
+            (drop.kind, drop.insert_dup_policy),
+            (WriteKind::Upsert, Some(DupPolicy::Drop))
+        );
+    }
+
+    #[test]
+    fn a_bucket_tables_inserts_go_to_their_buckets_without_a_lookup() {
+        let s = spec(
+            &[
+                ("hoodie.index.type", "BUCKET"),
+                ("hoodie.bucket.index.num.buckets", "4"),
+                ("hoodie.datasource.write.operation", "bulk_insert"),
+            ],
+            WriteStatement::InsertInto,
+        )
+        .unwrap();
+        assert_eq!((s.kind, s.inserts_only), (WriteKind::Upsert, true));
+        assert!(s.bucket.is_some());
+    }
+
+    #[test]
+    fn overwrite_ctas_and_change_sets_resolve_their_own_operations() {
+        let o = spec(
+            &[],
+            WriteStatement::InsertOverwrite {
+                static_prefix: Some("dt=x".into()),
+                full_static: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(o.operation, WriteOperation::InsertOverwrite);
+        assert_eq!(
+            o.kind,
+            WriteKind::Overwrite(OverwriteScope::Prefixes(vec!["dt=x".into()]))
+        );
+        let whole = spec(
+            &[],
+            WriteStatement::InsertOverwrite {
+                static_prefix: None,
+                full_static: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(whole.kind, WriteKind::Overwrite(OverwriteScope::Table));
+        let ctas = spec(&[], WriteStatement::CreateAsSelect).unwrap();
+        assert_eq!(
+            (ctas.operation, ctas.precombine_field()),
+            (WriteOperation::BulkInsert, None)
+        );
+        let delete = spec(
+            &[],
+            WriteStatement::ChangeSet {
+                delete: true,
+                changed_columns: None,
+            },
+        )
+        .unwrap();
+        assert_eq!(delete.operation, WriteOperation::DeletePrepped);
+        assert!(delete.prepped());
+    }
+
+    #[test]
+    fn bad_values_are_typed_errors_before_anything_is_written() {
+        assert!(matches!(
+            spec(
+                &[("hoodie.index.type", "HBASE")],
+                WriteStatement::InsertInto
+            ),
+            Err(FormatError::Unsupported { .. })
+        ));
+        assert!(matches!(
+            spec(
+                &[("hoodie.parquet.max.file.size", "lots")],
+                WriteStatement::InsertInto
+            ),
+            Err(FormatError::InvalidOption(_))
+        ));
+        let err = spec(
+            &[("hoodie.datasource.overwrite.mode", "SOMETIMES")],
+            WriteStatement::InsertOverwrite {
+                static_prefix: None,
+                full_static: false,
+            },
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("hoodie.datasource.overwrite.mode"),
+            "{err}"
+        );
+    }
+}
