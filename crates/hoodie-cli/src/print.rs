@@ -60,6 +60,11 @@ pub fn format_output(output: &StatementOutput, style: Style) -> Result<String, A
                     .collect();
                 line = format!("{line}: {}", parts.join(", "));
             }
+            // rows the write left out (a duplicate policy `drop`, or older than the stored
+            // record): the statement saw them, the table did not take them
+            if c.dropped > 0 {
+                line = format!("{line} ({} dropped)", plural(c.dropped, "incoming row"));
+            }
             with_elapsed(line, style)
         }
         StatementOutput::Done => format_done(style),
@@ -196,6 +201,15 @@ mod tests {
         assert_eq!(
             format_output(&StatementOutput::Changed(mixed), Style::Plain).unwrap(),
             "6 rows affected: 2 inserted, 3 updated, 1 deleted"
+        );
+        let dropped = WriteCounts {
+            inserted: 1,
+            dropped: 2,
+            ..Default::default()
+        };
+        assert_eq!(
+            format_output(&StatementOutput::Changed(dropped), Style::Plain).unwrap(),
+            "1 row affected (2 incoming rows dropped)"
         );
         let updates = WriteCounts {
             updated: 4,

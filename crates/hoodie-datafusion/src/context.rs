@@ -144,6 +144,25 @@ impl HoodieContext {
     }
 
     /// Runs one statement to completion.
+    ///
+    /// ```
+    /// use hoodie_datafusion::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), hoodie_datafusion::HoodieError> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let ctx = HoodieContext::new(HoodieConfig::new(dir.path().join("warehouse"))).await?;
+    /// ctx.run("CREATE TABLE t (id INT, v STRING, ts INT) USING hudi \
+    ///          TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')").await?;
+    /// ctx.run("INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 1)").await?;
+    /// // an upsert: key 1 is updated, key 3 inserted; the sink's metrics say which
+    /// let StatementOutput::Changed(c) = ctx.run("INSERT INTO t VALUES (1, 'c', 2), (3, 'd', 1)").await? else {
+    ///     panic!("a Hudi write reports what it changed");
+    /// };
+    /// assert_eq!((c.inserted, c.updated, c.affected()), (1, 1, 2));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn run(&self, sql: &str) -> Result<StatementOutput> {
         let df = crate::sql::run(&self.ctx, sql).await?;
         let plan = df.logical_plan();

@@ -274,7 +274,7 @@ fn assigned_columns(input: &LogicalPlan) -> Option<Vec<String>> {
 /// meta columns that locate a row (key, partition path, file name), the assigned columns, the
 /// key, partition and ordering columns and non-nullable ones. The others go as NULL, so the
 /// scan never decodes them: the write restamps the commit time and sequence id and takes every
-/// other value from the stored rows (`UpsertOptions::changed_columns`).
+/// other value from the stored rows (`WriteSpec::changed_columns`).
 fn carries_column(hudi: &HudiTableProvider, changed: &[String], field: &Field) -> bool {
     use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
     let cfg = hudi.table().config();

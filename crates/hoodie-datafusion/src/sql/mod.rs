@@ -29,6 +29,35 @@ pub trait HudiSqlExt {
     /// Like [`SessionContext::sql`], DDL and `SET` run at once and return an empty frame;
     /// queries and DML return a frame that runs when it is collected (a DML's one row is its
     /// `count`).
+    ///
+    /// ```
+    /// use datafusion::execution::session_state::SessionStateBuilder;
+    /// use datafusion::prelude::SessionContext;
+    /// use hoodie_datafusion::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> datafusion::error::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let state = SessionStateBuilder::new()
+    ///     .with_default_features()
+    ///     .with_hoodie(HoodieOptions::new(dir.path().to_string_lossy()))
+    ///     .build();
+    /// let ctx = SessionContext::new_with_state(state);
+    /// ctx.hudi_sql("CREATE TABLE t (id INT, userName STRING, ts INT) USING hudi \
+    ///               TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')").await?;
+    /// ctx.hudi_sql("INSERT INTO t VALUES (1, 'a', 1)").await?.collect().await?;
+    /// // MERGE with Spark's stars, names in any case
+    /// ctx.hudi_sql("MERGE INTO t USING (SELECT 1 AS id, 'b' AS username, 2 AS ts) s \
+    ///               ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    ///     .await?
+    ///     .collect()
+    ///     .await?;
+    /// let rows = ctx.hudi_sql("SELECT USERNAME FROM t").await?.collect().await?;
+    /// let name = datafusion::arrow::util::display::array_value_to_string(rows[0].column(0), 0)?;
+    /// assert_eq!(name, "b");
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn hudi_sql(&self, sql: &str) -> DFResult<DataFrame>;
 }
 

@@ -215,7 +215,7 @@ fn key_match(
 
 /// The data columns (named as in `schema`) that a MERGE's UPDATE clauses assign: every other
 /// column of a row it updates keeps the target's value, so a file group it only updates can be
-/// spliced (`UpsertOptions::changed_columns`).
+/// spliced (`WriteSpec::changed_columns`).
 pub(crate) fn updated_columns(
     merge: &MergeIntoOp,
     schema: &datafusion::arrow::datatypes::Schema,

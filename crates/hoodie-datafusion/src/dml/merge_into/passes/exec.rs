@@ -44,7 +44,8 @@ enum Passes {
     /// The change set in one pass, planned already.
     One(Arc<dyn ExecutionPlan>),
     /// Decided when it runs: the source (the input of the plan's [`KeptSourceExec`]) is read
-    /// once, measured and kept, then `plan` runs once per pass, `passes.selector` set to it.
+    /// once, measured and kept, then the passes run, `passes.selector` set to each: the first
+    /// with `plan`, later ones with a fresh physical plan from `replan`.
     Run {
         plan: Arc<dyn ExecutionPlan>,
         passes: PassPlan,

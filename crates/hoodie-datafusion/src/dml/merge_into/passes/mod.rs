@@ -12,8 +12,9 @@
 //!
 //! The MERGE is planned once: its change-set plan filters both sides by a pass filter whose
 //! pass ([`udf::PassSelector`]) is set before each run, and reads its source through a
-//! [`kept::KeptSourceNode`]. [`MergePassesExec`] runs that one plan once per pass (its state
-//! reset in between), so the plan EXPLAIN shows is the plan that runs.
+//! [`kept::KeptSourceNode`]. [`MergePassesExec`] runs that one logical plan once per pass (the
+//! first pass with its physical plan, later ones with a fresh physical plan of it, since a
+//! hash join's run state outlives a reset), so the plan EXPLAIN shows is the plan that runs.
 //!
 //! How many: `hoodie.merge.join.passes`, a number, or `auto`: one pass under an unbounded pool;
 //! under a bounded one the source's size decides ([`size::auto_passes`]). With passes, the
