@@ -366,6 +366,44 @@ async fn a_later_session_finds_the_warehouse_tables_by_their_bare_names() {
         lines(&text(&later, "SELECT id, v FROM w").await)[3],
         "| 1  | a |"
     );
+    // bare names in DML and queries of the dialect (not a CTE of the same name)
+    let (other, _) = user_session(&wh);
+    for sql in [
+        "INSERT INTO w VALUES (2, 'b')",
+        "UPDATE w SET v = 'u' WHERE id = 2",
+        "MERGE INTO w USING (SELECT 3 AS id, 'c' AS v) s ON w.id = s.id WHEN NOT MATCHED THEN INSERT *",
+        "DELETE FROM w WHERE id = 3",
+    ] {
+        other
+            .hudi_sql(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .collect()
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let rows = other
+        .hudi_sql("SELECT id, v FROM w ORDER BY id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        lines(&pretty_format_batches(&rows).unwrap().to_string())[3..5],
+        ["| 1  | a |", "| 2  | u |"]
+    );
+    let cte = other
+        .hudi_sql("WITH w AS (SELECT 42 AS id) SELECT id FROM w")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(pretty_format_batches(&cte)
+        .unwrap()
+        .to_string()
+        .contains("| 42 |"));
     let shown = text(&later, "SHOW spark.sql.caseSensitive").await;
     assert!(shown.contains("| false "), "{shown}");
     later.hudi_sql("DROP TABLE w").await.unwrap();

@@ -276,7 +276,7 @@ pub async fn resolve_df_names(
 }
 
 /// Every table name `stmt` refers to, in order, without repeats.
-fn relations_of(stmt: &Statement) -> Vec<ObjectName> {
+pub(crate) fn relations_of(stmt: &Statement) -> Vec<ObjectName> {
     struct Relations(Vec<ObjectName>);
     impl Visitor for Relations {
         type Break = ();

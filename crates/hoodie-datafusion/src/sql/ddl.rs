@@ -55,8 +55,18 @@ pub(super) fn warehouse(ctx: &SessionContext) -> Result<WarehouseSchema> {
         .ok_or_else(missing)
 }
 
+/// The catalog and schema the session's warehouse is registered as.
+pub(super) fn warehouse_names(ctx: &SessionContext) -> Option<(String, String)> {
+    ctx.state_ref()
+        .read()
+        .config_options()
+        .extensions
+        .get::<HoodieSessionConfig>()
+        .and_then(|c| c.warehouse().map(|(c, s)| (c.to_string(), s.to_string())))
+}
+
 /// Whether unqualified names of the session resolve in its warehouse.
-fn warehouse_is_default(ctx: &SessionContext) -> bool {
+pub(super) fn warehouse_is_default(ctx: &SessionContext) -> bool {
     let state = ctx.state_ref();
     let state = state.read();
     let options = state.config_options();

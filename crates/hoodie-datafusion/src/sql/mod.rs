@@ -6,6 +6,7 @@
 
 mod ddl;
 mod options;
+mod qualify;
 mod write;
 
 use async_trait::async_trait;
@@ -85,12 +86,19 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
         FrontStatement::AlterSetProperties { name, properties } => {
             ddl::alter_properties(ctx, &name, properties).await
         }
-        FrontStatement::Merge(stmt) => write::merge(ctx, *stmt, exact).await,
+        FrontStatement::Merge(mut stmt) => {
+            qualify::qualify_warehouse_tables(ctx, &mut stmt).await;
+            write::merge(ctx, *stmt, exact).await
+        }
         FrontStatement::Update(mut stmt) => {
+            qualify::qualify_warehouse_tables(ctx, &mut stmt).await;
             resolve_names(&mut stmt, ctx, exact).await?;
             plan_statement(ctx, *stmt).await
         }
-        FrontStatement::Insert(stmt) => write::insert(ctx, *stmt, exact).await,
+        FrontStatement::Insert(mut stmt) => {
+            qualify::qualify_warehouse_tables(ctx, &mut stmt).await;
+            write::insert(ctx, *stmt, exact).await
+        }
     }
 }
 
@@ -108,6 +116,7 @@ async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let state = ctx.state();
     let dialect = state.config().options().sql_parser.dialect;
     let mut stmt = state.sql_to_statement(sql, &dialect)?;
+    qualify::qualify_df_statement(ctx, &mut stmt).await;
     let exact = case_sensitive(state.config_options());
     resolve_df_names(&mut stmt, ctx, exact).await?;
     let plan = state.statement_to_plan(stmt).await?;
