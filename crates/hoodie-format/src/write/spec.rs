@@ -222,6 +222,11 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         spec.insert_dup_policy = policy;
         Ok(spec)
     };
+    if op == WriteOperation::BulkInsert && policy == DupPolicy::Drop {
+        return Err(FormatError::WriteRefused {
+            reason: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
+        });
+    }
     // a bucket table's new rows go to their buckets, whose file groups may exist: the keyed
     // write path routes them (without looking keys up)
     let bucketed = op == WriteOperation::BulkInsert
@@ -232,9 +237,6 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         return Ok(spec);
     }
     match op {
-        WriteOperation::BulkInsert if policy == DupPolicy::Drop => Err(FormatError::WriteRefused {
-            reason: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
-        }),
         WriteOperation::BulkInsert => base(options, op, WriteKind::Insert),
         WriteOperation::Insert if policy == DupPolicy::None => base(options, op, WriteKind::Insert),
         WriteOperation::Insert => keyed(Some(policy)),
@@ -252,7 +254,10 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         }
         WriteOperation::Delete | WriteOperation::DeletePrepped | WriteOperation::UpsertPrepped => {
             Err(FormatError::WriteRefused {
-                reason: format!("INSERT INTO cannot run the {} operation ({why})", op.java_name().to_ascii_lowercase()),
+                reason: format!(
+                    "INSERT INTO cannot run the {} operation ({why})",
+                    op.java_name().to_ascii_lowercase()
+                ),
             })
         }
     }
@@ -378,6 +383,19 @@ mod tests {
         .unwrap();
         assert_eq!((s.kind, s.inserts_only), (WriteKind::Upsert, true));
         assert!(s.bucket.is_some());
+        // as on any table, bulk_insert refuses the drop policy
+        let drop = spec(
+            &[
+                ("hoodie.index.type", "BUCKET"),
+                ("hoodie.datasource.write.operation", "bulk_insert"),
+                ("hoodie.datasource.insert.dup.policy", "drop"),
+            ],
+            WriteStatement::InsertInto,
+        );
+        assert!(
+            matches!(drop, Err(FormatError::WriteRefused { .. })),
+            "{drop:?}"
+        );
     }
 
     #[test]
