@@ -93,10 +93,12 @@ class Gen:
     # ------------------------------------------------------------ helpers
 
     def existing(self):
-        """The key and partition values of the stored rows."""
+        """The key and partition values of the stored rows, in a fixed order: DuckDB returns
+        rows in any order, and a seed must generate the same statements every run."""
         names = [c.name for c in self.t.keys + ([self.t.partition] if self.t.partition else [])]
-        return [dict(zip(names, r)) for r in self.o.x(
-            f"SELECT {', '.join(chr(34) + n + chr(34) for n in names)} FROM {self.t.name}").fetchall()]
+        rows = self.o.x(f"SELECT {', '.join(chr(34) + n + chr(34) for n in names)} FROM {self.t.name}").fetchall()
+        rows.sort(key=lambda r: tuple((v is None, repr(v)) for v in r))
+        return [dict(zip(names, r)) for r in rows]
 
     def row(self, ident_from=None):
         t, rng = self.t, self.rng
