@@ -10,14 +10,11 @@ use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
-use hoodie_format::write::spec::WriteStatement;
 
 use super::merge_into::passes::{merge_input, KeptSourceExec, KeptSourceNode};
 use super::rule::{DmlKind, HudiDmlNode};
 use super::write_node::HudiWriteNode;
-use crate::error::HoodieError;
 use crate::provider::as_hudi;
-use crate::session::write_options::SessionOptions;
 
 /// Plans [`HudiDmlNode`]s into the keyed write.
 #[derive(Debug, Default)]
@@ -69,13 +66,10 @@ impl ExtensionPlanner for HudiDmlPlanner {
         if input.output_partitioning().partition_count() > 1 {
             input = Arc::new(CoalescePartitionsExec::new(input));
         }
-        let statement = WriteStatement::ChangeSet {
-            delete: node.kind == DmlKind::Delete,
-            changed_columns: node.changed.clone(),
-        };
-        let spec = hudi
-            .write_spec(&SessionOptions::of_session(session), statement)
-            .map_err(HoodieError::into_datafusion)?;
-        Ok(Some(hudi.change_set_plan(input, spec, rows_in_memory)))
+        Ok(Some(hudi.change_set_plan(
+            input,
+            node.spec.clone(),
+            rows_in_memory,
+        )))
     }
 }

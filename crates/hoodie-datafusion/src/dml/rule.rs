@@ -33,6 +33,7 @@ use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::SessionOptions;
 use hoodie_format::write::change_set::DELETE_FLAG;
+use hoodie_format::write::spec::{WriteSpec, WriteStatement};
 
 /// What a DML statement does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
@@ -54,7 +55,7 @@ pub struct HudiDmlNode {
     pub(super) input: LogicalPlan,
     pub(super) schema: DFSchemaRef,
     /// The data columns an UPDATE, or a MERGE's UPDATE clauses, assign (None for DELETE).
-    pub(super) changed: Option<Vec<String>>,
+    pub(super) spec: WriteSpec,
     /// A MERGE whose join may run in passes: the state its plan shares with the passes
     /// ([`crate::dml::merge_into::passes`]).
     pub(super) passes: Option<PassPlan>,
@@ -106,7 +107,7 @@ impl UserDefinedLogicalNodeCore for HudiDmlNode {
     }
     fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "HudiDml: op={:?} table={}", self.kind, self.table)?;
-        if let Some(changed) = &self.changed {
+        if let Some(changed) = &self.spec.changed_columns {
             write!(f, " changes=[{}]", changed.join(", "))?;
         }
         Ok(())
@@ -181,6 +182,14 @@ fn change_set_of(
         )),
         _ => None,
     };
+    // the write, resolved once for the statement: the MERGE's rules and the sink read it
+    let statement = WriteStatement::ChangeSet {
+        delete: kind == DmlKind::Delete,
+        changed_columns: changed.clone(),
+    };
+    let spec = hudi
+        .write_spec(session, statement)
+        .map_err(HoodieError::into_datafusion)?;
     // a MERGE into a table with a record key may run its join in passes
     let keyed = !hudi.table().config().record_key_fields().is_empty();
     let passes = match &dml.op {
@@ -198,7 +207,7 @@ fn change_set_of(
                 merge,
                 provider.clone(),
                 hudi,
-                session,
+                &spec,
                 passes.as_ref(),
             )?;
             // the rule runs after DataFusion's type coercion: the join and the clauses it
@@ -236,7 +245,7 @@ fn change_set_of(
         provider: provider.clone(),
         input: change_set,
         schema: count_schema(),
-        changed,
+        spec,
         passes,
     };
     Ok(LogicalPlan::Extension(Extension {

@@ -9,19 +9,8 @@ use crate::error::Result;
 use crate::keygen::KeyGenerator;
 use crate::write::incoming::Incoming;
 use crate::write::insert::{write_inserts, InsertResult};
-use crate::write::spec::{WriteKind, WriteSpec};
+use crate::write::spec::{OverwriteScope, WriteKind, WriteSpec};
 use crate::write::transaction::Transaction;
-
-/// Which file groups an overwrite replaces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OverwriteScope {
-    /// Every file group of the table.
-    Table,
-    /// The partitions present in the input (dynamic overwrite).
-    InputPartitions,
-    /// Partitions under these partition path prefixes (static `PARTITION (...)` specs).
-    Prefixes(Vec<String>),
-}
 
 /// Writes `incoming` as new file groups and replaces the file groups the scope of `options`
 /// (an overwrite) names.

@@ -7,10 +7,46 @@ use crate::config;
 use crate::error::{FormatError, Result};
 use crate::table_config::MergeMode;
 use crate::write::options::WriteOptions;
-use crate::write::overwrite::OverwriteScope;
 use crate::write::transaction::WriteOperation;
-use crate::write::upsert::DupPolicy;
 use crate::write::writer::FileSpec;
+
+/// Which file groups an overwrite replaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverwriteScope {
+    /// Every file group of the table.
+    Table,
+    /// The partitions present in the input (dynamic overwrite).
+    InputPartitions,
+    /// Partitions under these partition path prefixes (static `PARTITION (...)` specs).
+    Prefixes(Vec<String>),
+}
+
+/// What an INSERT does with keys that already exist (`hoodie.datasource.insert.dup.policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupPolicy {
+    /// Keep duplicates (plain insert).
+    None,
+    /// Drop incoming rows whose key exists.
+    Drop,
+    /// Fail on the first incoming key that exists.
+    Fail,
+}
+
+impl DupPolicy {
+    /// Parses `none`, `drop` or `fail` (case-insensitive).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" => Ok(DupPolicy::None),
+            "drop" => Ok(DupPolicy::Drop),
+            "fail" => Ok(DupPolicy::Fail),
+            _ => Err(FormatError::InvalidProperty {
+                key: crate::config::INSERT_DUP_POLICY.key.into(),
+                value: s.into(),
+                reason: "expected none, drop or fail".into(),
+            }),
+        }
+    }
+}
 
 /// What a write does with its rows.
 #[derive(Debug, Clone, PartialEq)]

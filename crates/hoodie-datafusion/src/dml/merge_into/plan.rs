@@ -31,9 +31,8 @@ use crate::dml::merge_into::passes::udf::pass_filter;
 use crate::dml::merge_into::passes::PassPlan;
 use crate::error::HoodieError;
 use crate::provider::HudiTableProvider;
-use crate::session::write_options::SessionOptions;
 use hoodie_format::write::change_set::DELETE_FLAG;
-use hoodie_format::write::spec::{WriteSpec, WriteStatement};
+use hoodie_format::write::spec::WriteSpec;
 
 const TARGET_FLAG: &str = "__hoodie_t";
 const SOURCE_FLAG: &str = "__hoodie_s";
@@ -243,10 +242,10 @@ pub fn plan_merge(
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
-    session: &SessionOptions,
+    spec: &WriteSpec,
     passes: Option<&PassPlan>,
 ) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi, session, passes).map_err(HoodieError::into_datafusion)
+    plan(dml, merge, provider, hudi, spec, passes).map_err(HoodieError::into_datafusion)
 }
 
 /// The two sides of each record key equality of the ON condition, cast to the type the
@@ -278,12 +277,25 @@ fn key_sides(
     Ok((t_side, s_side))
 }
 
+/// `plan`'s columns and a column `flag` that is true on every row (NULL after an outer join
+/// on the side that found no row).
+fn with_flag(plan: LogicalPlanBuilder, flag: &str) -> Result<LogicalPlanBuilder, HoodieError> {
+    let mut exprs: Vec<Expr> = plan
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    exprs.push(lit(true).alias(flag));
+    Ok(plan.project(exprs)?)
+}
+
 fn plan(
     dml: &DmlStatement,
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
-    session: &SessionOptions,
+    upsert: &WriteSpec,
     passes: Option<&PassPlan>,
 ) -> Result<LogicalPlan, HoodieError> {
     let target = dml.table_name.clone();
@@ -297,13 +309,6 @@ fn plan(
             .find(|c| c.eq_ignore_ascii_case(n))
             .cloned()
     };
-    let upsert = hudi.write_spec(
-        session,
-        WriteStatement::ChangeSet {
-            delete: false,
-            changed_columns: None,
-        },
-    )?;
     let source = Arc::unwrap_or_clone(dml.input.clone());
     // with passes the source is computed once and kept for them
     let source = match passes.filter(|_| !keys.is_empty()) {
@@ -332,7 +337,7 @@ fn plan(
             &target,
             &schema,
             &cfg.partition_fields(),
-            &upsert,
+            upsert,
         )?
     };
     let event_time = upsert.merge_mode == MergeMode::EventTimeOrdering;
@@ -415,22 +420,8 @@ fn plan(
         ),
         None => (target_plan, source),
     };
-    let mut t_exprs: Vec<Expr> = target_plan
-        .schema()
-        .columns()
-        .into_iter()
-        .map(Expr::Column)
-        .collect();
-    t_exprs.push(lit(true).alias(TARGET_FLAG));
-    let target_plan = target_plan.project(t_exprs)?.build()?;
-    let mut s_exprs: Vec<Expr> = source
-        .schema()
-        .columns()
-        .into_iter()
-        .map(Expr::Column)
-        .collect();
-    s_exprs.push(lit(true).alias(SOURCE_FLAG));
-    let joined = LogicalPlanBuilder::from(source).project(s_exprs)?.join_on(
+    let target_plan = with_flag(target_plan, TARGET_FLAG)?.build()?;
+    let joined = with_flag(LogicalPlanBuilder::from(source), SOURCE_FLAG)?.join_on(
         target_plan,
         if not_by_source {
             JoinType::Full

@@ -30,35 +30,8 @@ use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::write::incoming::{Incoming, Interned};
 use crate::write::insert::{keep_last_by, precombine_values, write_groups_in_waves, GroupRows};
-use crate::write::spec::WriteSpec;
+use crate::write::spec::{DupPolicy, WriteSpec};
 use crate::write::transaction::Transaction;
-
-/// What an INSERT does with keys that already exist (`hoodie.datasource.insert.dup.policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DupPolicy {
-    /// Keep duplicates (plain insert).
-    None,
-    /// Drop incoming rows whose key exists.
-    Drop,
-    /// Fail on the first incoming key that exists.
-    Fail,
-}
-
-impl DupPolicy {
-    /// Parses `none`, `drop` or `fail` (case-insensitive).
-    pub fn parse(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "none" => Ok(DupPolicy::None),
-            "drop" => Ok(DupPolicy::Drop),
-            "fail" => Ok(DupPolicy::Fail),
-            _ => Err(FormatError::InvalidProperty {
-                key: crate::config::INSERT_DUP_POLICY.key.into(),
-                value: s.into(),
-                reason: "expected none, drop or fail".into(),
-            }),
-        }
-    }
-}
 
 /// What a keyed write did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
