@@ -17,6 +17,7 @@ mod error;
 mod frontend;
 mod names;
 mod provider;
+mod scan;
 mod session;
 mod sink;
 mod sql;

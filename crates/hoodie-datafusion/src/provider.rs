@@ -21,6 +21,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
@@ -38,6 +39,8 @@ pub struct HudiTableProvider {
     name: String,
     table: HudiTable,
     schema: SchemaRef,
+    /// Reads base files alone (Hudi's read-optimized query of a merge-on-read table).
+    read_optimized: bool,
 }
 
 impl HudiTableProvider {
@@ -50,7 +53,20 @@ impl HudiTableProvider {
             name: name.into(),
             table,
             schema,
+            read_optimized: false,
         })
+    }
+
+    /// The same table read as Hudi's read-optimized query: the base files of the latest
+    /// slices, their log files left out (a merge-on-read table's `_ro` view).
+    pub fn read_optimized(mut self) -> Self {
+        self.read_optimized = true;
+        self
+    }
+
+    /// Whether this provider reads base files alone.
+    pub fn is_read_optimized(&self) -> bool {
+        self.read_optimized
     }
 
     /// The table.
@@ -292,20 +308,35 @@ impl TableProvider for HudiTableProvider {
             .file_slices(&timeline, None)
             .await
             .map_err(df_err)?;
-        if let Some(s) = slices.iter().find(|s| !s.log_files.is_empty()) {
-            return Err(HoodieError::Unsupported {
-                feature: format!(
-                    "reading merge-on-read file slices with log files (table {}, file group {} in partition {:?}); hoodie reads MOR tables whose slices have no log files",
-                    self.name, s.file_id, s.partition_path
-                ),
-            }
-            .into_datafusion());
-        }
         let slices = self.prune_partitions(state, slices, filters)?;
         let storage = self.table.storage();
         let dropped = self
             .dropped_partition_fields()
             .map_err(HoodieError::into_datafusion)?;
+        // slices with log files are merged (a read-optimized read takes base files alone)
+        let (merged, slices): (Vec<FileSlice>, Vec<FileSlice>) = if self.read_optimized {
+            (Vec::new(), slices)
+        } else {
+            slices.into_iter().partition(|s| !s.log_files.is_empty())
+        };
+        let mut plans: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
+        if !merged.is_empty() {
+            let names: Vec<String> = dropped.iter().map(|f| f.name().clone()).collect();
+            let values = |p: &str| {
+                self.partition_values(p, &dropped)
+                    .map_err(HoodieError::into_datafusion)
+            };
+            plans.push(crate::scan::merge_on_read_plan(
+                &self.table,
+                &self.schema,
+                &timeline,
+                merged,
+                projection,
+                &names,
+                &values,
+                state.config().target_partitions(),
+            )?);
+        }
         let mut files: Vec<PartitionedFile> = Vec::with_capacity(slices.len());
         for s in &slices {
             let Some(b) = s.base_file.as_ref() else {
@@ -331,7 +362,10 @@ impl TableProvider for HudiTableProvider {
             None => self.schema.clone(),
         };
         if files.is_empty() {
-            return Ok(Arc::new(EmptyExec::new(projected)));
+            return Ok(match plans.pop() {
+                Some(p) => p,
+                None => Arc::new(EmptyExec::new(projected)),
+            });
         }
         let n_groups = state.config().target_partitions().max(1).min(files.len());
         let mut groups: Vec<Vec<PartitionedFile>> = vec![Vec::new(); n_groups];
@@ -367,7 +401,8 @@ impl TableProvider for HudiTableProvider {
             .with_projection_indices(projection.cloned())?
             .with_limit(limit)
             .build();
-        Ok(DataSourceExec::from_data_source(config))
+        plans.push(DataSourceExec::from_data_source(config));
+        UnionExec::try_new(plans)
     }
 
     async fn insert_into(

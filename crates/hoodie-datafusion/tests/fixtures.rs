@@ -1,6 +1,6 @@
 //! Reading the Spark-written Hudi tables in `tests/fixtures/hudi-tables` (table versions 6,
-//! 8 and 9): every copy-on-write table gives the rows its README lists; a merge-on-read table
-//! whose slices have log files fails with a clear "not supported yet" error.
+//! 8 and 9): every table gives the rows its README lists; merge-on-read tables merge their
+//! log files (Avro and Parquet data blocks, delete blocks, rollback command blocks).
 
 use std::path::{Path, PathBuf};
 
@@ -256,23 +256,80 @@ async fn spark_written_v9_tables_read_with_expected_rows() {
     );
 }
 
+/// One query's rows joined by `;`.
+async fn joined(ctx: &HoodieContext, sql: &str) -> String {
+    rows(ctx, sql).await.unwrap().join(";")
+}
+
 #[tokio::test]
-async fn merge_on_read_with_log_files_is_refused_and_empty_tables_read() {
+async fn merge_on_read_tables_merge_their_logs_and_empty_tables_read() {
     let tmp = tempfile::tempdir().unwrap();
     let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
         .await
         .unwrap();
+    // a PARQUET_DATA block updates Alice and Bob
     open(
         &ctx,
-        "mor",
+        "np",
         &extract(tmp.path(), "sample_table/mor/parquet/v6_nonpartitioned"),
     )
     .await;
-    let err = rows(&ctx, "SELECT id FROM mor").await.unwrap_err();
-    assert!(
-        err.contains("not supported yet") && err.contains("log files"),
-        "{err}"
+    assert_eq!(
+        joined(&ctx, "SELECT id, name, \"isActive\" FROM np ORDER BY id").await,
+        "1,Alice,false;2,Bob,false;3,Carol,true;4,Diana,true"
     );
+    // a rollback command block hides Alice's rolled-back update; Bob's later one stays
+    open(
+        &ctx,
+        "rb",
+        &extract(
+            tmp.path(),
+            "sample_table/mor/parquet/v6_nonpartitioned_rollback",
+        ),
+    )
+    .await;
+    assert_eq!(
+        joined(&ctx, "SELECT id, name, \"isActive\" FROM rb ORDER BY id").await,
+        "1,Alice,true;2,Bob,true;3,Carol,true"
+    );
+    // nested columns come through the log block too
+    assert_eq!(
+        joined(&ctx, "SELECT \"structField\".field1, get_field(\"mapField\"['key3'], 'map_field_value_struct_f1') FROM rb WHERE id = 2").await,
+        "Bob,234.567"
+    );
+    // AVRO_DATA block (v6): rider-D's fare updated
+    open(
+        &ctx,
+        "u1",
+        &extract(tmp.path(), "quickstart_trips_table/mor/avro/v6_trips_8i1u"),
+    )
+    .await;
+    assert_eq!(joined(&ctx, "SELECT count(*) FROM u1").await, "8");
+    assert_eq!(
+        joined(
+            &ctx,
+            "SELECT rider, fare FROM u1 WHERE uuid = '9909a8b1-2d15-4d3d-8ec9-efc48c536a00'"
+        )
+        .await,
+        "rider-D,25.0"
+    );
+    // DELETE block (v6): riders A, C and D gone
+    open(
+        &ctx,
+        "d3",
+        &extract(tmp.path(), "quickstart_trips_table/mor/avro/v6_trips_8i3d"),
+    )
+    .await;
+    assert_eq!(joined(&ctx, "SELECT count(*) FROM d3").await, "5");
+    assert_eq!(
+        joined(
+            &ctx,
+            "SELECT count(*) FROM d3 WHERE rider IN ('rider-A', 'rider-C', 'rider-D')"
+        )
+        .await,
+        "0"
+    );
+    // v8: logs named by deltacommit, a compaction, updates and deletes after it
     open(
         &ctx,
         "trips",
@@ -282,8 +339,49 @@ async fn merge_on_read_with_log_files_is_refused_and_empty_tables_read() {
         ),
     )
     .await;
-    let err = rows(&ctx, "SELECT count(*) FROM trips").await.unwrap_err();
-    assert!(err.contains("not supported yet"), "{err}");
+    assert_eq!(
+        joined(&ctx, "SELECT rider, fare FROM trips ORDER BY rider").await,
+        "rider-A,0.0;rider-C,27.7;rider-D,33.9;rider-E,93.5;rider-G,0.0;rider-I,41.06"
+    );
+    // a log row's _hoodie_file_name is its file id, as Java writes it
+    assert_eq!(
+        joined(
+            &ctx,
+            "SELECT _hoodie_file_name FROM trips WHERE rider = 'rider-G'"
+        )
+        .await,
+        "8aa68f7e-afd6-4c94-b86c-8a886552e08d-0"
+    );
+    // a filter on a column a log changed sees the merged value
+    assert_eq!(
+        joined(
+            &ctx,
+            "SELECT rider FROM trips WHERE fare = 0 ORDER BY rider"
+        )
+        .await,
+        "rider-A;rider-G"
+    );
+    open(
+        &ctx,
+        "tb",
+        &extract(
+            tmp.path(),
+            "sample_table/mor/avro/v9_timebasedkeygen_nonhivestyle",
+        ),
+    )
+    .await;
+    assert_eq!(joined(&ctx, "SELECT count(*) FROM tb").await, "6");
+    for (rel, name) in [
+        ("sample_table/mor/avro/v9_txns_simple_meta", "sm"),
+        ("sample_table/mor/avro/v9_txns_complex_nometa", "cn"),
+    ] {
+        open(&ctx, name, &extract(tmp.path(), rel)).await;
+        assert_eq!(
+            joined(&ctx, &format!("SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM {name}")).await,
+            "TXN-001,TXN-003,TXN-007,TXN-008,TXN-011,TXN-012,TXN-013,TXN-014,TXN-015,TXN-016,TXN-017,TXN-018",
+            "{rel}"
+        );
+    }
     for (rel, name) in [
         ("sample_table/cow/v6_empty", "e6"),
         ("sample_table/cow/v8_empty", "e8"),

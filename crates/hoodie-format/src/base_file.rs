@@ -16,8 +16,8 @@ use crate::storage::TableStorage;
 /// Rows per batch when a base file is streamed for rewriting.
 pub const REWRITE_BATCH_ROWS: usize = 16 * 1024;
 
-/// Opens a base file as a stream of batches in the table schema (columns by name, cast if
-/// needed), read range by range from the object store: a rewrite holds one batch of the old
+/// Opens a base file as a stream of batches in `schema` (the table's or a projection of it:
+/// columns by name, cast if needed), read range by range from the object store: a rewrite holds one batch of the old
 /// file at a time, never the whole file. Also returns the file's footer.
 pub async fn stream_base_file(
     storage: &TableStorage,
@@ -31,7 +31,18 @@ pub async fn stream_base_file(
     use futures::StreamExt;
     let builder = stream_builder(storage, rel).await?;
     let footer = builder.metadata().clone();
+    // only the columns of `schema` are decoded (a merge-on-read scan asks for a projection)
+    let roots: Vec<usize> = builder
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| schema.field_with_name(f.name()).is_ok())
+        .map(|(i, _)| i)
+        .collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let stream = builder
+        .with_projection(mask)
         .with_batch_size(REWRITE_BATCH_ROWS)
         .build()
         .map_err(|e| FormatError::parquet(rel, e))?;

@@ -16,6 +16,7 @@ pub mod footer;
 pub mod fs_view;
 pub mod index;
 pub mod keygen;
+pub mod log;
 pub mod meta;
 pub mod properties;
 pub mod schema;

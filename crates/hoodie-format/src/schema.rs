@@ -147,6 +147,20 @@ pub fn avro_schema(table_name: &str, schema: &Schema) -> Result<Value> {
     Ok(json!({"type": "record", "name": record_name, "namespace": namespace, "fields": fields}))
 }
 
+/// The Avro schema of a log block's records (its SCHEMA header): [`avro_schema`] with the five
+/// meta columns first, each `["null", "string"]` as Java writes them.
+pub fn avro_schema_with_meta(table_name: &str, schema: &Schema) -> Result<Value> {
+    let mut v = avro_schema(table_name, schema)?;
+    let meta: Vec<Value> = META_COLUMNS
+        .iter()
+        .map(|n| json!({"name": n, "type": ["null", "string"], "doc": "", "default": null}))
+        .collect();
+    if let Some(fields) = v.get_mut("fields").and_then(Value::as_array_mut) {
+        fields.splice(0..0, meta);
+    }
+    Ok(v)
+}
+
 fn avro_field(f: &Field, namespace: &str) -> Result<Value> {
     let t = avro_type(f.name(), f.data_type(), namespace)?;
     Ok(if f.is_nullable() {
@@ -156,7 +170,7 @@ fn avro_field(f: &Field, namespace: &str) -> Result<Value> {
     })
 }
 
-fn decimal_size(precision: u8) -> usize {
+pub(crate) fn decimal_size(precision: u8) -> usize {
     // Minimum bytes to hold 10^precision - 1 in two's complement (Spark's computeMinBytesForPrecision).
     let mut n = 1usize;
     while 2f64.powi(8 * n as i32 - 1) < 10f64.powi(precision as i32) {

@@ -1,5 +1,6 @@
 //! The Avro metadata Java writes on the timeline beside the JSON commits: the requested
 //! replace metadata of a replacecommit and the rollback plan and metadata.
 
+pub mod datum;
 pub mod requested_replace;
 pub mod rollback;

@@ -1,0 +1,11 @@
+//! Merge-on-read log files: the block framing, the data and delete blocks, reading a slice's
+//! logs and merging them with its base file, writing new log files.
+
+pub mod block;
+pub mod delete;
+pub mod merge;
+pub mod read;
+pub mod write;
+
+#[cfg(test)]
+mod tests;

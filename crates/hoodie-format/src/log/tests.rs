@@ -1,0 +1,228 @@
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::datatypes::*;
+use arrow::record_batch::RecordBatch;
+
+use super::delete::{DeleteRecord, OrderingValue};
+use super::merge::{LogMerger, MergeRules};
+use super::read::{read_slice_logs, LogContent};
+use super::write::log_file_bytes;
+use crate::storage::TableStorage;
+use crate::table_config::MergeMode;
+
+fn schema() -> SchemaRef {
+    let mut fields = crate::schema::meta_fields();
+    fields.push(Field::new("id", DataType::Int32, false));
+    fields.push(Field::new("v", DataType::Utf8, true));
+    fields.push(Field::new("ts", DataType::Int64, true));
+    Arc::new(Schema::new(fields))
+}
+
+fn rows(ids: &[i32], vs: &[Option<&str>], ts: &[Option<i64>], instant: &str) -> RecordBatch {
+    let n = ids.len();
+    let s = |v: String| -> ArrayRef { Arc::new(StringArray::from(vec![v; n])) };
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            s(instant.into()),
+            s(format!("{instant}_0_1")),
+            Arc::new(StringArray::from_iter_values(
+                ids.iter().map(|i| format!("k{i}")),
+            )),
+            s(String::new()),
+            s("fg-0".into()),
+            Arc::new(Int32Array::from(ids.to_vec())),
+            Arc::new(StringArray::from(vs.to_vec())),
+            Arc::new(Int64Array::from(ts.to_vec())),
+        ],
+    )
+    .unwrap()
+}
+
+fn del(id: i32, ordering: OrderingValue) -> DeleteRecord {
+    DeleteRecord {
+        record_key: format!("k{id}"),
+        partition_path: String::new(),
+        ordering,
+    }
+}
+
+fn keys(b: &RecordBatch) -> crate::Result<StringArray> {
+    Ok(crate::meta::record_keys(b).clone())
+}
+
+async fn merged(
+    base: &RecordBatch,
+    logs: Vec<(String, Vec<u8>)>,
+    mode: MergeMode,
+    committed: &[&str],
+) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = TableStorage::local(dir.path()).unwrap();
+    let mut names = Vec::new();
+    for (name, bytes) in logs {
+        storage.put(&name, bytes).await.unwrap();
+        names.push(name);
+    }
+    let committed: Vec<String> = committed.iter().map(|s| s.to_string()).collect();
+    let admits = move |i: &str| committed.iter().any(|c| c == i);
+    let read = read_slice_logs(&storage, &names, &admits, &schema())
+        .await
+        .unwrap();
+    let rules = MergeRules::new(&schema(), mode, Some("ts"));
+    let mut m = LogMerger::new(&schema(), read.contents, &keys, rules).unwrap();
+    let mut out = vec![m.merge_base(base, &keys(base).unwrap()).unwrap()];
+    out.extend(m.remaining().unwrap());
+    let mut lines = Vec::new();
+    for b in out {
+        for r in 0..b.num_rows() {
+            let v = b.column(6).as_string::<i32>();
+            lines.push(format!(
+                "{}:{}",
+                b.column(5).as_primitive::<Int32Type>().value(r),
+                if v.is_null(r) { "NULL" } else { v.value(r) }
+            ));
+        }
+    }
+    lines
+}
+
+fn log(
+    name: &str,
+    instant: &str,
+    data: Option<&RecordBatch>,
+    deletes: &[DeleteRecord],
+) -> (String, Vec<u8>) {
+    let json = crate::schema::avro_schema_with_meta("t", &schema())
+        .unwrap()
+        .to_string();
+    (
+        name.to_string(),
+        log_file_bytes(instant, &json, data, deletes).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn updates_deletes_and_inserts_in_logs_merge_with_the_base() {
+    let base = rows(
+        &[1, 2, 3],
+        &[Some("a"), Some("b"), None],
+        &[Some(5), Some(5), Some(5)],
+        "100",
+    );
+    let l1 = rows(&[2, 4], &[None, Some("new")], &[Some(6), Some(1)], "200");
+    let logs = vec![
+        log(
+            ".fg-0_200.log.1_0-0-0",
+            "200",
+            Some(&l1),
+            &[del(3, OrderingValue::Int(0))],
+        ),
+        // a failed write's block is skipped
+        log(
+            ".fg-0_300.log.1_0-0-0",
+            "300",
+            None,
+            &[del(1, OrderingValue::Int(0))],
+        ),
+    ];
+    let got = merged(&base, logs, MergeMode::EventTimeOrdering, &["100", "200"]).await;
+    assert_eq!(got, ["1:a", "2:NULL", "4:new"]);
+}
+
+#[tokio::test]
+async fn event_time_keeps_the_greater_ordering_value_commit_time_the_latest() {
+    let base = rows(
+        &[1, 2],
+        &[Some("a"), Some("b")],
+        &[Some(10), Some(10)],
+        "100",
+    );
+    let late = rows(&[1], &[Some("older")], &[Some(3)], "200");
+    let logs = || {
+        vec![log(
+            ".fg-0_200.log.1_0-0-0",
+            "200",
+            Some(&late),
+            // an ordering-aware delete loses to the greater stored value
+            &[del(2, OrderingValue::Long(5))],
+        )]
+    };
+    let event = merged(&base, logs(), MergeMode::EventTimeOrdering, &["100", "200"]).await;
+    assert_eq!(event, ["1:a", "2:b"]);
+    let commit = merged(
+        &base,
+        logs(),
+        MergeMode::CommitTimeOrdering,
+        &["100", "200"],
+    )
+    .await;
+    assert_eq!(commit, ["1:older"]);
+}
+
+#[tokio::test]
+async fn a_record_after_a_delete_comes_back_and_a_rollback_block_hides_its_target() {
+    let base = rows(&[1], &[Some("a")], &[Some(10)], "100");
+    let again = rows(&[1], &[Some("again")], &[Some(1)], "300");
+    let json = crate::schema::avro_schema_with_meta("t", &schema())
+        .unwrap()
+        .to_string();
+    let mut rollback = Vec::new();
+    super::block::encode_block(
+        super::block::BlockType::Command,
+        &[(0, "400"), (1, "300"), (3, "0")],
+        &[],
+        &mut rollback,
+    );
+    let logs = vec![
+        log(
+            ".fg-0_100.log.1_0-0-0",
+            "200",
+            None,
+            &[del(1, OrderingValue::Int(0))],
+        ),
+        log(".fg-0_100.log.2_0-0-0", "300", Some(&again), &[]),
+    ];
+    let got = merged(
+        &base,
+        logs.clone(),
+        MergeMode::EventTimeOrdering,
+        &["100", "200", "300"],
+    )
+    .await;
+    assert_eq!(got, ["1:again"]);
+    let mut with_rollback = logs;
+    with_rollback.push((".fg-0_100.log.3_1-0-1".into(), rollback));
+    let got = merged(
+        &base,
+        with_rollback,
+        MergeMode::EventTimeOrdering,
+        &["100", "200", "300", "400"],
+    )
+    .await;
+    assert!(got.is_empty(), "{got:?}");
+    let _ = json;
+}
+
+#[tokio::test]
+async fn a_truncated_last_block_is_ignored_and_garbage_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = TableStorage::local(dir.path()).unwrap();
+    let l1 = rows(&[7], &[Some("x")], &[Some(1)], "200");
+    let (_, mut bytes) = log("a", "200", Some(&l1), &[]);
+    let (_, second) = log("b", "200", None, &[del(7, OrderingValue::Int(0))]);
+    bytes.extend_from_slice(&second[..second.len() - 5]);
+    storage.put("a", bytes).await.unwrap();
+    storage.put("g", b"not a log".to_vec()).await.unwrap();
+    let admits = |_: &str| true;
+    let read = read_slice_logs(&storage, &["a".into()], &admits, &schema())
+        .await
+        .unwrap();
+    assert_eq!(read.contents.len(), 1);
+    assert!(matches!(&read.contents[0], LogContent::Rows(b) if b.num_rows() == 1));
+    let err = read_slice_logs(&storage, &["g".into()], &admits, &schema())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("magic"), "{err}");
+}

@@ -1,0 +1,66 @@
+//! New log files: an AVRO_DATA block of full rows, then a DELETE block, as Hudi 1.x's append
+//! handle writes them (headers `INSTANT_TIME` and `SCHEMA` only).
+
+use arrow::record_batch::RecordBatch;
+
+use super::block::{encode_block, header, BlockType};
+use super::delete::{encode_deletes, DeleteRecord};
+use crate::avro::datum::RowEncoder;
+use crate::error::Result;
+
+/// Bytes of Avro records per data block at most (`hoodie.logfile.data.block.max.size`).
+const MAX_DATA_BLOCK_BYTES: usize = 256 * 1024 * 1024;
+
+/// The bytes of a new log file of `instant`: `rows` (table rows, meta columns first, in
+/// storage types) as AVRO_DATA blocks, then `deletes` as one DELETE block. `schema_json` is
+/// the Avro schema with the meta fields (`crate::schema::avro_schema_with_meta`).
+pub fn log_file_bytes(
+    instant: &str,
+    schema_json: &str,
+    rows: Option<&RecordBatch>,
+    deletes: &[DeleteRecord],
+) -> Result<Vec<u8>> {
+    let head = [
+        (header::INSTANT_TIME, instant),
+        (header::SCHEMA, schema_json),
+    ];
+    let mut out = Vec::new();
+    if let Some(rows) = rows.filter(|r| r.num_rows() > 0) {
+        let encoder = RowEncoder::new(rows)?;
+        let mut records: Vec<u8> = Vec::new();
+        let mut count = 0i32;
+        let mut datum = Vec::new();
+        for r in 0..rows.num_rows() {
+            datum.clear();
+            encoder.encode(r, &mut datum);
+            records.extend_from_slice(&(datum.len() as i32).to_be_bytes());
+            records.extend_from_slice(&datum);
+            count += 1;
+            if records.len() >= MAX_DATA_BLOCK_BYTES {
+                data_block(&head, count, &records, &mut out);
+                records.clear();
+                count = 0;
+            }
+        }
+        if count > 0 {
+            data_block(&head, count, &records, &mut out);
+        }
+    }
+    if !deletes.is_empty() {
+        encode_block(BlockType::Delete, &head, &encode_deletes(deletes), &mut out);
+    }
+    Ok(out)
+}
+
+fn data_block(head: &[(u32, &str)], count: i32, records: &[u8], out: &mut Vec<u8>) {
+    let mut content = Vec::with_capacity(records.len() + 8);
+    content.extend_from_slice(&3i32.to_be_bytes());
+    content.extend_from_slice(&count.to_be_bytes());
+    content.extend_from_slice(records);
+    encode_block(BlockType::AvroData, head, &content, out);
+}
+
+/// The name of a log file: `.<fileId>_<instant>.log.<version>_<writeToken>`.
+pub fn log_file_name(file_id: &str, instant: &str, version: u32, token: &str) -> String {
+    format!(".{file_id}_{instant}.log.{version}_{token}")
+}
