@@ -88,3 +88,31 @@ INSERT INTO bkt VALUES (1, 'a2', 2, 'x'), (10, 'j', 1, 'x');
 CREATE TABLE dpc (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt)
   TBLPROPERTIES (primaryKey = 'id', hoodie.datasource.write.drop.partition.columns = 'true');
 INSERT INTO dpc VALUES (1, 'a', 'x'), (2, 'b', 'y');
+
+-- merge-on-read: every DML kind, changes in log files; check.py compares hudi-rs's read of each
+-- with hoodie's own (dumped by run.sh)
+CREATE TABLE mor_part (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts');
+INSERT INTO mor_part VALUES (1, 'a', 10.0, 100, 'd1'), (2, 'b', 20.0, 100, 'd1'), (3, NULL, NULL, 100, 'd2'),
+  (4, 'd', 40.0, 100, 'd2');
+UPDATE mor_part SET price = price * 2, name = NULL WHERE id IN (1, 3);
+DELETE FROM mor_part WHERE id = 2;
+-- an older ordering value loses; a newer one wins; a new key
+INSERT INTO mor_part VALUES (3, 'c', 30.0, 50, 'd2'), (4, 'd2', 41.0, 150, 'd2'), (5, 'e', 50.0, 1, 'd1');
+MERGE INTO mor_part USING (SELECT * FROM (VALUES (1, 'a2', 1.5, 200, 'd1', 'u'), (4, 'x', 0.0, 300, 'd2', 'd'),
+    (6, 'f', 6.0, 1, 'd2', 'i'), (2, 'b2', 2.0, 1, 'd1', 'i')) AS v(id, name, price, ts, dt, op)) s
+  ON mor_part.id = s.id
+  WHEN MATCHED AND s.op = 'd' THEN DELETE
+  WHEN MATCHED THEN UPDATE SET *
+  WHEN NOT MATCHED THEN INSERT *;
+
+-- non-partitioned, composite key, commit-time ordering; then an overwrite of the whole table
+CREATE TABLE mor_np (id INT, k STRING, v STRING) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id,k');
+INSERT INTO mor_np VALUES (1, 'x', 'one'), (2, 'y', 'two'), (3, 'z', NULL);
+UPDATE mor_np SET v = 'TWO' WHERE id = 2;
+DELETE FROM mor_np WHERE k = 'z';
+INSERT INTO mor_np VALUES (1, 'x', 'uno'), (4, 'w', 'four');
+CREATE TABLE mor_ow (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id');
+INSERT INTO mor_ow VALUES (1, 'a'), (2, 'b');
+UPDATE mor_ow SET v = 'B' WHERE id = 2;
+INSERT OVERWRITE mor_ow VALUES (3, 'c');

@@ -40,6 +40,17 @@ pub fn record_keys(batch: &RecordBatch) -> &StringArray {
     batch.column(RECORD_KEY_INDEX).as_string::<i32>()
 }
 
+/// The `_hoodie_record_key` column of a batch that holds it anywhere (a projection of table
+/// rows).
+pub fn record_keys_by_name(batch: &RecordBatch) -> Result<&StringArray> {
+    batch
+        .column_by_name(RECORD_KEY)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .ok_or_else(|| crate::error::FormatError::MissingColumn {
+            column: RECORD_KEY.into(),
+        })
+}
+
 /// Java `HoodieRecord.generateSequenceId`.
 pub fn sequence_id(instant: &str, partition_id: usize, row: u64) -> String {
     format!("{instant}_{partition_id}_{row}")

@@ -34,6 +34,7 @@ use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::SessionOptions;
 use hoodie_format::write::change_set::DELETE_FLAG;
 use hoodie_format::write::spec::{WriteSpec, WriteStatement};
+use hoodie_format::TableType;
 
 /// What a DML statement does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
@@ -219,10 +220,12 @@ fn change_set_of(
             let input = Arc::unwrap_or_clone(dml.input.clone());
             // a DELETE needs only the locating meta columns of its rows; an UPDATE also
             // its assigned columns
+            // (a merge-on-read table logs whole records: an UPDATE carries every column)
+            let mor = hudi.table().config().table_type().ok() == Some(TableType::MergeOnRead);
             let carried = |f: &Field| match (&changed, kind) {
                 (_, DmlKind::Delete) => carries_column(hudi, &[], f),
-                (Some(changed), _) => carries_column(hudi, changed, f),
-                (None, _) => true,
+                (Some(changed), _) if !mor => carries_column(hudi, changed, f),
+                _ => true,
             };
             let mut exprs: Vec<Expr> = Vec::with_capacity(input.schema().fields().len() + 1);
             for (qualifier, field) in input.schema().iter() {

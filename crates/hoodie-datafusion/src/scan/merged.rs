@@ -2,7 +2,6 @@
 //! streamed batch by batch through the merge with its logs (read once per slice, held in the
 //! memory pool), then the logged records no base record held.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -21,7 +20,7 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::log::merge::{LogMerger, MergeRules};
-use hoodie_format::log::read::read_slice_logs;
+use hoodie_format::log::read::{read_slice_logs, Admission};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::FormatError;
 
@@ -64,10 +63,8 @@ impl RowKeys {
 pub(crate) struct MergeScan {
     /// The table's store.
     pub storage: TableStorage,
-    /// Instants whose log blocks a reader admits (completed instants).
-    pub admitted: HashSet<String>,
-    /// Blocks of instants before this one belong to archived (so completed) instants.
-    pub archived_before: Option<String>,
+    /// Which log blocks are read.
+    pub admission: Admission,
     /// The columns the merge reads: the query's plus the key, ordering and delete columns.
     pub working: SchemaRef,
     /// The query's columns, as positions in `working`.
@@ -202,9 +199,7 @@ async fn open_slice(
     reservation: MemoryReservation,
 ) -> DFResult<BoxStream<'static, DFResult<RecordBatch>>> {
     let gate = scan.clone();
-    let admits = move |i: &str| {
-        gate.admitted.contains(i) || gate.archived_before.as_deref().is_some_and(|e| i < e)
-    };
+    let admits = move |i: &str| gate.admission.admits(i);
     let logs = read_slice_logs(&scan.storage, &job.slice.log_files, &admits, &scan.working)
         .await
         .map_err(df_err)?;

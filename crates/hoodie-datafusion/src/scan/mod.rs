@@ -12,7 +12,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::log::merge::MergeRules;
-use hoodie_format::timeline::instant::State;
+use hoodie_format::log::read::Admission;
 use hoodie_format::timeline::Timeline;
 use hoodie_format::HudiTable;
 
@@ -90,16 +90,9 @@ pub(crate) fn merge_on_read_plan(
             partition_values: values,
         });
     }
-    let admitted = timeline
-        .instants()
-        .iter()
-        .filter(|i| i.state == State::Completed)
-        .map(|i| i.timestamp.clone())
-        .collect();
     let scan = MergeScan {
         storage: table.storage().clone(),
-        admitted,
-        archived_before: timeline.earliest_instant_time().map(str::to_string),
+        admission: Admission::of(timeline, None),
         working,
         output,
         out_schema,

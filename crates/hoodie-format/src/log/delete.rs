@@ -46,6 +46,40 @@ impl OrderingValue {
     }
 }
 
+impl OrderingValue {
+    /// The wrapper of the value at `row` of `array` (an ordering column).
+    pub fn of_array(array: &dyn arrow::array::Array, row: usize) -> OrderingValue {
+        use arrow::array::AsArray;
+        use arrow::datatypes::*;
+        use OrderingValue as O;
+        if array.is_null(row) {
+            return O::Null;
+        }
+        match array.data_type() {
+            DataType::Boolean => O::Boolean(array.as_boolean().value(row)),
+            DataType::Int8 => O::Int(array.as_primitive::<Int8Type>().value(row) as i32),
+            DataType::Int16 => O::Int(array.as_primitive::<Int16Type>().value(row) as i32),
+            DataType::Int32 => O::Int(array.as_primitive::<Int32Type>().value(row)),
+            DataType::Int64 => O::Long(array.as_primitive::<Int64Type>().value(row)),
+            DataType::Float32 => O::Float(array.as_primitive::<Float32Type>().value(row)),
+            DataType::Float64 => O::Double(array.as_primitive::<Float64Type>().value(row)),
+            DataType::Date32 => O::Date(array.as_primitive::<Date32Type>().value(row)),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                O::TimestampMicros(array.as_primitive::<TimestampMicrosecondType>().value(row))
+            }
+            DataType::Utf8 => O::String(array.as_string::<i32>().value(row).to_string()),
+            DataType::Utf8View => O::String(array.as_string_view().value(row).to_string()),
+            DataType::Binary => O::Bytes(array.as_binary::<i32>().value(row).to_vec()),
+            DataType::Decimal128(p, _) => {
+                let v = array.as_primitive::<Decimal128Type>().value(row);
+                let n = crate::schema::decimal_size(*p);
+                O::Decimal(v.to_be_bytes()[16 - n..].to_vec())
+            }
+            _ => O::Null,
+        }
+    }
+}
+
 /// One deleted key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteRecord {

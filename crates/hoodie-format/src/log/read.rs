@@ -12,6 +12,40 @@ use crate::avro::datum::RowDecoder;
 use crate::error::{FormatError, Result};
 use crate::storage::TableStorage;
 
+/// Which instants' log blocks a reader admits: completed instants (any action: a rollback's
+/// command blocks count too), and those older than the active timeline (archived, so
+/// completed), up to an as-of instant.
+#[derive(Debug, Clone, Default)]
+pub struct Admission {
+    completed: HashSet<String>,
+    archived_before: Option<String>,
+    as_of: Option<String>,
+}
+
+impl Admission {
+    /// The admission of `timeline` as of `as_of` (`None`: its latest state).
+    pub fn of(timeline: &crate::timeline::Timeline, as_of: Option<&str>) -> Self {
+        use crate::timeline::instant::State;
+        Self {
+            completed: timeline
+                .instants()
+                .iter()
+                .filter(|i| i.state == State::Completed)
+                .map(|i| i.timestamp.clone())
+                .collect(),
+            archived_before: timeline.earliest_instant_time().map(str::to_string),
+            as_of: as_of.map(str::to_string),
+        }
+    }
+
+    /// Whether blocks written by `instant` are read.
+    pub fn admits(&self, instant: &str) -> bool {
+        self.as_of.as_deref().is_none_or(|a| instant <= a)
+            && (self.completed.contains(instant)
+                || self.archived_before.as_deref().is_some_and(|e| instant < e))
+    }
+}
+
 /// What one admitted data or delete block holds.
 #[derive(Debug, Clone)]
 pub enum LogContent {

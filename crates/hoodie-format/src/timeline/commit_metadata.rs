@@ -57,6 +57,12 @@ pub struct WriteStat {
     pub base_file: Option<String>,
     /// Log file names (MOR delta writes).
     pub log_files: Option<Vec<String>>,
+    /// Version of the written log file (MOR delta writes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_version: Option<i64>,
+    /// Offset of the first block written into the log file (MOR delta writes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_offset: Option<i64>,
     /// Previous base file name.
     pub prev_base_file: Option<String>,
     /// Smallest event time seen.

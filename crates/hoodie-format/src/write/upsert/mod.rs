@@ -46,6 +46,8 @@ pub struct UpsertResult {
     pub dropped: u64,
     /// Existing file groups rewritten.
     pub rewritten_file_groups: usize,
+    /// Existing file groups whose changes went to a new log file (merge-on-read).
+    pub logged_file_groups: usize,
     /// New file groups.
     pub new_file_groups: usize,
     /// The index lookup.
@@ -57,6 +59,43 @@ impl UpsertResult {
     pub fn affected(&self) -> u64 {
         self.inserted + self.updated + self.deleted
     }
+
+    fn add(&mut self, counts: &MergeCounts) {
+        self.updated += counts.updated;
+        self.deleted += counts.deleted;
+        self.inserted += counts.inserted;
+        self.dropped += counts.dropped;
+    }
+}
+
+/// Whether a merge-on-read file group takes `bucket` as a new log file rather than a rewrite:
+/// always, except a base-only group that inserts fill (a small file), which Hudi rewrites.
+fn appends_to_logs(slice: &FileSlice, bucket: &Bucket, options: &WriteSpec) -> bool {
+    bucket.inserts.is_empty()
+        || !slice.log_files.is_empty()
+        || slice.base_file.is_none()
+        || options.bucket.is_some()
+}
+
+/// Runs the appends of one wave on tasks, as many at once as there are cores.
+async fn run_append_jobs(
+    ctx: &Arc<append::AppendContext>,
+    jobs: Vec<append::AppendJob>,
+) -> Result<Vec<(WriteStat, MergeCounts)>> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+    let mut handles = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let (ctx, permits) = (ctx.clone(), permits.clone());
+        let what = format!("{}/{}", job.slice.partition_path, job.slice.file_id);
+        handles.push((
+            what,
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                append::append_file_group(ctx, job).await
+            }),
+        ));
+    }
+    crate::tasks::join_writers(handles).await
 }
 
 /// The incoming rows one file group takes.
@@ -221,11 +260,6 @@ pub async fn write_upserts(
     let table = txn.table().clone();
     let timeline = table.timeline().await?;
     let all_slices = table.file_slices(&timeline, None).await?;
-    if all_slices.iter().any(|s| !s.log_files.is_empty()) {
-        return Err(FormatError::Unsupported {
-            feature: "writing to merge-on-read file groups that have log files".into(),
-        });
-    }
     let touched: HashSet<&str> = keep.iter().map(|&i| paths.value(i as usize)).collect();
     let slices: Vec<FileSlice> = all_slices
         .into_iter()
@@ -321,7 +355,9 @@ pub async fn write_upserts(
             if s.partition_path != partition {
                 continue;
             }
-            if let Some(b) = &s.base_file {
+            // a slice with logs is never padded (Hudi's small-file rule for indexes that do
+            // not index log files)
+            if let (Some(b), true) = (&s.base_file, s.log_files.is_empty()) {
                 if b.size < options.files.small_file_limit {
                     let meta = read_footer(table.storage(), &b.rel_path).await?;
                     candidates.push((i, b.size, meta.file_metadata().num_rows().max(0) as u64));
@@ -416,6 +452,22 @@ async fn finish_upserts(
     moved: u64,
     mut result: UpsertResult,
 ) -> Result<UpsertResult> {
+    // a merge-on-read table appends the changes of a file group to a new log file
+    let append = match table.config().table_type()? {
+        crate::TableType::MergeOnRead => {
+            let timeline = table.timeline().await?;
+            Some(Arc::new(append::AppendContext {
+                storage: table.storage().clone(),
+                schema: schema.clone(),
+                schema_json: crate::schema::avro_schema_with_meta(table.config().name(), schema)?
+                    .to_string(),
+                admission: crate::log::read::Admission::of(&timeline, None),
+                options: options.clone(),
+                instant: txn.instant().to_string(),
+            }))
+        }
+        crate::TableType::CopyOnWrite => None,
+    };
     // rewrite touched file groups, a wave at a time: markers and writers in order, the heavy
     // work in parallel
     let buckets: Vec<(usize, Bucket)> = buckets.into_iter().collect();
@@ -431,12 +483,27 @@ async fn finish_upserts(
         let last = done + wave == sizes.len() && new_groups.is_empty();
         let gathered = incoming.gather(&refs, last)?;
         let mut jobs = Vec::with_capacity(wave);
+        let mut appends = Vec::new();
         for (((s, bucket), rows), pieces) in wave_buckets.into_iter().zip(&rows).zip(gathered) {
             let batch = match pieces.len() {
                 1 => pieces.into_iter().next().expect("one piece"),
                 _ => arrow::compute::concat_batches(schema, &pieces)?,
             };
             let slice = slices[s].clone();
+            if let Some(ctx) = &append {
+                if appends_to_logs(&slice, &bucket, options) {
+                    appends.push(append::AppendJob {
+                        slice,
+                        bucket: bucket.local(rows),
+                        incoming: batch,
+                        keys: take_keys(&keys, rows)?,
+                        task,
+                    });
+                    task += 1;
+                    let _ = ctx;
+                    continue;
+                }
+            }
             let base = slice
                 .base_file
                 .clone()
@@ -467,11 +534,17 @@ async fn finish_upserts(
         }
         for (stat, counts) in run_merge_jobs(table, schema, jobs, options, txn.instant()).await? {
             txn.record_stat(stat);
-            result.updated += counts.updated;
-            result.deleted += counts.deleted;
-            result.inserted += counts.inserted;
-            result.dropped += counts.dropped;
+            result.add(&counts);
             result.rewritten_file_groups += 1;
+        }
+        if let Some(ctx) = &append {
+            for (stat, counts) in run_append_jobs(ctx, appends).await? {
+                if stat.path.is_some() {
+                    txn.record_stat(stat);
+                    result.logged_file_groups += 1;
+                }
+                result.add(&counts);
+            }
         }
         incoming.end_wave();
         done += wave;
@@ -547,11 +620,16 @@ fn locate_prepped(
         .enumerate()
         .map(|(i, s)| ((s.partition_path.as_str(), s.file_id.as_str()), i))
         .collect();
-    // a file group holds many rows: parse each file name once
+    // a file group holds many rows: parse each file name once (a record read from a log
+    // names its file group's id instead, as Hudi writes log records)
     let file_ids: Vec<String> = files
         .values()
         .iter()
-        .map(|name| Ok(crate::file_name::BaseFileName::parse(name)?.file_id))
+        .map(|name| match crate::file_name::BaseFileName::parse(name) {
+            Ok(b) => Ok(b.file_id),
+            Err(_) if !name.is_empty() && !name.contains('.') => Ok(name.clone()),
+            Err(e) => Err(e),
+        })
         .collect::<Result<_>>()?;
     Ok(rows
         .iter()
@@ -591,6 +669,7 @@ struct MergeJob {
     task: usize,
 }
 
+mod append;
 mod rewrite;
 
 use rewrite::{merge_file_group, MergeCounts};
