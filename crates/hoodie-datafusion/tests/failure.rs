@@ -336,6 +336,100 @@ async fn failed_updates_leave_the_table_unchanged() {
     assert!(timeline.pending_writes().is_empty());
 }
 
+#[tokio::test]
+async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', type = 'mor')",
+        &loc,
+    )
+    .await;
+    ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
+        .await
+        .unwrap();
+    // a first log in partition y, so that the failed writes add versions after it
+    ctx.run("UPDATE t SET price = 30.0 WHERE id = 3").await.unwrap();
+    let before = snapshot(&ctx).await;
+    let base_files: Vec<String> = files_under(&loc)
+        .into_iter()
+        .filter(|f| f.ends_with(".parquet"))
+        .collect();
+
+    // the change set of an UPDATE of ids 1 and 2 and a DELETE of id 3, in one write
+    let StatementOutput::Rows { batches, .. } = ctx
+        .run("SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, id, 'zz' AS name, price, dt, id = 3 AS __hoodie_is_delete FROM t")
+        .await
+        .unwrap()
+    else {
+        panic!("rows expected")
+    };
+    let change_schema = batches[0].schema();
+    let storage = TableStorage::local(&loc).unwrap();
+    let mut n = 1;
+    loop {
+        let store = Arc::new(FailingStore {
+            inner: storage.store().clone(),
+            writes: AtomicUsize::new(0),
+            fail_at: n,
+            parquet_reads: AtomicUsize::new(0),
+        });
+        let table = HudiTable::open(storage.with_store(store.clone()))
+            .await
+            .unwrap();
+        let provider = HudiTableProvider::try_new("t", table.clone())
+            .await
+            .unwrap();
+        let statement = WriteStatement::ChangeSet {
+            delete: false,
+            changed_columns: None,
+        };
+        let mode = provider.write_spec(&Default::default(), statement).unwrap();
+        match write_batches(&table, &change_schema, &mode, batches.clone()).await {
+            Err(e) => {
+                assert!(e.to_string().contains("injected failure"), "write {n}: {e}");
+                assert_eq!(snapshot(&ctx).await, before, "after failing write {n}");
+            }
+            Ok(rows) => {
+                assert_eq!(rows.affected(), 3);
+                assert_eq!(store.writes.load(Ordering::SeqCst) + 1, n);
+                break;
+            }
+        }
+        n += 1;
+        assert!(n < 100);
+    }
+    assert!(n > 5, "only {} write points were exercised", n - 1);
+    let after = snapshot(&ctx).await;
+    assert_eq!(
+        after,
+        [
+            r#"["1", "zz", "1.0", "x"]"#.to_string(),
+            r#"["2", "zz", "2.0", "y"]"#.to_string()
+        ]
+    );
+    let files = files_under(&loc);
+    // no base file was written or rewritten; each touched file group got one log file beside
+    // the first one (every failed attempt's log was rolled back)
+    let now_base: Vec<String> = files.iter().filter(|f| f.ends_with(".parquet")).cloned().collect();
+    assert_eq!(now_base, base_files);
+    let logs: Vec<&String> = files.iter().filter(|f| f.contains(".log.")).collect();
+    assert_eq!(logs.len(), 3, "{logs:?}");
+    let timeline = HudiTable::open(storage)
+        .await
+        .unwrap()
+        .timeline()
+        .await
+        .unwrap();
+    assert!(timeline.pending_writes().is_empty());
+    assert!(
+        !files.iter().any(|f| f.starts_with(".hoodie/.temp/")),
+        "markers left behind: {files:?}"
+    );
+}
+
 /// A query reads the table's files through the table's own object store (the one its writes
 /// use), not through the session's local file system.
 #[tokio::test]

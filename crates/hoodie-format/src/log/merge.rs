@@ -154,18 +154,26 @@ impl MergeRules {
     }
 }
 
+/// One logged change of a key.
 #[derive(Debug, Clone)]
-enum Latest {
+enum Change {
     Row(u32),
     Deleted(OrderingValue),
 }
 
-#[derive(Debug, Clone)]
+/// Where a key's merge stands while its changes are replayed.
+enum Current {
+    None,
+    Base(OrdKey),
+    Row(u32),
+    Deleted(OrderingValue),
+}
+
+#[derive(Debug, Clone, Default)]
 struct KeyState {
-    latest: Latest,
-    /// The first delete of the key when it came before any logged record of it: it applies to
-    /// the base record.
-    floor: Option<OrderingValue>,
+    /// The key's logged changes, oldest first: replayed over its base record (whose ordering
+    /// value is known only when the base file is read).
+    changes: Vec<Change>,
     /// Set once the base record of the key was merged.
     seen: bool,
 }
@@ -248,37 +256,46 @@ impl LogMerger {
     }
 
     fn apply(&mut self, e: Entry) {
-        let (key, new) = match e {
-            Entry::Row(k, r) => (k, Latest::Row(r)),
-            Entry::Delete(d) => (d.record_key, Latest::Deleted(d.ordering)),
+        let (key, change) = match e {
+            Entry::Row(k, r) => (k, Change::Row(r)),
+            Entry::Delete(d) => (d.record_key, Change::Deleted(d.ordering)),
         };
-        let Some(st) = self.state.get(&key) else {
-            let floor = match &new {
-                Latest::Deleted(d) => Some(d.clone()),
-                Latest::Row(_) => None,
-            };
-            self.order.push(key.clone());
-            self.state.insert(
-                key,
-                KeyState {
-                    latest: new,
-                    floor,
-                    seen: false,
-                },
-            );
-            return;
-        };
-        let wins = match (&new, &st.latest) {
-            (Latest::Row(n), Latest::Row(o)) => {
-                self.rules.record_over_record(&self.ord(*n), &self.ord(*o))
+        match self.state.get_mut(&key) {
+            Some(st) => st.changes.push(change),
+            None => {
+                self.order.push(key.clone());
+                self.state.insert(
+                    key,
+                    KeyState {
+                        changes: vec![change],
+                        seen: false,
+                    },
+                );
             }
-            (Latest::Deleted(d), Latest::Row(o)) => self.rules.delete_over_record(d, &self.ord(*o)),
-            (Latest::Row(n), Latest::Deleted(d)) => self.rules.record_over_delete(&self.ord(*n), d),
-            (Latest::Deleted(_), Latest::Deleted(_)) => true,
-        };
-        if wins {
-            self.state.get_mut(&key).expect("a state").latest = new;
         }
+    }
+
+    /// Replays `changes` in write order over `start` (the base record, or none).
+    fn replay(&self, start: Current, changes: &[Change]) -> Current {
+        let rules = &self.rules;
+        changes.iter().fold(start, |cur, change| {
+            let wins = match (&cur, change) {
+                (Current::None, _) => true,
+                (Current::Base(o), Change::Row(n)) => rules.record_over_record(&self.ord(*n), o),
+                (Current::Row(p), Change::Row(n)) => {
+                    rules.record_over_record(&self.ord(*n), &self.ord(*p))
+                }
+                (Current::Base(o), Change::Deleted(d)) => rules.delete_over_record(d, o),
+                (Current::Row(p), Change::Deleted(d)) => rules.delete_over_record(d, &self.ord(*p)),
+                (Current::Deleted(d), Change::Row(n)) => rules.record_over_delete(&self.ord(*n), d),
+                (Current::Deleted(_), Change::Deleted(_)) => true,
+            };
+            match (wins, change) {
+                (false, _) => cur,
+                (true, Change::Row(n)) => Current::Row(*n),
+                (true, Change::Deleted(d)) => Current::Deleted(d.clone()),
+            }
+        })
     }
 
     fn soft_deleted(&self, row: u32) -> bool {
@@ -313,30 +330,22 @@ impl LogMerger {
         let mut positions: Vec<(usize, usize)> = Vec::with_capacity(base.num_rows());
         let mut changed = false;
         for r in 0..base.num_rows() {
-            let Some(st) = self.state.get_mut(keys.value(r)) else {
+            let key = keys.value(r);
+            let Some(st) = self.state.get_mut(key) else {
                 positions.push((0, r));
                 continue;
             };
             st.seen = true;
             changed = true;
-            let st = st.clone();
-            let base_ord = || {
-                ordering
-                    .as_ref()
-                    .map_or(OrdKey::Null, |o| OrdKey::of_array(o.as_ref(), r))
-            };
-            let base_dies =
-                |d: &OrderingValue, rules: &MergeRules| rules.delete_over_record(d, &base_ord());
-            let winner = match &st.latest {
-                Latest::Deleted(d) => (!base_dies(d, &self.rules)).then_some((0, r)),
-                Latest::Row(l) => {
-                    let dead = st.floor.as_ref().is_some_and(|d| base_dies(d, &self.rules));
-                    if dead || self.rules.record_over_record(&self.ord(*l), &base_ord()) {
-                        (!self.soft_deleted(*l)).then_some((1, *l as usize))
-                    } else {
-                        Some((0, r))
-                    }
-                }
+            let base_ord = ordering
+                .as_ref()
+                .map_or(OrdKey::Null, |o| OrdKey::of_array(o.as_ref(), r));
+            let outcome = self.replay(Current::Base(base_ord), &self.state[key].changes);
+            let winner = match outcome {
+                Current::Base(_) | Current::None => Some((0, r)),
+                Current::Row(l) if self.soft_deleted(l) => None,
+                Current::Row(l) => Some((1, l as usize)),
+                Current::Deleted(_) => None,
             };
             match winner {
                 Some((1, l)) => {
@@ -360,9 +369,12 @@ impl LogMerger {
         let mut rows: Vec<(usize, usize)> = Vec::new();
         for k in &self.order {
             let st = &self.state[k];
-            if let (false, Latest::Row(r)) = (st.seen, &st.latest) {
-                if !self.soft_deleted(*r) {
-                    rows.push((0, *r as usize));
+            if st.seen {
+                continue;
+            }
+            if let Current::Row(r) = self.replay(Current::None, &st.changes) {
+                if !self.soft_deleted(r) {
+                    rows.push((0, r as usize));
                 }
             }
         }

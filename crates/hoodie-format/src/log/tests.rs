@@ -226,3 +226,19 @@ async fn a_truncated_last_block_is_ignored_and_garbage_is_an_error() {
         .unwrap_err();
     assert!(err.to_string().contains("magic"), "{err}");
 }
+
+#[tokio::test]
+async fn a_record_logged_after_a_delete_wins_over_the_base_whatever_its_ordering_value() {
+    // base ts 5; logs: an update (ts 9), a DELETE (default ordering), a re-insert with ts 1:
+    // replayed in order, the base is gone once the delete wins, so the re-insert stands
+    let base = rows(&[2], &[Some("b")], &[Some(5)], "100");
+    let up = rows(&[2], &[Some("b2")], &[Some(9)], "200");
+    let again = rows(&[2], &[Some("again")], &[Some(1)], "400");
+    let logs = vec![
+        log(".fg-0_100.log.1_0-0-0", "200", Some(&up), &[]),
+        log(".fg-0_100.log.2_0-0-0", "300", None, &[del(2, OrderingValue::Int(0))]),
+        log(".fg-0_100.log.3_0-0-0", "400", Some(&again), &[]),
+    ];
+    let got = merged(&base, logs, MergeMode::EventTimeOrdering, &["100", "200", "300", "400"]).await;
+    assert_eq!(got, ["2:again"]);
+}
