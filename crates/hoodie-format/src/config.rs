@@ -197,6 +197,9 @@ keys! {
     BUCKET_HASH_FIELD = ("hoodie.bucket.index.hash.field", [], None, Text, "BUCKET index: the record key fields hashed to a bucket (all of them when not set).");
     BUCKET_ENGINE = ("hoodie.index.bucket.engine", [], Some("SIMPLE"), OneOf(&["SIMPLE", "CONSISTENT_HASHING"]), "BUCKET index engine; hoodie writes with SIMPLE.");
     SQL_OPTIMIZED_WRITES = ("hoodie.spark.sql.optimized.writes.enable", [], Some("true"), Bool, "MERGE INTO on a table with a record key: the ON condition must match every record key column. false: a key column the ON condition leaves out is taken from the source's column of that name.");
+    COMPACT_INLINE = ("hoodie.compact.inline", [], Some("true"), Bool, "Merge-on-read: compact after a write once hoodie.compact.inline.max.delta.commits deltacommits followed the last compaction (Spark's SQL writes do this by default; Hudi's write client defaults to false). On a copy-on-write table an explicit true fails, as in Hudi.");
+    COMPACT_INLINE_MAX_DELTA_COMMITS = ("hoodie.compact.inline.max.delta.commits", [], Some("5"), Count { min: 1 }, "Merge-on-read: the deltacommits after which an inline compaction runs.");
+    COMPACT_SCHEDULE_INLINE = ("hoodie.compact.schedule.inline", [], Some("false"), Bool, "Merge-on-read: plan a compaction inline but leave it to RUN COMPACTION (table version 6: the next write runs it first).");
     MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), AutoOrCount { max: 1024 }, "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
 }
 
@@ -223,6 +226,9 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     BLOOM_MAX_ENTRIES,
     MERGE_JOIN_PASSES,
     SQL_OPTIMIZED_WRITES,
+    COMPACT_INLINE,
+    COMPACT_INLINE_MAX_DELTA_COMMITS,
+    COMPACT_SCHEDULE_INLINE,
     BUCKET_NUM_BUCKETS,
     BUCKET_HASH_FIELD,
     BUCKET_ENGINE,

@@ -8,6 +8,7 @@ pub mod avro;
 pub mod base_file;
 pub mod bloom;
 pub mod bucket;
+pub mod compaction;
 pub mod config;
 pub mod error;
 pub mod field_path;

@@ -118,6 +118,16 @@ impl TableStorage {
         r.bytes().await.map_err(|e| FormatError::storage(&p, e))
     }
 
+    /// The size of file `rel`.
+    pub async fn head_size(&self, rel: &str) -> Result<u64> {
+        let p = self.path(rel);
+        self.store
+            .head(&p)
+            .await
+            .map(|m| m.size)
+            .map_err(|e| FormatError::storage(&p, e))
+    }
+
     /// True if the object exists.
     pub async fn exists(&self, rel: &str) -> Result<bool> {
         let p = self.path(rel);

@@ -3,6 +3,7 @@
 
 pub mod columns;
 pub mod merge;
+pub mod procedure;
 pub mod types;
 
 use datafusion::arrow::datatypes::{Field, Schema};
@@ -82,6 +83,8 @@ pub enum FrontStatement {
     Merge(Box<Statement>),
     /// An UPDATE (parsed, so its names can be resolved as Spark does).
     Update(Box<Statement>),
+    /// `CALL <procedure>(...)`, or a command that stands for one (`RUN COMPACTION ON t`).
+    Call(procedure::ProcedureCall),
     /// Anything else: run by DataFusion as written.
     PassThrough,
 }
@@ -165,6 +168,12 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             }
         }
         return Ok(FrontStatement::PassThrough);
+    }
+    if w(0, "CALL") {
+        return procedure::parse_call(sql).map(FrontStatement::Call);
+    }
+    if let Some(call) = procedure::parse_compaction_command(sql)? {
+        return Ok(FrontStatement::Call(call));
     }
     if w(0, "DROP") && w(1, "TABLE") {
         let mut p = Parser::new(&GenericDialect {})

@@ -29,6 +29,7 @@ use hoodie_format::HudiTable;
 use crate::error::df_err;
 
 mod budget;
+mod compact;
 mod metrics;
 
 use budget::{DiskSpill, PoolBudget};
@@ -308,6 +309,7 @@ async fn write_incoming(
     let avro = avro_schema(table.config().name(), table_schema)
         .map_err(df_err)?
         .to_string();
+    compact::finish_pending(table, mode).await?;
     let mut txn = Transaction::begin(table, mode.operation)
         .await
         .map_err(df_err)?;
@@ -331,5 +333,6 @@ async fn write_incoming(
         }
     };
     let commit = txn.commit(avro).await.map_err(df_err)?;
+    compact::after_commit(table, mode).await?;
     Ok(counts.with_commit(&commit))
 }

@@ -6,6 +6,7 @@
 
 mod ddl;
 mod options;
+mod procedures;
 mod qualify;
 mod write;
 
@@ -74,6 +75,7 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let exact = case_sensitive(ctx.state_ref().read().config_options());
     match frontend::classify(sql)? {
         FrontStatement::PassThrough => run_datafusion(ctx, sql).await,
+        FrontStatement::Call(call) => procedures::call(ctx, call).await,
         FrontStatement::CreateUsing(c) => ddl::create_using(ctx, c).await,
         FrontStatement::DropTable {
             name,

@@ -61,6 +61,11 @@ impl Timeline {
         }
     }
 
+    /// Every instant file (each state of each instant).
+    pub fn files(&self) -> &[Instant] {
+        &self.files
+    }
+
     /// Timeline layout version.
     pub fn layout(&self) -> u32 {
         self.layout

@@ -122,6 +122,8 @@ pub struct WriteSpec {
     /// `hoodie.spark.sql.optimized.writes.enable`: a MERGE's ON condition must match every
     /// record key column (false: a key column it leaves out comes from the source).
     pub optimized_writes: bool,
+    /// Merge-on-read: what follows the write's deltacommit.
+    pub compaction: InlineCompaction,
 }
 
 impl WriteSpec {
@@ -208,7 +210,61 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
         optimized_writes: options
             .get(&config::SQL_OPTIMIZED_WRITES)
             .is_none_or(|v| !v.eq_ignore_ascii_case("false")),
+        compaction: InlineCompaction::resolve(options)?,
     })
+}
+
+/// What a write to a merge-on-read table does about compaction after its deltacommit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InlineCompaction {
+    /// Nothing (copy-on-write tables, `hoodie.compact.inline = false`).
+    #[default]
+    Off,
+    /// Schedule and run a compaction once this many deltacommits followed the last one.
+    Run {
+        /// `hoodie.compact.inline.max.delta.commits`.
+        after: usize,
+    },
+    /// Only schedule it (`hoodie.compact.schedule.inline`).
+    Schedule {
+        /// `hoodie.compact.inline.max.delta.commits`.
+        after: usize,
+    },
+}
+
+impl InlineCompaction {
+    fn resolve(options: &WriteOptions) -> Result<Self> {
+        let table = options.table();
+        let explicit_on = options
+            .explicit(&config::COMPACT_INLINE)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        if table.table_type()? == crate::TableType::CopyOnWrite {
+            if explicit_on {
+                return Err(FormatError::WriteRefused {
+                    reason: "Compaction is not supported on a CopyOnWrite table".into(),
+                });
+            }
+            return Ok(Self::Off);
+        }
+        let flag = |k: &config::ConfigKey| {
+            options
+                .get(k)
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        };
+        let after = options.get_usize(&config::COMPACT_INLINE_MAX_DELTA_COMMITS)?;
+        let (inline, schedule) = (flag(&config::COMPACT_INLINE), flag(&config::COMPACT_SCHEDULE_INLINE));
+        Ok(match (inline, schedule) {
+            // Hudi: setting both is an error; an explicit schedule-only wins over the default
+            (true, true) if explicit_on => {
+                return Err(FormatError::WriteRefused {
+                    reason: format!("Either of inline compaction ({}) or schedule inline compaction ({}) can be enabled. Both can't be set to true at the same time.", config::COMPACT_INLINE.key, config::COMPACT_SCHEDULE_INLINE.key),
+                })
+            }
+            (_, true) => Self::Schedule { after },
+            (true, false) => Self::Run { after },
+            (false, false) => Self::Off,
+        })
+    }
 }
 
 /// Whether the index (`hoodie.index.type`, upper case) is global; an index hoodie cannot

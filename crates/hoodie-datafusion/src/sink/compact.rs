@@ -1,0 +1,50 @@
+//! Compaction around a write to a merge-on-read table: a compaction a failed or earlier
+//! statement left pending runs before the write (table version 6 never keeps one pending
+//! across a deltacommit: hudi-rs would hide the logs written meanwhile), and the write's
+//! deltacommit may trigger one inline.
+
+use datafusion::error::Result as DFResult;
+use hoodie_format::compaction::{
+    delta_commits_since_compaction, execute_compaction, pending_compactions, schedule_compaction,
+};
+use hoodie_format::write::spec::{InlineCompaction, WriteSpec};
+use hoodie_format::{HudiTable, TableType};
+
+use crate::error::df_err;
+
+/// Runs the compactions pending on a merge-on-read table.
+pub(crate) async fn finish_pending(table: &HudiTable, spec: &WriteSpec) -> DFResult<()> {
+    if table.config().table_type().map_err(df_err)? != TableType::MergeOnRead {
+        return Ok(());
+    }
+    let timeline = table.timeline().await.map_err(df_err)?;
+    for instant in pending_compactions(&timeline) {
+        execute_compaction(table, &instant, &spec.files)
+            .await
+            .map_err(df_err)?;
+    }
+    Ok(())
+}
+
+/// Schedules (and runs, unless only scheduling is asked for) a compaction once enough
+/// deltacommits followed the last one.
+pub(crate) async fn after_commit(table: &HudiTable, spec: &WriteSpec) -> DFResult<()> {
+    let (after, run) = match spec.compaction {
+        InlineCompaction::Off => return Ok(()),
+        InlineCompaction::Run { after } => (after, true),
+        InlineCompaction::Schedule { after } => (after, false),
+    };
+    let timeline = table.timeline().await.map_err(df_err)?;
+    if delta_commits_since_compaction(&timeline) < after || !pending_compactions(&timeline).is_empty()
+    {
+        return Ok(());
+    }
+    if let Some(instant) = schedule_compaction(table, None).await.map_err(df_err)? {
+        if run {
+            execute_compaction(table, &instant, &spec.files)
+                .await
+                .map_err(df_err)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! `run_compaction` and `show_compaction`.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+use hoodie_format::compaction::{
+    execute_compaction, list_compactions, pending_compactions, read_plan, schedule_compaction,
+};
+use hoodie_format::timeline::instant::{Action, State};
+use hoodie_format::write::spec::{WriteSpec, WriteStatement};
+use hoodie_format::{HudiTable, TableType};
+
+use super::{target, Args};
+use crate::error::{HoodieError, Result};
+use crate::session::write_options::{SessionOptions, WriteOptions};
+
+/// The base-file settings a compaction writes with (the session's and table's options).
+fn file_spec(ctx: &SessionContext, table: &HudiTable) -> Result<hoodie_format::write::writer::FileSpec> {
+    let session = SessionOptions::of(ctx.state_ref().read().config_options());
+    let options = WriteOptions::new(session.all().clone(), table.config());
+    Ok(WriteSpec::resolve(&options, WriteStatement::InsertInto)?.files)
+}
+
+/// `CALL run_compaction(op => 'schedule' | 'execute' | 'scheduleandexecute' | 'run', table |
+/// path [, timestamp] [, instants] [, limit])`: one row per compaction instant it scheduled or
+/// ran, newest first: `(timestamp, operation_size, state)`. `timestamp` executes that pending
+/// instant (with `op => 'schedule'`: plans the compaction at that instant).
+pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    let op = args.get("op").unwrap_or_default().to_ascii_lowercase();
+    let op = if op == "run" { "scheduleandexecute".to_string() } else { op };
+    let timestamp = args.number("timestamp")?.map(|t| t.to_string());
+    let limit = args.number("limit")?.map(|l| l.max(0) as usize);
+    let mut instants: Option<Vec<String>> = args
+        .get("instants")
+        .map(|s| s.split(',').map(|i| i.trim().to_string()).collect());
+    let (schedule, execute) = match op.as_str() {
+        "schedule" => (true, false),
+        "execute" => (false, true),
+        "scheduleandexecute" => (true, true),
+        other => {
+            return Err(HoodieError::Invalid {
+                message: format!("unsupported compaction operation {other:?}: use schedule, execute, scheduleandexecute or run"),
+            })
+        }
+    };
+    let (schedule, execute) = match (&timestamp, instants.is_none()) {
+        (Some(t), true) if !schedule || execute => {
+            instants = Some(vec![t.clone()]);
+            (false, true)
+        }
+        _ => (schedule, execute),
+    };
+    let timeline = table.timeline().await?;
+    let pending = pending_compactions(&timeline);
+    let mut affected: Vec<String> = match &instants {
+        Some(list) => {
+            if let Some(i) = list.iter().find(|i| !pending.contains(i)) {
+                return Err(HoodieError::Invalid {
+                    message: format!("{i} is not a pending compaction instant of {} (pending: {})", table.config().name(), if pending.is_empty() { "none".to_string() } else { pending.join(", ") }),
+                });
+            }
+            list.clone()
+        }
+        None => pending.clone(),
+    };
+    if let Some(l) = limit {
+        affected.truncate(l);
+    }
+    if schedule {
+        let at = if execute { None } else { timestamp.as_deref() };
+        affected = match schedule_compaction(&table, at).await? {
+            Some(c) => vec![c],
+            None if execute => affected,
+            None => Vec::new(),
+        };
+    }
+    if execute {
+        let files = file_spec(ctx, &table)?;
+        for c in &affected {
+            execute_compaction(&table, c, &files).await?;
+        }
+    }
+    let all = list_compactions(&table).await?;
+    let rows: Vec<_> = all.into_iter().filter(|c| affected.contains(&c.timestamp)).collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("timestamp", DataType::Utf8, true),
+        Field::new("operation_size", DataType::Int32, true),
+        Field::new("state", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.timestamp.as_str()))),
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.operations as i32))),
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.state))),
+        ],
+    )?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+/// One row of `show_compaction`.
+struct ShowRow {
+    time: String,
+    completed_at: Option<String>,
+    state: &'static str,
+    operations: Option<i32>,
+    partition: String,
+    log_files: i64,
+    updated: i64,
+    log_size: i64,
+    write_bytes: i64,
+}
+
+/// `CALL show_compaction(table | path [, limit] [, showArchived] [, filter] [, startTime]
+/// [, endTime])` (and `SHOW COMPACTION ON t [LIMIT n]`): per compaction instant (newest
+/// first, `limit` instants, 20 by default) and partition, Hudi's columns.
+pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    if table.config().table_type()? != TableType::MergeOnRead {
+        return Err(HoodieError::Invalid {
+            message: "Cannot show compaction on a Non Merge On Read table.".into(),
+        });
+    }
+    let limit = args.number("limit")?.unwrap_or(20).max(0) as usize;
+    let (start, end) = (args.get("starttime"), args.get("endtime"));
+    let timeline = table.timeline().await?;
+    let mut rows: Vec<ShowRow> = Vec::new();
+    let mut shown = 0;
+    for c in list_compactions(&table).await? {
+        if start.is_some_and(|s| c.timestamp.as_str() < s) || end.is_some_and(|e| c.timestamp.as_str() > e) {
+            continue;
+        }
+        if shown == limit {
+            break;
+        }
+        shown += 1;
+        let done = timeline
+            .instants()
+            .iter()
+            .find(|i| i.timestamp == c.timestamp && i.state == State::Completed && i.action == Action::Commit);
+        match done {
+            Some(commit) => {
+                let m = timeline.read_commit_metadata(table.storage(), commit).await?;
+                for (p, stats) in &m.partition_to_write_stats {
+                    for s in stats {
+                        rows.push(ShowRow {
+                            time: c.timestamp.clone(),
+                            completed_at: commit.completion_time.clone(),
+                            state: "COMPLETED",
+                            operations: Some(c.operations as i32),
+                            partition: p.clone(),
+                            log_files: s.total_log_files_compacted,
+                            updated: s.total_updated_records_compacted,
+                            log_size: s.total_log_size_compacted,
+                            write_bytes: s.total_write_bytes,
+                        });
+                    }
+                }
+            }
+            None => {
+                let plan = read_plan(&table, &timeline, &c.timestamp).await?;
+                let mut parts: Vec<&str> = plan.operations.iter().map(|o| o.partition_path.as_str()).collect();
+                parts.sort_unstable();
+                parts.dedup();
+                for p in parts {
+                    let ops: Vec<_> = plan.operations.iter().filter(|o| o.partition_path == p).collect();
+                    rows.push(ShowRow {
+                        time: c.timestamp.clone(),
+                        completed_at: None,
+                        state: c.state,
+                        operations: Some(ops.len() as i32),
+                        partition: p.to_string(),
+                        log_files: ops.iter().map(|o| o.delta_file_paths.len() as i64).sum(),
+                        updated: 0,
+                        log_size: 0,
+                        write_bytes: 0,
+                    });
+                }
+            }
+        }
+    }
+    let s = |f: &dyn Fn(&ShowRow) -> Option<String>| -> ArrayRef {
+        Arc::new(StringArray::from(rows.iter().map(f).collect::<Vec<_>>()))
+    };
+    let n = |f: &dyn Fn(&ShowRow) -> i64| -> ArrayRef {
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(f)))
+    };
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("compaction_time", DataType::Utf8, true),
+        Field::new("state_transition_time", DataType::Utf8, true),
+        Field::new("state", DataType::Utf8, true),
+        Field::new("action", DataType::Utf8, true),
+        Field::new("operation_size", DataType::Int32, true),
+        Field::new("partition_path", DataType::Utf8, true),
+        Field::new("total_log_files_per_partition", DataType::Int64, true),
+        Field::new("total_updated_records_compacted_per_partition", DataType::Int64, true),
+        Field::new("total_log_size_compacted_per_partition", DataType::Int64, true),
+        Field::new("total_write_bytes_per_partition", DataType::Int64, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            s(&|r| Some(r.time.clone())),
+            s(&|r| r.completed_at.clone()),
+            s(&|r| Some(r.state.to_string())),
+            s(&|r| Some(if r.state == "COMPLETED" { "commit" } else { "compaction" }.to_string())),
+            Arc::new(Int32Array::from(rows.iter().map(|r| r.operations).collect::<Vec<_>>())),
+            s(&|r| Some(r.partition.clone())),
+            n(&|r| r.log_files),
+            n(&|r| r.updated),
+            n(&|r| r.log_size),
+            n(&|r| r.write_bytes),
+        ],
+    )?;
+    let df = ctx.read_batch(batch)?;
+    match args.get("filter") {
+        Some(f) => {
+            let expr = df.parse_sql_expr(f)?;
+            Ok(df.filter(expr)?)
+        }
+        None => Ok(df),
+    }
+}

@@ -1,0 +1,154 @@
+//! `CALL` procedures, with Hudi's names, parameters (named `p => v` or by position) and result
+//! columns. An unknown procedure or parameter is an error that lists what exists.
+
+mod compaction;
+
+use std::collections::HashMap;
+
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+use hoodie_format::HudiTable;
+
+use crate::error::{HoodieError, Result};
+use crate::frontend::procedure::ProcedureCall;
+use crate::provider::as_hudi;
+
+/// One parameter of a procedure.
+pub(super) struct Param {
+    name: &'static str,
+    required: bool,
+}
+
+const fn opt(name: &'static str) -> Param {
+    Param {
+        name,
+        required: false,
+    }
+}
+
+const fn req(name: &'static str) -> Param {
+    Param {
+        name,
+        required: true,
+    }
+}
+
+/// The procedures, each with its parameters in Hudi's order (the positions of positional
+/// arguments).
+const PROCEDURES: &[(&str, &[Param])] = &[
+    (
+        "run_compaction",
+        &[
+            req("op"),
+            opt("table"),
+            opt("path"),
+            opt("timestamp"),
+            opt("options"),
+            opt("instants"),
+            opt("limit"),
+        ],
+    ),
+    (
+        "show_compaction",
+        &[
+            opt("table"),
+            opt("path"),
+            opt("limit"),
+            opt("showarchived"),
+            opt("filter"),
+            opt("starttime"),
+            opt("endtime"),
+        ],
+    ),
+];
+
+/// A call's arguments by parameter name.
+pub(super) struct Args {
+    procedure: &'static str,
+    values: HashMap<&'static str, String>,
+}
+
+impl Args {
+    /// The value of parameter `name`, if given.
+    pub(super) fn get(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    /// A whole-number argument.
+    pub(super) fn number(&self, name: &str) -> Result<Option<i64>> {
+        self.get(name)
+            .map(|v| {
+                v.trim().parse::<i64>().map_err(|_| HoodieError::Invalid {
+                    message: format!("argument {name} of {} must be a number, got {v:?}", self.procedure),
+                })
+            })
+            .transpose()
+    }
+}
+
+/// Matches a call's arguments to the procedure's parameters.
+fn bind(call: &ProcedureCall) -> Result<Args> {
+    let Some((procedure, params)) = PROCEDURES.iter().find(|(n, _)| *n == call.name) else {
+        let names: Vec<&str> = PROCEDURES.iter().map(|(n, _)| *n).collect();
+        return Err(HoodieError::Invalid {
+            message: format!(
+                "there is no procedure named {}; hoodie has: {}",
+                call.name,
+                names.join(", ")
+            ),
+        });
+    };
+    let list = || params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
+    let mut values: HashMap<&'static str, String> = HashMap::new();
+    for (i, (name, value)) in call.args.iter().enumerate() {
+        let param = match name {
+            Some(n) => params.iter().find(|p| p.name.eq_ignore_ascii_case(n)).ok_or_else(|| {
+                HoodieError::Invalid {
+                    message: format!("procedure {procedure} has no parameter {n}; its parameters are: {}", list()),
+                }
+            })?,
+            None => params.get(i).ok_or_else(|| HoodieError::Invalid {
+                message: format!("procedure {procedure} takes at most {} arguments ({})", params.len(), list()),
+            })?,
+        };
+        if values.insert(param.name, value.clone()).is_some() {
+            return Err(HoodieError::Invalid {
+                message: format!("argument {} of {procedure} is given twice", param.name),
+            });
+        }
+    }
+    if let Some(p) = params.iter().find(|p| p.required && !values.contains_key(p.name)) {
+        return Err(HoodieError::Invalid {
+            message: format!("procedure {procedure} needs argument {}; its parameters are: {}", p.name, list()),
+        });
+    }
+    Ok(Args { procedure, values })
+}
+
+/// Runs a procedure call.
+pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<DataFrame> {
+    let args = bind(&call)?;
+    match args.procedure {
+        "run_compaction" => compaction::run_compaction(ctx, &args).await,
+        "show_compaction" => compaction::show_compaction(ctx, &args).await,
+        other => unreachable!("procedure {other} is listed but not run"),
+    }
+}
+
+/// The table a call names (`table => 'name'` or `path => '...'`).
+pub(super) async fn target(ctx: &SessionContext, args: &Args) -> Result<HudiTable> {
+    match (args.get("table"), args.get("path")) {
+        (Some(name), _) => {
+            let t = super::ddl::hudi_table(ctx, name).await?;
+            Ok(as_hudi(&t).expect("a Hudi table").table().clone())
+        }
+        (None, Some(path)) => Ok(crate::ddl::factory::open_or_create(path, None)
+            .await?
+            .0
+            .table()
+            .clone()),
+        (None, None) => Err(HoodieError::Invalid {
+            message: format!("procedure {} needs table => '<name>' or path => '<location>'", args.procedure),
+        }),
+    }
+}

@@ -1,0 +1,258 @@
+//! Running a planned compaction: each slice of the plan merged (base file and logs) into a new
+//! base file of the compaction instant, then the `commit`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{RecordBatch, StringArray};
+use arrow::datatypes::SchemaRef;
+use futures::StreamExt;
+
+use super::{check_mor, read_plan};
+use crate::avro::compaction_plan::CompactionOperation;
+use crate::base_file::stream_base_file;
+use crate::error::{FormatError, Result};
+use crate::file_name::{write_token, BaseFileName};
+use crate::keygen::KeyGenerator;
+use crate::log::merge::{LogMerger, MergeRules};
+use crate::log::read::{read_slice_logs, Admission};
+use crate::meta::FILE_NAME;
+use crate::storage::TableStorage;
+use crate::table::HudiTable;
+use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
+use crate::timeline::instant::{Action, Instant, State};
+use crate::write::transaction::marker_dir;
+use crate::write::writer::{BaseFileWriter, FileSpec};
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default)]
+pub struct CompactionResult {
+    /// The compaction instant.
+    pub instant: String,
+    /// File slices compacted.
+    pub file_groups: usize,
+    /// Records written into the new base files.
+    pub rows_written: u64,
+    /// Records that logs changed.
+    pub updated: u64,
+    /// Records that logs deleted.
+    pub deleted: u64,
+    /// Log files compacted.
+    pub log_files: usize,
+}
+
+/// What every slice of one compaction shares.
+struct Job {
+    storage: TableStorage,
+    schema: SchemaRef,
+    instant: String,
+    files: FileSpec,
+    dropped: Vec<String>,
+    admission: Admission,
+    rules: MergeRules,
+    keygen: Option<KeyGenerator>,
+}
+
+fn join(partition: &str, name: &str) -> String {
+    if partition.is_empty() {
+        name.to_string()
+    } else {
+        format!("{partition}/{name}")
+    }
+}
+
+/// Runs compaction `instant` (requested, or inflight after a failed attempt, whose files are
+/// deleted first) and commits it.
+pub async fn execute_compaction(
+    table: &HudiTable,
+    instant: &str,
+    files: &FileSpec,
+) -> Result<CompactionResult> {
+    check_mor(table)?;
+    let version = table.config().version()?;
+    if version != 6 {
+        return Err(FormatError::Unsupported {
+            feature: format!("compacting a table of version {version} (hoodie writes table version 6)"),
+        });
+    }
+    let timeline = table.timeline().await?;
+    if timeline
+        .instants()
+        .iter()
+        .any(|i| i.timestamp == instant && i.state == State::Completed)
+    {
+        return Err(FormatError::WriteRefused {
+            reason: format!("compaction {instant} is already completed"),
+        });
+    }
+    let plan = read_plan(table, &timeline, instant).await?;
+    let storage = table.storage();
+    // a failed attempt's files (named in its markers) go first
+    for m in storage.list_all(&marker_dir(instant)).await? {
+        let rel = storage.relative(&m.location);
+        if let Some(data) = rel
+            .strip_prefix(&format!("{}/", marker_dir(instant)))
+            .and_then(|d| d.rsplit_once(".marker.").map(|(d, _)| d.to_string()))
+        {
+            if storage.exists(&data).await? {
+                storage.delete(&data).await?;
+            }
+        }
+        storage.delete(&rel).await?;
+    }
+    let dir = timeline.dir();
+    let inflight = Instant::new(instant, Action::Compaction, State::Inflight);
+    storage
+        .put(&format!("{dir}/{}", inflight.file_name(timeline.layout())), Vec::<u8>::new())
+        .await?;
+    let slices = table.file_slices(&timeline, None).await?;
+    let schema = table.schema(&timeline, &slices).await?;
+    let cfg = table.config();
+    let job = Arc::new(Job {
+        storage: storage.clone(),
+        schema: schema.clone(),
+        instant: instant.to_string(),
+        files: files.clone(),
+        dropped: cfg.dropped_columns()?,
+        admission: Admission::of(&timeline, None),
+        rules: MergeRules::new(&schema, cfg.merge_mode()?, cfg.ordering_field().as_deref()),
+        keygen: match cfg.populate_meta_fields()? {
+            true => None,
+            false => Some(KeyGenerator::from_config(cfg)?),
+        },
+    });
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+    let mut handles = Vec::new();
+    for (task, op) in plan.operations.iter().cloned().enumerate() {
+        let (job, permits) = (job.clone(), permits.clone());
+        let what = format!("{}/{}", op.partition_path, op.file_id);
+        handles.push((
+            what,
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                compact_slice(&job, op, task).await
+            }),
+        ));
+    }
+    let stats = crate::tasks::join_writers(handles).await?;
+    let mut result = CompactionResult {
+        instant: instant.to_string(),
+        file_groups: stats.len(),
+        ..Default::default()
+    };
+    let mut by_partition: BTreeMap<String, Vec<WriteStat>> = BTreeMap::new();
+    for s in stats {
+        result.rows_written += s.num_writes as u64;
+        result.updated += s.total_updated_records_compacted as u64;
+        result.deleted += s.num_deletes as u64;
+        result.log_files += s.total_log_files_compacted as usize;
+        by_partition
+            .entry(s.partition_path.clone().unwrap_or_default())
+            .or_default()
+            .push(s);
+    }
+    let mut extra = BTreeMap::new();
+    extra.insert(
+        "schema".to_string(),
+        crate::schema::avro_schema(cfg.name(), &schema)?.to_string(),
+    );
+    let metadata = CommitMetadata {
+        partition_to_write_stats: by_partition,
+        partition_to_replace_file_ids: None,
+        compacted: true,
+        extra_metadata: extra,
+        operation_type: Some("COMPACT".into()),
+    };
+    let done = Instant::new(instant, Action::Commit, State::Completed);
+    storage
+        .put_if_absent(&format!("{dir}/{}", done.file_name(timeline.layout())), metadata.to_json())
+        .await?;
+    for m in storage.list_all(&marker_dir(instant)).await.unwrap_or_default() {
+        let _ = storage.delete(&storage.relative(&m.location)).await;
+    }
+    Ok(result)
+}
+
+/// Merges one slice of the plan into a new base file; returns its write stat.
+async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Result<WriteStat> {
+    let started = std::time::Instant::now();
+    let logs: Vec<String> = op
+        .delta_file_paths
+        .iter()
+        .map(|l| join(&op.partition_path, l))
+        .collect();
+    let mut log_bytes = 0u64;
+    for l in &logs {
+        log_bytes += job.storage.head_size(l).await?;
+    }
+    let admits = |i: &str| job.admission.admits(i);
+    let read = read_slice_logs(&job.storage, &logs, &admits, &job.schema).await?;
+    let (log_records, log_blocks) = (read.records(), read.blocks);
+    let keys_of = |b: &RecordBatch| -> Result<StringArray> {
+        match &job.keygen {
+            Some(k) => k.record_keys(b),
+            None => Ok(crate::meta::record_keys_by_name(b)?.clone()),
+        }
+    };
+    let mut merger = LogMerger::new(&job.schema, read.contents, &keys_of, job.rules.clone())?;
+    let read_ms = started.elapsed().as_millis() as i64;
+    let name = BaseFileName::new(&op.file_id, &write_token(task), &job.instant);
+    let file_name = name.name();
+    let rel = join(&op.partition_path, &file_name);
+    job.storage
+        .put(&format!("{}/{rel}.marker.CREATE", marker_dir(&job.instant)), Vec::<u8>::new())
+        .await?;
+    let mut writer = BaseFileWriter::try_new(&job.storage, &rel, job.schema.clone(), &job.files, &job.dropped)?;
+    if let Some(base) = &op.data_file_path {
+        let base_rel = join(&op.partition_path, base);
+        let (mut stream, _) = stream_base_file(&job.storage, &base_rel, &job.schema, &job.dropped).await?;
+        while let Some(b) = stream.next().await {
+            let b = b?;
+            let merged = merger.merge_base(&b, &keys_of(&b)?)?;
+            if merged.num_rows() > 0 {
+                writer.write(&renamed(&merged, &file_name)?).await?;
+            }
+        }
+    }
+    if let Some(rest) = merger.remaining()? {
+        writer.write(&renamed(&rest, &file_name)?).await?;
+    }
+    let written = writer.close().await?;
+    let counts = merger.counts.clone();
+    Ok(WriteStat {
+        file_id: Some(op.file_id.clone()),
+        path: Some(written.rel_path.clone()),
+        prev_commit: Some(op.base_instant_time.clone()),
+        num_writes: written.rows as i64,
+        num_deletes: counts.deleted as i64,
+        num_update_writes: counts.updated as i64,
+        num_inserts: written.rows as i64 - counts.updated as i64,
+        total_write_bytes: written.size as i64,
+        partition_path: Some(op.partition_path.clone()),
+        total_log_records: log_records as i64,
+        total_log_files_compacted: logs.len() as i64,
+        total_log_size_compacted: log_bytes as i64,
+        total_updated_records_compacted: counts.updated as i64,
+        total_log_blocks: log_blocks as i64,
+        total_rollback_blocks: read.rollback_blocks as i64,
+        file_size_in_bytes: written.size as i64,
+        prev_base_file: op.data_file_path.clone(),
+        runtime_stats: Some(serde_json::json!({
+            "totalScanTime": read_ms,
+            "totalUpsertTime": started.elapsed().as_millis() as i64,
+            "totalCreateTime": 0,
+        })),
+        ..Default::default()
+    })
+}
+
+/// `batch` with every `_hoodie_file_name` set to `name`.
+fn renamed(batch: &RecordBatch, name: &str) -> Result<RecordBatch> {
+    let idx = batch.schema().index_of(FILE_NAME)?;
+    let mut cols = batch.columns().to_vec();
+    cols[idx] = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+        name,
+        batch.num_rows(),
+    )));
+    Ok(RecordBatch::try_new(batch.schema(), cols)?)
+}
