@@ -41,6 +41,8 @@ pub struct HudiTableProvider {
     schema: SchemaRef,
     /// Reads base files alone (Hudi's read-optimized query of a merge-on-read table).
     read_optimized: bool,
+    /// A read-only view of the table (an `_ro`/`_rt` table, a `hudi_query` result).
+    read_only: bool,
 }
 
 impl HudiTableProvider {
@@ -54,14 +56,43 @@ impl HudiTableProvider {
             table,
             schema,
             read_optimized: false,
+            read_only: false,
         })
     }
 
-    /// The same table read as Hudi's read-optimized query: the base files of the latest
-    /// slices, their log files left out (a merge-on-read table's `_ro` view).
-    pub fn read_optimized(mut self) -> Self {
-        self.read_optimized = true;
-        self
+    /// A read-only view of this table: the read-optimized query (base files alone) or the
+    /// snapshot query, as Hudi's `_ro` and `_rt` tables and `hudi_query` give them.
+    pub fn view(&self, read_optimized: bool) -> Self {
+        Self {
+            name: self.name.clone(),
+            table: self.table.clone(),
+            schema: self.schema.clone(),
+            read_optimized,
+            read_only: true,
+        }
+    }
+
+    /// Whether writes are refused (a view of the table).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The error a write to a view gets.
+    pub fn refuse_write(&self) -> Result<(), HoodieError> {
+        if !self.read_only {
+            return Ok(());
+        }
+        Err(HoodieError::Invalid {
+            message: format!(
+                "{} is a read-only {} view of a Hudi table; write to the table itself",
+                self.name,
+                if self.read_optimized {
+                    "read-optimized"
+                } else {
+                    "snapshot"
+                }
+            ),
+        })
     }
 
     /// Whether this provider reads base files alone.
@@ -411,6 +442,7 @@ impl TableProvider for HudiTableProvider {
         input: Arc<dyn ExecutionPlan>,
         insert_op: InsertOp,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        self.refuse_write().map_err(HoodieError::into_datafusion)?;
         let session = SessionOptions::of_session(state);
         let mode = match insert_op {
             InsertOp::Append => self.write_spec(&session, WriteStatement::InsertInto),

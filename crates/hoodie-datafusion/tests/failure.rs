@@ -2,99 +2,22 @@
 //! rolls back what the failed one left (deletes its files, records a rollback).
 //! Failures are injected by failing the N-th object store write of an INSERT, for every N.
 
-use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 mod common;
 
-use async_trait::async_trait;
 use common::session_with_table;
 use datafusion::arrow::array::{Float64Array, Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use futures::stream::BoxStream;
 use hoodie_datafusion::HudiTableProvider;
 use hoodie_datafusion::{to_table_batch, write_batches, WriteKind, WriteStatement};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::write::transaction::WriteOperation;
 use hoodie_format::HudiTable;
-use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
-};
 
-/// Fails the `fail_at`-th write (1-based) and counts all writes.
-#[derive(Debug)]
-struct FailingStore {
-    inner: Arc<dyn ObjectStore>,
-    writes: AtomicUsize,
-    fail_at: usize,
-    /// Reads of Parquet files.
-    parquet_reads: AtomicUsize,
-}
-
-impl fmt::Display for FailingStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FailingStore(fail at write {})", self.fail_at)
-    }
-}
-
-impl FailingStore {
-    fn check(&self, location: &Path) -> Result<()> {
-        let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
-        if n == self.fail_at {
-            return Err(object_store::Error::Generic {
-                store: "failing",
-                source: format!("injected failure of write {n} ({location})").into(),
-            });
-        }
-        Ok(())
-    }
-}
-
-#[async_trait]
-impl ObjectStore for FailingStore {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> Result<PutResult> {
-        self.check(location)?;
-        self.inner.put_opts(location, payload, opts).await
-    }
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> Result<Box<dyn MultipartUpload>> {
-        self.check(location)?;
-        self.inner.put_multipart_opts(location, opts).await
-    }
-    async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
-        if location.as_ref().ends_with(".parquet") {
-            self.parquet_reads.fetch_add(1, Ordering::SeqCst);
-        }
-        self.inner.get_opts(location, options).await
-    }
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, Result<Path>>,
-    ) -> BoxStream<'static, Result<Path>> {
-        self.inner.delete_stream(locations)
-    }
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-}
+use common::failing::FailingStore;
 
 async fn snapshot(ctx: &HoodieContext) -> Vec<String> {
     let StatementOutput::Rows { batches, .. } = ctx
@@ -351,7 +274,9 @@ async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
         .await
         .unwrap();
     // a first log in partition y, so that the failed writes add versions after it
-    ctx.run("UPDATE t SET price = 30.0 WHERE id = 3").await.unwrap();
+    ctx.run("UPDATE t SET price = 30.0 WHERE id = 3")
+        .await
+        .unwrap();
     let before = snapshot(&ctx).await;
     let base_files: Vec<String> = files_under(&loc)
         .into_iter()
@@ -413,7 +338,11 @@ async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
     let files = files_under(&loc);
     // no base file was written or rewritten; each touched file group got one log file beside
     // the first one (every failed attempt's log was rolled back)
-    let now_base: Vec<String> = files.iter().filter(|f| f.ends_with(".parquet")).cloned().collect();
+    let now_base: Vec<String> = files
+        .iter()
+        .filter(|f| f.ends_with(".parquet"))
+        .cloned()
+        .collect();
     assert_eq!(now_base, base_files);
     let logs: Vec<&String> = files.iter().filter(|f| f.contains(".log.")).collect();
     assert_eq!(logs.len(), 3, "{logs:?}");

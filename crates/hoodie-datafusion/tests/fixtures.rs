@@ -371,6 +371,19 @@ async fn merge_on_read_tables_merge_their_logs_and_empty_tables_read() {
     )
     .await;
     assert_eq!(joined(&ctx, "SELECT count(*) FROM tb").await, "6");
+    // read-optimized: the base files alone
+    assert_eq!(
+        joined(&ctx, "SELECT txn_id, txn_type, CAST(txn_ts AS VARCHAR) AS t FROM hudi_query('tb', 'read_optimized') ORDER BY txn_id, t").await,
+        "TXN-001,debit,1700000000001;TXN-001,reversal,1700100000001;TXN-002,debit,1700000000002;TXN-003,debit,1700000000003;TXN-004,transfer,1700000000004;TXN-005,debit,1700100000005;TXN-006,debit,1700300000006"
+    );
+    assert_eq!(
+        joined(
+            &ctx,
+            "SELECT id, name, \"isActive\" FROM hudi_query('np', 'read_optimized') ORDER BY id"
+        )
+        .await,
+        "1,Alice,true;2,Bob,false;3,Carol,true;4,Diana,true"
+    );
     for (rel, name) in [
         ("sample_table/mor/avro/v9_txns_simple_meta", "sm"),
         ("sample_table/mor/avro/v9_txns_complex_nometa", "cn"),
@@ -378,6 +391,12 @@ async fn merge_on_read_tables_merge_their_logs_and_empty_tables_read() {
         open(&ctx, name, &extract(tmp.path(), rel)).await;
         assert_eq!(
             joined(&ctx, &format!("SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM {name}")).await,
+            "TXN-001,TXN-003,TXN-007,TXN-008,TXN-011,TXN-012,TXN-013,TXN-014,TXN-015,TXN-016,TXN-017,TXN-018",
+            "{rel}"
+        );
+        // snapshot and read-optimized agree (the latest slices were compacted)
+        assert_eq!(
+            joined(&ctx, &format!("SELECT string_agg(txn_id, ',' ORDER BY txn_id) FROM hudi_query('{name}', 'read_optimized')")).await,
             "TXN-001,TXN-003,TXN-007,TXN-008,TXN-011,TXN-012,TXN-013,TXN-014,TXN-015,TXN-016,TXN-017,TXN-018",
             "{rel}"
         );

@@ -33,6 +33,15 @@ pub async fn open_or_create(
     }
     let storage = TableStorage::local(std::path::Path::new(path))?;
     let name = spec.as_ref().map(|s| s.name.clone());
+    if let Some(read_optimized) = spec
+        .as_ref()
+        .and_then(|s| query_view(&s.options))
+        .transpose()?
+    {
+        return open_view(storage, name, read_optimized)
+            .await
+            .map(|p| (p, false));
+    }
     if HudiTable::exists(&storage).await? {
         let table = HudiTable::open(storage).await?;
         let name = name.unwrap_or_else(|| table.config().name().to_string());
@@ -49,6 +58,52 @@ pub async fn open_or_create(
         }
         .into()),
     }
+}
+
+/// `hoodie.query.as.ro.table` among a table's options: `Some(true)` for Hudi's `_ro` table
+/// (read-optimized), `Some(false)` for `_rt` (snapshot).
+pub fn query_view(options: &[(String, String)]) -> Option<Result<bool, HoodieError>> {
+    let (k, v) = options
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(QUERY_AS_RO_TABLE))?;
+    Some(match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(HoodieError::Invalid {
+            message: format!(
+                "invalid value {v:?} for {k}: true (read-optimized) or false (snapshot)"
+            ),
+        }),
+    })
+}
+
+/// The option that makes a table over an existing merge-on-read table its `_ro` or `_rt` view.
+pub const QUERY_AS_RO_TABLE: &str = "hoodie.query.as.ro.table";
+
+/// An `_ro`/`_rt` table over the merge-on-read table at `storage`, with Hudi's errors.
+async fn open_view(
+    storage: TableStorage,
+    name: Option<String>,
+    read_optimized: bool,
+) -> Result<HudiTableProvider, HoodieError> {
+    let refused = |message: &str| HoodieError::Invalid {
+        message: message.into(),
+    };
+    if !HudiTable::exists(&storage).await? {
+        return Err(refused(
+            "Creating ro/rt table need the existence of the base table.",
+        ));
+    }
+    let table = HudiTable::open(storage).await?;
+    if table.config().table_type()? != hoodie_format::TableType::MergeOnRead {
+        return Err(refused(
+            "Creating ro/rt table should only apply to a mor table.",
+        ));
+    }
+    let name = name.unwrap_or_else(|| table.config().name().to_string());
+    Ok(HudiTableProvider::try_new(name, table)
+        .await?
+        .view(read_optimized))
 }
 
 #[async_trait]

@@ -172,6 +172,7 @@ fn change_set_of(
         return Ok(plan);
     };
     let table = dml.table_name.to_string();
+    hudi.refuse_write().map_err(HoodieError::into_datafusion)?;
     if kind == DmlKind::Update {
         check_assignments(hudi, &table, &dml.input).map_err(HoodieError::into_datafusion)?;
     }

@@ -40,8 +40,12 @@ pub fn parse_call(sql: &str) -> Result<ProcedureCall> {
     if let FunctionArguments::List(list) = &f.args {
         for a in &list.args {
             let (name, expr) = match a {
-                FunctionArg::Named { name, arg, .. } => (Some(name.value.to_ascii_lowercase()), arg),
-                FunctionArg::ExprNamed { name, arg, .. } => (Some(name.to_string().to_ascii_lowercase()), arg),
+                FunctionArg::Named { name, arg, .. } => {
+                    (Some(name.value.to_ascii_lowercase()), arg)
+                }
+                FunctionArg::ExprNamed { name, arg, .. } => {
+                    (Some(name.to_string().to_ascii_lowercase()), arg)
+                }
                 FunctionArg::Unnamed(arg) => (None, arg),
             };
             let FunctionArgExpr::Expr(e) = expr else {
@@ -75,7 +79,9 @@ fn literal(e: &SqlExpr) -> Result<String> {
             .map(|p| p.value.clone())
             .collect::<Vec<_>>()
             .join(".")),
-        SqlExpr::UnaryOp { op, expr } if op.to_string() == "-" => Ok(format!("-{}", literal(expr)?)),
+        SqlExpr::UnaryOp { op, expr } if op.to_string() == "-" => {
+            Ok(format!("-{}", literal(expr)?))
+        }
         other => Err(HoodieError::Parse {
             message: format!("procedure arguments are literals, got {other}"),
         }),
@@ -103,7 +109,15 @@ pub fn parse_compaction_command(sql: &str) -> Result<Option<ProcedureCall>> {
         return Ok(None);
     }
     let bad = || HoodieError::Parse {
-        message: format!("expected {} COMPACTION ON <table | 'path'> [{}]: {sql}", op.to_uppercase(), if op == "show" { "LIMIT n" } else { "AT instant" }),
+        message: format!(
+            "expected {} COMPACTION ON <table | 'path'> [{}]: {sql}",
+            op.to_uppercase(),
+            if op == "show" {
+                "LIMIT n"
+            } else {
+                "AT instant"
+            }
+        ),
     };
     // the table (dotted name) or a quoted path
     let mut i = 3;
@@ -115,7 +129,11 @@ pub fn parse_compaction_command(sql: &str) -> Result<Option<ProcedureCall>> {
         Some(Token::Word(_)) => {
             let mut parts = Vec::new();
             while let Some(Token::Word(x)) = toks.get(i) {
-                parts.push(if x.quote_style.is_some() { x.value.clone() } else { x.value.to_ascii_lowercase() });
+                parts.push(if x.quote_style.is_some() {
+                    x.value.clone()
+                } else {
+                    x.value.to_ascii_lowercase()
+                });
                 i += 1;
                 if toks.get(i) == Some(&Token::Period) {
                     i += 1;
@@ -135,10 +153,14 @@ pub fn parse_compaction_command(sql: &str) -> Result<Option<ProcedureCall>> {
     };
     match (op, toks.get(i)) {
         (_, None) => {}
-        ("show", Some(_)) if w(i, "LIMIT") => args.push((Some("limit".into()), number(toks.get(i + 1)).ok_or_else(bad)?)),
-        (_, Some(_)) if op != "show" && w(i, "AT") => {
-            args.push((Some("timestamp".into()), number(toks.get(i + 1)).ok_or_else(bad)?))
-        }
+        ("show", Some(_)) if w(i, "LIMIT") => args.push((
+            Some("limit".into()),
+            number(toks.get(i + 1)).ok_or_else(bad)?,
+        )),
+        (_, Some(_)) if op != "show" && w(i, "AT") => args.push((
+            Some("timestamp".into()),
+            number(toks.get(i + 1)).ok_or_else(bad)?,
+        )),
         _ => return Err(bad()),
     }
     if toks.len() > i + 2 {

@@ -1,6 +1,7 @@
 //! Scans of Hudi tables: base files through DataFusion's parquet scan, merge-on-read slices
 //! with log files through [`merged::MergedSliceExec`].
 
+pub(crate) mod hudi_query;
 pub(crate) mod merged;
 
 use std::sync::Arc;

@@ -139,6 +139,22 @@ impl SessionStateBuilderExt for SessionStateBuilder {
             Arc::new(warehouse) as Arc<dyn SchemaProvider>,
         );
 
+        // hudi_query beside DataFusion's own table functions
+        self.table_functions()
+            .get_or_insert_with(|| {
+                datafusion::execution::SessionStateDefaults::default_table_functions()
+                    .into_iter()
+                    .map(|f| (f.name().to_string(), f))
+                    .collect()
+            })
+            .insert(
+                "hudi_query".to_string(),
+                Arc::new(datafusion::catalog::TableFunction::new(
+                    "hudi_query".to_string(),
+                    Arc::new(crate::scan::hudi_query::HudiQueryFunction),
+                )),
+            );
+
         let inner = self.query_planner().take();
         *self.query_planner() = Some(Arc::new(HoodieQueryPlanner::new(inner)));
         self.with_analyzer_rule(Arc::new(HudiDmlRule))

@@ -35,7 +35,8 @@ pub(crate) async fn after_commit(table: &HudiTable, spec: &WriteSpec) -> DFResul
         InlineCompaction::Schedule { after } => (after, false),
     };
     let timeline = table.timeline().await.map_err(df_err)?;
-    if delta_commits_since_compaction(&timeline) < after || !pending_compactions(&timeline).is_empty()
+    if delta_commits_since_compaction(&timeline) < after
+        || !pending_compactions(&timeline).is_empty()
     {
         return Ok(());
     }

@@ -186,6 +186,11 @@ async fn create_hudi(
         let (provider, _created) = open_or_create(&location, Some(spec)).await?;
         return register(ctx, warehouse, &c.name, provider, managed);
     };
+    if crate::ddl::factory::query_view(&c.options).is_some() {
+        return Err(HoodieError::Invalid {
+            message: "Not support CTAS for the ro/rt table".into(),
+        });
+    }
     if !c.columns.is_empty() {
         return Err(HoodieError::Invalid {
             message:

@@ -1,6 +1,8 @@
 //! Set-up shared by the integration tests (each test file uses part of it).
 #![allow(dead_code)]
 
+pub mod failing;
+
 use std::path::{Path, PathBuf};
 
 use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};

@@ -79,25 +79,37 @@ pub fn compaction_plan_avro(plan: &CompactionPlan) -> Result<Vec<u8>> {
         .iter()
         .map(|o| {
             Value::Record(vec![
-                ("baseInstantTime".into(), opt_string(Some(o.base_instant_time.clone()))),
+                (
+                    "baseInstantTime".into(),
+                    opt_string(Some(o.base_instant_time.clone())),
+                ),
                 (
                     "deltaFilePaths".into(),
                     Value::Union(
                         1,
                         Box::new(Value::Array(
-                            o.delta_file_paths.iter().map(|p| Value::String(p.clone())).collect(),
+                            o.delta_file_paths
+                                .iter()
+                                .map(|p| Value::String(p.clone()))
+                                .collect(),
                         )),
                     ),
                 ),
                 ("dataFilePath".into(), opt_string(o.data_file_path.clone())),
                 ("fileId".into(), opt_string(Some(o.file_id.clone()))),
-                ("partitionPath".into(), opt_string(Some(o.partition_path.clone()))),
+                (
+                    "partitionPath".into(),
+                    opt_string(Some(o.partition_path.clone())),
+                ),
                 (
                     "metrics".into(),
                     Value::Union(
                         1,
                         Box::new(Value::Map(
-                            o.metrics.iter().map(|(k, v)| (k.clone(), Value::Double(*v))).collect(),
+                            o.metrics
+                                .iter()
+                                .map(|(k, v)| (k.clone(), Value::Double(*v)))
+                                .collect(),
                         )),
                     ),
                 ),
@@ -111,19 +123,36 @@ pub fn compaction_plan_avro(plan: &CompactionPlan) -> Result<Vec<u8>> {
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
     let value = Value::Record(vec![
-        ("operations".into(), Value::Union(1, Box::new(Value::Array(ops)))),
-        ("extraMetadata".into(), Value::Union(1, Box::new(Value::Map(extra)))),
-        ("version".into(), Value::Union(0, Box::new(Value::Int(plan.version)))),
+        (
+            "operations".into(),
+            Value::Union(1, Box::new(Value::Array(ops))),
+        ),
+        (
+            "extraMetadata".into(),
+            Value::Union(1, Box::new(Value::Map(extra))),
+        ),
+        (
+            "version".into(),
+            Value::Union(0, Box::new(Value::Int(plan.version))),
+        ),
         ("strategy".into(), Value::Union(0, Box::new(Value::Null))),
-        ("preserveHoodieMetadata".into(), Value::Union(0, Box::new(Value::Boolean(false)))),
-        ("missingSchedulePartitions".into(), Value::Union(1, Box::new(Value::Array(vec![])))),
+        (
+            "preserveHoodieMetadata".into(),
+            Value::Union(0, Box::new(Value::Boolean(false))),
+        ),
+        (
+            "missingSchedulePartitions".into(),
+            Value::Union(1, Box::new(Value::Array(vec![]))),
+        ),
     ]);
     crate::avro::rollback::encode_container("HoodieCompactionPlan", PLAN_SCHEMA, value)
         .map_err(|e| bad(e.to_string()))
 }
 
 fn field<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
-    let Value::Record(fields) = v else { return None };
+    let Value::Record(fields) = v else {
+        return None;
+    };
     let v = fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)?;
     Some(match v {
         Value::Union(_, inner) => inner.as_ref(),
@@ -165,7 +194,9 @@ pub fn parse_compaction_plan(bytes: &[u8], path: &str) -> Result<CompactionPlan>
                 _ => BTreeMap::new(),
             };
             let deltas = match field(o, "deltaFilePaths") {
-                Some(Value::Array(a)) => a.iter().filter_map(|v| string(Some(v))).map(name).collect(),
+                Some(Value::Array(a)) => {
+                    a.iter().filter_map(|v| string(Some(v))).map(name).collect()
+                }
                 _ => Vec::new(),
             };
             operations.push(CompactionOperation {

@@ -72,7 +72,9 @@ pub async fn execute_compaction(
     let version = table.config().version()?;
     if version != 6 {
         return Err(FormatError::Unsupported {
-            feature: format!("compacting a table of version {version} (hoodie writes table version 6)"),
+            feature: format!(
+                "compacting a table of version {version} (hoodie writes table version 6)"
+            ),
         });
     }
     let timeline = table.timeline().await?;
@@ -103,7 +105,10 @@ pub async fn execute_compaction(
     let dir = timeline.dir();
     let inflight = Instant::new(instant, Action::Compaction, State::Inflight);
     storage
-        .put(&format!("{dir}/{}", inflight.file_name(timeline.layout())), Vec::<u8>::new())
+        .put(
+            &format!("{dir}/{}", inflight.file_name(timeline.layout())),
+            Vec::<u8>::new(),
+        )
         .await?;
     let slices = table.file_slices(&timeline, None).await?;
     let schema = table.schema(&timeline, &slices).await?;
@@ -165,9 +170,16 @@ pub async fn execute_compaction(
     };
     let done = Instant::new(instant, Action::Commit, State::Completed);
     storage
-        .put_if_absent(&format!("{dir}/{}", done.file_name(timeline.layout())), metadata.to_json())
+        .put_if_absent(
+            &format!("{dir}/{}", done.file_name(timeline.layout())),
+            metadata.to_json(),
+        )
         .await?;
-    for m in storage.list_all(&marker_dir(instant)).await.unwrap_or_default() {
+    for m in storage
+        .list_all(&marker_dir(instant))
+        .await
+        .unwrap_or_default()
+    {
         let _ = storage.delete(&storage.relative(&m.location)).await;
     }
     Ok(result)
@@ -200,12 +212,22 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
     let file_name = name.name();
     let rel = join(&op.partition_path, &file_name);
     job.storage
-        .put(&format!("{}/{rel}.marker.CREATE", marker_dir(&job.instant)), Vec::<u8>::new())
+        .put(
+            &format!("{}/{rel}.marker.CREATE", marker_dir(&job.instant)),
+            Vec::<u8>::new(),
+        )
         .await?;
-    let mut writer = BaseFileWriter::try_new(&job.storage, &rel, job.schema.clone(), &job.files, &job.dropped)?;
+    let mut writer = BaseFileWriter::try_new(
+        &job.storage,
+        &rel,
+        job.schema.clone(),
+        &job.files,
+        &job.dropped,
+    )?;
     if let Some(base) = &op.data_file_path {
         let base_rel = join(&op.partition_path, base);
-        let (mut stream, _) = stream_base_file(&job.storage, &base_rel, &job.schema, &job.dropped).await?;
+        let (mut stream, _) =
+            stream_base_file(&job.storage, &base_rel, &job.schema, &job.dropped).await?;
         while let Some(b) = stream.next().await {
             let b = b?;
             let merged = merger.merge_base(&b, &keys_of(&b)?)?;

@@ -70,7 +70,10 @@ pub async fn schedule_compaction(table: &HudiTable, at: Option<&str>) -> Result<
     let instant = match at {
         Some(t) => {
             // Hudi: the instant must follow every instant on the timeline
-            if last.is_some_and(|l| t <= l) || t.len() != 17 || !t.bytes().all(|b| b.is_ascii_digit()) {
+            if last.is_some_and(|l| t <= l)
+                || t.len() != 17
+                || !t.bytes().all(|b| b.is_ascii_digit())
+            {
                 return Err(FormatError::WriteRefused {
                     reason: format!("cannot schedule a compaction at {t}: the instant must be a 17-digit instant time later than every instant on the timeline (the latest is {})", last.unwrap_or("none")),
                 });
@@ -130,7 +133,11 @@ pub async fn schedule_compaction(table: &HudiTable, at: Option<&str>) -> Result<
     table
         .storage()
         .put_if_absent(
-            &format!("{}/{}", timeline.dir(), requested.file_name(timeline.layout())),
+            &format!(
+                "{}/{}",
+                timeline.dir(),
+                requested.file_name(timeline.layout())
+            ),
             compaction_plan_avro(&plan)?,
         )
         .await?;
@@ -138,9 +145,17 @@ pub async fn schedule_compaction(table: &HudiTable, at: Option<&str>) -> Result<
 }
 
 /// The plan of compaction `instant`.
-pub async fn read_plan(table: &HudiTable, timeline: &Timeline, instant: &str) -> Result<CompactionPlan> {
+pub async fn read_plan(
+    table: &HudiTable,
+    timeline: &Timeline,
+    instant: &str,
+) -> Result<CompactionPlan> {
     let requested = Instant::new(instant, Action::Compaction, State::Requested);
-    let rel = format!("{}/{}", timeline.dir(), requested.file_name(timeline.layout()));
+    let rel = format!(
+        "{}/{}",
+        timeline.dir(),
+        requested.file_name(timeline.layout())
+    );
     if !table.storage().exists(&rel).await? {
         return Err(FormatError::WriteRefused {
             reason: format!("no compaction is planned at {instant} ({rel} does not exist)"),

@@ -236,9 +236,20 @@ async fn a_record_logged_after_a_delete_wins_over_the_base_whatever_its_ordering
     let again = rows(&[2], &[Some("again")], &[Some(1)], "400");
     let logs = vec![
         log(".fg-0_100.log.1_0-0-0", "200", Some(&up), &[]),
-        log(".fg-0_100.log.2_0-0-0", "300", None, &[del(2, OrderingValue::Int(0))]),
+        log(
+            ".fg-0_100.log.2_0-0-0",
+            "300",
+            None,
+            &[del(2, OrderingValue::Int(0))],
+        ),
         log(".fg-0_100.log.3_0-0-0", "400", Some(&again), &[]),
     ];
-    let got = merged(&base, logs, MergeMode::EventTimeOrdering, &["100", "200", "300", "400"]).await;
+    let got = merged(
+        &base,
+        logs,
+        MergeMode::EventTimeOrdering,
+        &["100", "200", "300", "400"],
+    )
+    .await;
     assert_eq!(got, ["2:again"]);
 }

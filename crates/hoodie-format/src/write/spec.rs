@@ -252,7 +252,10 @@ impl InlineCompaction {
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         };
         let after = options.get_usize(&config::COMPACT_INLINE_MAX_DELTA_COMMITS)?;
-        let (inline, schedule) = (flag(&config::COMPACT_INLINE), flag(&config::COMPACT_SCHEDULE_INLINE));
+        let (inline, schedule) = (
+            flag(&config::COMPACT_INLINE),
+            flag(&config::COMPACT_SCHEDULE_INLINE),
+        );
         Ok(match (inline, schedule) {
             // Hudi: setting both is an error; an explicit schedule-only wins over the default
             (true, true) if explicit_on => {

@@ -18,7 +18,10 @@ use crate::error::{HoodieError, Result};
 use crate::session::write_options::{SessionOptions, WriteOptions};
 
 /// The base-file settings a compaction writes with (the session's and table's options).
-fn file_spec(ctx: &SessionContext, table: &HudiTable) -> Result<hoodie_format::write::writer::FileSpec> {
+fn file_spec(
+    ctx: &SessionContext,
+    table: &HudiTable,
+) -> Result<hoodie_format::write::writer::FileSpec> {
     let session = SessionOptions::of(ctx.state_ref().read().config_options());
     let options = WriteOptions::new(session.all().clone(), table.config());
     Ok(WriteSpec::resolve(&options, WriteStatement::InsertInto)?.files)
@@ -31,7 +34,11 @@ fn file_spec(ctx: &SessionContext, table: &HudiTable) -> Result<hoodie_format::w
 pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
     let op = args.get("op").unwrap_or_default().to_ascii_lowercase();
-    let op = if op == "run" { "scheduleandexecute".to_string() } else { op };
+    let op = if op == "run" {
+        "scheduleandexecute".to_string()
+    } else {
+        op
+    };
     let timestamp = args.number("timestamp")?.map(|t| t.to_string());
     let limit = args.number("limit")?.map(|l| l.max(0) as usize);
     let mut instants: Option<Vec<String>> = args
@@ -60,7 +67,15 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
         Some(list) => {
             if let Some(i) = list.iter().find(|i| !pending.contains(i)) {
                 return Err(HoodieError::Invalid {
-                    message: format!("{i} is not a pending compaction instant of {} (pending: {})", table.config().name(), if pending.is_empty() { "none".to_string() } else { pending.join(", ") }),
+                    message: format!(
+                        "{i} is not a pending compaction instant of {} (pending: {})",
+                        table.config().name(),
+                        if pending.is_empty() {
+                            "none".to_string()
+                        } else {
+                            pending.join(", ")
+                        }
+                    ),
                 });
             }
             list.clone()
@@ -85,7 +100,10 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
         }
     }
     let all = list_compactions(&table).await?;
-    let rows: Vec<_> = all.into_iter().filter(|c| affected.contains(&c.timestamp)).collect();
+    let rows: Vec<_> = all
+        .into_iter()
+        .filter(|c| affected.contains(&c.timestamp))
+        .collect();
     let schema = Arc::new(Schema::new(vec![
         Field::new("timestamp", DataType::Utf8, true),
         Field::new("operation_size", DataType::Int32, true),
@@ -94,8 +112,12 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
     let batch = RecordBatch::try_new(
         schema,
         vec![
-            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.timestamp.as_str()))),
-            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.operations as i32))),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.timestamp.as_str()),
+            )),
+            Arc::new(Int32Array::from_iter_values(
+                rows.iter().map(|r| r.operations as i32),
+            )),
             Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.state))),
         ],
     )?;
@@ -131,20 +153,23 @@ pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result
     let mut rows: Vec<ShowRow> = Vec::new();
     let mut shown = 0;
     for c in list_compactions(&table).await? {
-        if start.is_some_and(|s| c.timestamp.as_str() < s) || end.is_some_and(|e| c.timestamp.as_str() > e) {
+        if start.is_some_and(|s| c.timestamp.as_str() < s)
+            || end.is_some_and(|e| c.timestamp.as_str() > e)
+        {
             continue;
         }
         if shown == limit {
             break;
         }
         shown += 1;
-        let done = timeline
-            .instants()
-            .iter()
-            .find(|i| i.timestamp == c.timestamp && i.state == State::Completed && i.action == Action::Commit);
+        let done = timeline.instants().iter().find(|i| {
+            i.timestamp == c.timestamp && i.state == State::Completed && i.action == Action::Commit
+        });
         match done {
             Some(commit) => {
-                let m = timeline.read_commit_metadata(table.storage(), commit).await?;
+                let m = timeline
+                    .read_commit_metadata(table.storage(), commit)
+                    .await?;
                 for (p, stats) in &m.partition_to_write_stats {
                     for s in stats {
                         rows.push(ShowRow {
@@ -163,11 +188,19 @@ pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result
             }
             None => {
                 let plan = read_plan(&table, &timeline, &c.timestamp).await?;
-                let mut parts: Vec<&str> = plan.operations.iter().map(|o| o.partition_path.as_str()).collect();
+                let mut parts: Vec<&str> = plan
+                    .operations
+                    .iter()
+                    .map(|o| o.partition_path.as_str())
+                    .collect();
                 parts.sort_unstable();
                 parts.dedup();
                 for p in parts {
-                    let ops: Vec<_> = plan.operations.iter().filter(|o| o.partition_path == p).collect();
+                    let ops: Vec<_> = plan
+                        .operations
+                        .iter()
+                        .filter(|o| o.partition_path == p)
+                        .collect();
                     rows.push(ShowRow {
                         time: c.timestamp.clone(),
                         completed_at: None,
@@ -197,8 +230,16 @@ pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result
         Field::new("operation_size", DataType::Int32, true),
         Field::new("partition_path", DataType::Utf8, true),
         Field::new("total_log_files_per_partition", DataType::Int64, true),
-        Field::new("total_updated_records_compacted_per_partition", DataType::Int64, true),
-        Field::new("total_log_size_compacted_per_partition", DataType::Int64, true),
+        Field::new(
+            "total_updated_records_compacted_per_partition",
+            DataType::Int64,
+            true,
+        ),
+        Field::new(
+            "total_log_size_compacted_per_partition",
+            DataType::Int64,
+            true,
+        ),
         Field::new("total_write_bytes_per_partition", DataType::Int64, true),
     ]));
     let batch = RecordBatch::try_new(
@@ -207,8 +248,19 @@ pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result
             s(&|r| Some(r.time.clone())),
             s(&|r| r.completed_at.clone()),
             s(&|r| Some(r.state.to_string())),
-            s(&|r| Some(if r.state == "COMPLETED" { "commit" } else { "compaction" }.to_string())),
-            Arc::new(Int32Array::from(rows.iter().map(|r| r.operations).collect::<Vec<_>>())),
+            s(&|r| {
+                Some(
+                    if r.state == "COMPLETED" {
+                        "commit"
+                    } else {
+                        "compaction"
+                    }
+                    .to_string(),
+                )
+            }),
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.operations).collect::<Vec<_>>(),
+            )),
             s(&|r| Some(r.partition.clone())),
             n(&|r| r.log_files),
             n(&|r| r.updated),

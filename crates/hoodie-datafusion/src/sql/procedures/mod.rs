@@ -71,7 +71,10 @@ pub(super) struct Args {
 impl Args {
     /// The value of parameter `name`, if given.
     pub(super) fn get(&self, name: &str) -> Option<&str> {
-        self.values.get(name).map(String::as_str).filter(|v| !v.is_empty())
+        self.values
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
     }
 
     /// A whole-number argument.
@@ -79,7 +82,10 @@ impl Args {
         self.get(name)
             .map(|v| {
                 v.trim().parse::<i64>().map_err(|_| HoodieError::Invalid {
-                    message: format!("argument {name} of {} must be a number, got {v:?}", self.procedure),
+                    message: format!(
+                        "argument {name} of {} must be a number, got {v:?}",
+                        self.procedure
+                    ),
                 })
             })
             .transpose()
@@ -102,13 +108,21 @@ fn bind(call: &ProcedureCall) -> Result<Args> {
     let mut values: HashMap<&'static str, String> = HashMap::new();
     for (i, (name, value)) in call.args.iter().enumerate() {
         let param = match name {
-            Some(n) => params.iter().find(|p| p.name.eq_ignore_ascii_case(n)).ok_or_else(|| {
-                HoodieError::Invalid {
-                    message: format!("procedure {procedure} has no parameter {n}; its parameters are: {}", list()),
-                }
-            })?,
+            Some(n) => params
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(n))
+                .ok_or_else(|| HoodieError::Invalid {
+                    message: format!(
+                        "procedure {procedure} has no parameter {n}; its parameters are: {}",
+                        list()
+                    ),
+                })?,
             None => params.get(i).ok_or_else(|| HoodieError::Invalid {
-                message: format!("procedure {procedure} takes at most {} arguments ({})", params.len(), list()),
+                message: format!(
+                    "procedure {procedure} takes at most {} arguments ({})",
+                    params.len(),
+                    list()
+                ),
             })?,
         };
         if values.insert(param.name, value.clone()).is_some() {
@@ -117,9 +131,16 @@ fn bind(call: &ProcedureCall) -> Result<Args> {
             });
         }
     }
-    if let Some(p) = params.iter().find(|p| p.required && !values.contains_key(p.name)) {
+    if let Some(p) = params
+        .iter()
+        .find(|p| p.required && !values.contains_key(p.name))
+    {
         return Err(HoodieError::Invalid {
-            message: format!("procedure {procedure} needs argument {}; its parameters are: {}", p.name, list()),
+            message: format!(
+                "procedure {procedure} needs argument {}; its parameters are: {}",
+                p.name,
+                list()
+            ),
         });
     }
     Ok(Args { procedure, values })
@@ -148,7 +169,10 @@ pub(super) async fn target(ctx: &SessionContext, args: &Args) -> Result<HudiTabl
             .table()
             .clone()),
         (None, None) => Err(HoodieError::Invalid {
-            message: format!("procedure {} needs table => '<name>' or path => '<location>'", args.procedure),
+            message: format!(
+                "procedure {} needs table => '<name>' or path => '<location>'",
+                args.procedure
+            ),
         }),
     }
 }

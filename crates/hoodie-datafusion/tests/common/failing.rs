@@ -1,0 +1,99 @@
+//! An object store that fails its N-th write, for failure injection.
+
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
+};
+
+/// Fails the `fail_at`-th write (1-based) and counts all writes.
+#[derive(Debug)]
+pub struct FailingStore {
+    pub inner: Arc<dyn ObjectStore>,
+    pub writes: AtomicUsize,
+    pub fail_at: usize,
+    /// Reads of Parquet files.
+    pub parquet_reads: AtomicUsize,
+}
+
+impl fmt::Display for FailingStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FailingStore(fail at write {})", self.fail_at)
+    }
+}
+
+impl FailingStore {
+    /// A store over `inner` that fails write `fail_at` (1-based).
+    pub fn new(inner: Arc<dyn ObjectStore>, fail_at: usize) -> Self {
+        Self {
+            inner,
+            writes: AtomicUsize::new(0),
+            fail_at,
+            parquet_reads: AtomicUsize::new(0),
+        }
+    }
+
+    /// Writes tried so far.
+    pub fn writes(&self) -> usize {
+        self.writes.load(Ordering::SeqCst)
+    }
+
+    fn check(&self, location: &Path) -> Result<()> {
+        let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == self.fail_at {
+            return Err(object_store::Error::Generic {
+                store: "failing",
+                source: format!("injected failure of write {n} ({location})").into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl ObjectStore for FailingStore {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> Result<PutResult> {
+        self.check(location)?;
+        self.inner.put_opts(location, payload, opts).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> Result<Box<dyn MultipartUpload>> {
+        self.check(location)?;
+        self.inner.put_multipart_opts(location, opts).await
+    }
+    async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        if location.as_ref().ends_with(".parquet") {
+            self.parquet_reads.fetch_add(1, Ordering::SeqCst);
+        }
+        self.inner.get_opts(location, options).await
+    }
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, Result<Path>>,
+    ) -> BoxStream<'static, Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
