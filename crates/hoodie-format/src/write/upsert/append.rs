@@ -7,13 +7,12 @@
 //! and merged with its logs first: an update that loses to the stored ordering value is
 //! dropped, an update of a key the logs deleted is an insert, a delete of such a key a no-op.
 
+use super::merged_state::StoredState;
 use super::rewrite::MergeCounts;
 use super::*;
 use crate::log::delete::{DeleteRecord, OrderingValue};
-use crate::log::merge::{LogMerger, MergeRules};
-use crate::log::read::{read_slice_logs, Admission};
+use crate::log::read::Admission;
 use crate::log::write::{log_file_bytes, log_file_name};
-use crate::meta::RECORD_KEY;
 
 /// What every append of one write shares.
 pub(super) struct AppendContext {
@@ -34,6 +33,8 @@ pub(super) struct AppendJob {
     pub(super) incoming: RecordBatch,
     pub(super) keys: StringArray,
     pub(super) task: usize,
+    /// The merged state of the slice's keys the write touches, when the write must know it.
+    pub(super) state: Option<Arc<StoredState>>,
 }
 
 /// The log file version a new log of `slice` takes: one above its latest.
@@ -48,71 +49,6 @@ fn next_version(slice: &FileSlice) -> u32 {
         + 1
 }
 
-/// The stored records of `wanted` keys in `slice` as merged from its base file and logs:
-/// their key and ordering columns, and the row of each key.
-async fn stored_state(
-    ctx: &AppendContext,
-    slice: &FileSlice,
-    wanted: &FastMap<&str, ()>,
-) -> Result<(RecordBatch, FastMap<String, u32>)> {
-    use futures::StreamExt;
-    let schema = &ctx.schema;
-    let mut cols = vec![schema.index_of(RECORD_KEY)?];
-    if let Some(o) = &ctx.options.ordering_field {
-        cols.push(schema.index_of(o.split('.').next().unwrap_or(o))?);
-    }
-    if let Ok(i) = schema.index_of("_hoodie_is_deleted") {
-        cols.push(i);
-    }
-    cols.sort_unstable();
-    cols.dedup();
-    let proj = Arc::new(schema.project(&cols)?);
-    let admits = |i: &str| ctx.admission.admits(i);
-    let logs = read_slice_logs(&ctx.storage, &slice.log_files, &admits, &proj).await?;
-    let rules = MergeRules::new(
-        &proj,
-        ctx.options.merge_mode,
-        ctx.options.ordering_field.as_deref(),
-    );
-    let keys_of = |b: &RecordBatch| Ok(crate::meta::record_keys_by_name(b)?.clone());
-    let mut merger = LogMerger::new(&proj, logs.contents, &keys_of, rules)?;
-    let mut parts: Vec<RecordBatch> = Vec::new();
-    let keep = |b: RecordBatch, parts: &mut Vec<RecordBatch>| -> Result<()> {
-        let keys = crate::meta::record_keys_by_name(&b)?;
-        let rows: Vec<u32> = (0..b.num_rows())
-            .filter(|&r| wanted.contains_key(keys.value(r)))
-            .map(|r| r as u32)
-            .collect();
-        if !rows.is_empty() {
-            parts.push(take_record_batch(&b, &UInt32Array::from(rows))?);
-        }
-        Ok(())
-    };
-    if let Some(base) = &slice.base_file {
-        let (mut stream, _) = stream_base_file(
-            &ctx.storage,
-            &base.rel_path,
-            &proj,
-            &ctx.options.dropped_columns,
-        )
-        .await?;
-        while let Some(b) = stream.next().await {
-            let b = b?;
-            let keys = crate::meta::record_keys_by_name(&b)?.clone();
-            keep(merger.merge_base(&b, &keys)?, &mut parts)?;
-        }
-    }
-    if let Some(rest) = merger.remaining()? {
-        keep(rest, &mut parts)?;
-    }
-    let stored = arrow::compute::concat_batches(&proj, &parts)?;
-    let keys = crate::meta::record_keys_by_name(&stored)?;
-    let rows = (0..stored.num_rows())
-        .map(|r| (keys.value(r).to_string(), r as u32))
-        .collect();
-    Ok((stored, rows))
-}
-
 /// Appends one file group's changes as a new log file.
 pub(super) async fn append_file_group(
     ctx: Arc<AppendContext>,
@@ -124,63 +60,46 @@ pub(super) async fn append_file_group(
         incoming,
         keys,
         task,
+        state,
     } = job;
     let options = &ctx.options;
     let event_time =
         options.merge_mode == MergeMode::EventTimeOrdering && options.ordering_field.is_some();
-    let needs_state = !options.prepped() && (event_time || !slice.log_files.is_empty());
     let mut counts = MergeCounts::default();
     let (mut writes, mut deletes): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    if needs_state {
-        let wanted: FastMap<&str, ()> = bucket
-            .rows()
-            .iter()
-            .map(|&i| (keys.value(i as usize), ()))
-            .collect();
-        let (stored, row_of) = stored_state(&ctx, &slice, &wanted).await?;
-        let ordering = match (&options.ordering_field, event_time) {
-            (Some(f), true) => {
-                let path = FieldPath::resolve(&ctx.schema, f)?;
-                let stored_path = FieldPath::resolve(&stored.schema(), f)?;
-                Some(make_comparator(
-                    path.values(incoming.column(path.top()))?.as_ref(),
-                    stored_path
-                        .values(stored.column(stored_path.top()))?
-                        .as_ref(),
-                    SortOptions::default(),
-                )?)
+    match &state {
+        Some(state) => {
+            let ordering = match (&options.ordering_field, event_time) {
+                (Some(f), true) => Some(state.comparator(&ctx.schema, f, &incoming)?),
+                _ => None,
+            };
+            for &i in bucket.updates.iter().chain(&bucket.inserts) {
+                match state.row_of(keys.value(i as usize)) {
+                    None => {
+                        counts.inserted += 1;
+                        writes.push(i);
+                    }
+                    Some(s) if ordering.as_ref().is_none_or(|c| c(i as usize, s).is_ge()) => {
+                        counts.updated += 1;
+                        writes.push(i);
+                    }
+                    Some(_) => counts.dropped += 1,
+                }
             }
-            _ => None,
-        };
-        for &i in bucket.updates.iter().chain(&bucket.inserts) {
-            match row_of.get(keys.value(i as usize)) {
-                None => {
-                    counts.inserted += 1;
-                    writes.push(i);
+            for &i in &bucket.deletes {
+                if state.row_of(keys.value(i as usize)).is_some() {
+                    counts.deleted += 1;
+                    deletes.push(i);
                 }
-                Some(&s)
-                    if ordering
-                        .as_ref()
-                        .is_none_or(|c| c(i as usize, s as usize).is_ge()) =>
-                {
-                    counts.updated += 1;
-                    writes.push(i);
-                }
-                Some(_) => counts.dropped += 1,
             }
         }
-        for &i in &bucket.deletes {
-            if row_of.contains_key(keys.value(i as usize)) {
-                counts.deleted += 1;
-                deletes.push(i);
-            }
+        None => {
+            counts.updated = bucket.updates.len() as u64;
+            counts.inserted = bucket.inserts.len() as u64;
+            counts.deleted = bucket.deletes.len() as u64;
+            writes.extend(bucket.updates.iter().chain(&bucket.inserts));
+            deletes.extend(&bucket.deletes);
         }
-    } else {
-        counts.updated = bucket.updates.len() as u64;
-        counts.inserted = bucket.inserts.len() as u64;
-        counts.deleted = bucket.deletes.len() as u64;
-        writes.extend(bucket.updates.iter().chain(&bucket.inserts));
-        deletes.extend(&bucket.deletes);
     }
     writes.sort_unstable();
     let meta = MetaValues {
@@ -202,7 +121,8 @@ pub(super) async fn append_file_group(
             &ctx.schema,
         )?)
     };
-    let delete_records = delete_records(&incoming, &keys, &deletes, &slice, options)?;
+    let delete_records =
+        delete_records(&incoming, &keys, &deletes, &bucket.moves, &slice, options)?;
     if rows.is_none() && delete_records.is_empty() {
         return Ok((WriteStat::default(), counts));
     }
@@ -225,13 +145,15 @@ pub(super) async fn append_file_group(
     Ok((stat, counts))
 }
 
-/// The delete entries of rows `deletes`: a statement's deletes carry the default ordering
-/// value (they always win, as Spark's DELETE writes them); an upsert's deleted records carry
+/// The delete entries of rows `deletes`: a statement's deletes, and the old copy of a record
+/// that moves to another partition, carry the default ordering value (they always win, as
+/// Spark's DELETE and Hudi's global index write them); an upsert's deleted records carry
 /// their own ordering value under event-time ordering.
 fn delete_records(
     incoming: &RecordBatch,
     keys: &StringArray,
     deletes: &[u32],
+    moves: &[u32],
     slice: &FileSlice,
     options: &WriteSpec,
 ) -> Result<Vec<DeleteRecord>> {
@@ -251,9 +173,10 @@ fn delete_records(
         .map(|&i| DeleteRecord {
             record_key: keys.value(i as usize).to_string(),
             partition_path: slice.partition_path.clone(),
-            ordering: ordering.as_ref().map_or(OrderingValue::Int(0), |o| {
-                OrderingValue::of_array(o.as_ref(), i as usize)
-            }),
+            ordering: match &ordering {
+                Some(o) if !moves.contains(&i) => OrderingValue::of_array(o.as_ref(), i as usize),
+                _ => OrderingValue::Int(0),
+            },
         })
         .collect())
 }

@@ -104,6 +104,8 @@ struct Bucket {
     updates: Vec<u32>,
     inserts: Vec<u32>,
     deletes: Vec<u32>,
+    /// The deletes that remove the old copy of a record moving to another partition.
+    moves: Vec<u32>,
 }
 
 impl Bucket {
@@ -132,6 +134,7 @@ impl Bucket {
             updates: at(&self.updates),
             deletes: at(&self.deletes),
             inserts: at(&self.inserts),
+            moves: at(&self.moves),
         }
     }
 }
@@ -265,6 +268,20 @@ pub async fn write_upserts(
         .into_iter()
         .filter(|s| options.global_index || touched.contains(s.partition_path.as_str()))
         .collect();
+    // a merge-on-read table appends a file group's changes to a new log file
+    let mor = match table.config().table_type()? {
+        crate::TableType::MergeOnRead => Some(Arc::new(append::AppendContext {
+            storage: table.storage().clone(),
+            schema: schema.clone(),
+            schema_json: crate::schema::avro_schema_with_meta(table.config().name(), schema)?
+                .to_string(),
+            admission: crate::log::read::Admission::of(&timeline, None),
+            options: options.clone(),
+            instant: txn.instant().to_string(),
+        })),
+        crate::TableType::CopyOnWrite => None,
+    };
+    let mut states = HashMap::new();
     // the slice holding each kept row's record: for rows read from the table, the file group
     // their meta columns name; otherwise by index lookup, in the row's own partition (a
     // non-global index keeps keys unique per partition only), or anywhere with a global index
@@ -280,9 +297,12 @@ pub async fn write_upserts(
         let key = |i: &u32| keys.value(*i as usize);
         sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(key(a), key(b)));
         sorted_keys.dedup_by(|a, b| key(a) == key(b));
-        let (located, lookup) =
+        let (mut located, lookup) =
             tag_locations(table.storage(), &slices, &keys, Arc::new(sorted_keys)).await?;
         result.lookup = lookup;
+        if let Some(ctx) = &mor {
+            states = merged_state::live_locations(ctx, &slices, &mut located).await?;
+        }
         keep.iter()
             .map(|&i| {
                 let i = i as usize;
@@ -325,7 +345,9 @@ pub async fn write_upserts(
                     buckets.entry(s).or_default().deletes.push(row);
                 } else if partition_changed && options.update_partition_path {
                     // delete from the old partition, insert into the new one
-                    buckets.entry(s).or_default().deletes.push(row);
+                    let b = buckets.entry(s).or_default();
+                    b.deletes.push(row);
+                    b.moves.push(row);
                     inserts.entry(path.to_string()).or_default().push(row);
                     moved += 1;
                 } else {
@@ -341,9 +363,10 @@ pub async fn write_upserts(
     let mut new_groups: Vec<GroupRows> = Vec::new(); // partition, rows of one file
     if let Some(spec) = &options.bucket {
         route_to_buckets(spec, inserts, &keys, &slices, &mut buckets, &mut new_groups);
+        let mor = mor.map(|ctx| (ctx, states));
         return finish_upserts(
             txn, schema, incoming, options, &table, slices, buckets, new_groups, keys, moved,
-            result,
+            result, mor,
         )
         .await;
     }
@@ -391,11 +414,19 @@ pub async fn write_upserts(
             new_groups.push(GroupRows::new(partition.clone(), chunk.to_vec()));
         }
     }
+    let mor = mor.map(|ctx| (ctx, states));
     finish_upserts(
         txn, schema, incoming, options, &table, slices, buckets, new_groups, keys, moved, result,
+        mor,
     )
     .await
 }
+
+/// A merge-on-read write's shared context and the merged state of the slices it read.
+type MorWrite = (
+    Arc<append::AppendContext>,
+    HashMap<usize, Arc<merged_state::StoredState>>,
+);
 
 /// Each insert to the file group of its bucket in its partition: an existing group takes it as
 /// an insert of its rewrite, otherwise one new group per (partition, bucket) with the bucket's
@@ -451,23 +482,8 @@ async fn finish_upserts(
     keys: StringArray,
     moved: u64,
     mut result: UpsertResult,
+    mor: Option<MorWrite>,
 ) -> Result<UpsertResult> {
-    // a merge-on-read table appends the changes of a file group to a new log file
-    let append = match table.config().table_type()? {
-        crate::TableType::MergeOnRead => {
-            let timeline = table.timeline().await?;
-            Some(Arc::new(append::AppendContext {
-                storage: table.storage().clone(),
-                schema: schema.clone(),
-                schema_json: crate::schema::avro_schema_with_meta(table.config().name(), schema)?
-                    .to_string(),
-                admission: crate::log::read::Admission::of(&timeline, None),
-                options: options.clone(),
-                instant: txn.instant().to_string(),
-            }))
-        }
-        crate::TableType::CopyOnWrite => None,
-    };
     // rewrite touched file groups, a wave at a time: markers and writers in order, the heavy
     // work in parallel
     let buckets: Vec<(usize, Bucket)> = buckets.into_iter().collect();
@@ -490,7 +506,7 @@ async fn finish_upserts(
                 _ => arrow::compute::concat_batches(schema, &pieces)?,
             };
             let slice = slices[s].clone();
-            if let Some(ctx) = &append {
+            if let Some((_, states)) = &mor {
                 if appends_to_logs(&slice, &bucket, options) {
                     appends.push(append::AppendJob {
                         slice,
@@ -498,9 +514,9 @@ async fn finish_upserts(
                         incoming: batch,
                         keys: take_keys(&keys, rows)?,
                         task,
+                        state: states.get(&s).cloned(),
                     });
                     task += 1;
-                    let _ = ctx;
                     continue;
                 }
             }
@@ -537,7 +553,7 @@ async fn finish_upserts(
             result.add(&counts);
             result.rewritten_file_groups += 1;
         }
-        if let Some(ctx) = &append {
+        if let Some((ctx, _)) = &mor {
             for (stat, counts) in run_append_jobs(ctx, appends).await? {
                 if stat.path.is_some() {
                     txn.record_stat(stat);
@@ -561,8 +577,8 @@ async fn finish_upserts(
     )
     .await?;
     result.new_file_groups = new_groups.len();
-    result.deleted -= moved;
-    result.inserted -= moved;
+    result.deleted = result.deleted.saturating_sub(moved);
+    result.inserted = result.inserted.saturating_sub(moved);
     result.updated += moved;
     Ok(result)
 }
@@ -670,6 +686,7 @@ struct MergeJob {
 }
 
 mod append;
+mod merged_state;
 mod rewrite;
 
 use rewrite::{merge_file_group, MergeCounts};

@@ -1,0 +1,135 @@
+//! What a merge-on-read file group holds for the keys a write touches: its base file's key
+//! and ordering columns merged with its logs. An index lookup reads keys from base files
+//! alone (as Java's SIMPLE and BLOOM indexes do); a key a log deleted is found there but is
+//! not live, and an upsert under event-time ordering compares with the merged value.
+
+use super::*;
+use crate::log::merge::{LogMerger, MergeRules};
+use crate::log::read::{read_slice_logs, Admission};
+use crate::meta::RECORD_KEY;
+
+/// The merged state of some keys of one slice.
+pub(super) struct StoredState {
+    stored: RecordBatch,
+    rows: FastMap<String, u32>,
+}
+
+impl StoredState {
+    /// The row of a live key.
+    pub(super) fn row_of(&self, key: &str) -> Option<usize> {
+        self.rows.get(key).map(|&r| r as usize)
+    }
+
+    /// Compares rows of `incoming` with the stored rows by ordering field `field`.
+    pub(super) fn comparator(
+        &self,
+        schema: &SchemaRef,
+        field: &str,
+        incoming: &RecordBatch,
+    ) -> Result<arrow::array::DynComparator> {
+        let path = FieldPath::resolve(schema, field)?;
+        let stored_path = FieldPath::resolve(&self.stored.schema(), field)?;
+        Ok(make_comparator(
+            path.values(incoming.column(path.top()))?.as_ref(),
+            stored_path
+                .values(self.stored.column(stored_path.top()))?
+                .as_ref(),
+            SortOptions::default(),
+        )?)
+    }
+}
+
+/// Reads the merged state of `wanted` keys of `slice`.
+pub(super) async fn stored_state(
+    storage: &crate::storage::TableStorage,
+    schema: &SchemaRef,
+    admission: &Admission,
+    options: &WriteSpec,
+    slice: &FileSlice,
+    wanted: &FastMap<&str, ()>,
+) -> Result<StoredState> {
+    use futures::StreamExt;
+    let mut cols = vec![schema.index_of(RECORD_KEY)?];
+    if let Some(o) = &options.ordering_field {
+        cols.push(schema.index_of(o.split('.').next().unwrap_or(o))?);
+    }
+    if let Ok(i) = schema.index_of("_hoodie_is_deleted") {
+        cols.push(i);
+    }
+    cols.sort_unstable();
+    cols.dedup();
+    let proj = Arc::new(schema.project(&cols)?);
+    let admits = |i: &str| admission.admits(i);
+    let logs = read_slice_logs(storage, &slice.log_files, &admits, &proj).await?;
+    let rules = MergeRules::new(&proj, options.merge_mode, options.ordering_field.as_deref());
+    let keys_of = |b: &RecordBatch| Ok(crate::meta::record_keys_by_name(b)?.clone());
+    let mut merger = LogMerger::new(&proj, logs.contents, &keys_of, rules)?;
+    let mut parts: Vec<RecordBatch> = Vec::new();
+    let keep = |b: RecordBatch, parts: &mut Vec<RecordBatch>| -> Result<()> {
+        let keys = crate::meta::record_keys_by_name(&b)?;
+        let rows: Vec<u32> = (0..b.num_rows())
+            .filter(|&r| wanted.contains_key(keys.value(r)))
+            .map(|r| r as u32)
+            .collect();
+        if !rows.is_empty() {
+            parts.push(take_record_batch(&b, &UInt32Array::from(rows))?);
+        }
+        Ok(())
+    };
+    if let Some(base) = &slice.base_file {
+        let (mut stream, _) =
+            stream_base_file(storage, &base.rel_path, &proj, &options.dropped_columns).await?;
+        while let Some(b) = stream.next().await {
+            let b = b?;
+            let keys = crate::meta::record_keys_by_name(&b)?.clone();
+            keep(merger.merge_base(&b, &keys)?, &mut parts)?;
+        }
+    }
+    if let Some(rest) = merger.remaining()? {
+        keep(rest, &mut parts)?;
+    }
+    let stored = arrow::compute::concat_batches(&proj, &parts)?;
+    let keys = crate::meta::record_keys_by_name(&stored)?;
+    let rows = (0..stored.num_rows())
+        .map(|r| (keys.value(r).to_string(), r as u32))
+        .collect();
+    Ok(StoredState { stored, rows })
+}
+
+/// For a merge-on-read table: reads the merged state of the located keys of each slice the
+/// write must know it for (slices with logs; every located slice under event-time ordering),
+/// and drops the locations whose key a log deleted (a key live nowhere is then an insert).
+pub(super) async fn live_locations(
+    ctx: &append::AppendContext,
+    slices: &[FileSlice],
+    located: &mut HashMap<String, Vec<usize>>,
+) -> Result<HashMap<usize, Arc<StoredState>>> {
+    let event_time = ctx.options.merge_mode == MergeMode::EventTimeOrdering
+        && ctx.options.ordering_field.is_some();
+    let mut wanted: BTreeMap<usize, FastMap<&str, ()>> = BTreeMap::new();
+    for (key, found) in located.iter() {
+        for &s in found {
+            if event_time || !slices[s].log_files.is_empty() {
+                wanted.entry(s).or_default().insert(key.as_str(), ());
+            }
+        }
+    }
+    let mut states = HashMap::new();
+    for (s, keys) in wanted {
+        let state = stored_state(
+            &ctx.storage,
+            &ctx.schema,
+            &ctx.admission,
+            &ctx.options,
+            &slices[s],
+            &keys,
+        )
+        .await?;
+        states.insert(s, Arc::new(state));
+    }
+    for (key, found) in located.iter_mut() {
+        found.retain(|s| states.get(s).is_none_or(|st| st.row_of(key).is_some()));
+    }
+    located.retain(|_, found| !found.is_empty());
+    Ok(states)
+}
