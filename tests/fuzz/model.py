@@ -84,6 +84,8 @@ class Table:
         self.global_index = bool(self.pk and self.partition is not None and f.get("global", rng.random() < 0.25))
         # a simple BUCKET index (3 buckets): the same records as SIMPLE, each in its bucket
         self.bucket = bool(self.pk and not self.global_index and f.get("bucket", rng.random() < 0.2))
+        if self.bucket and self.ttype == "mor" and self.mode == "EVENT_TIME_ORDERING" and "mor-bucket-reinsert" in AVOID:
+            self.ttype = "cow"  # README, "Known issues"
         # files without the partition column (hoodie.datasource.write.drop.partition.columns);
         # hudi-rs 0.5.0 refuses such tables, so they are not read with it
         self.drop_partition = bool(self.partition is not None and f.get("drop_partition", rng.random() < 0.15))
@@ -127,7 +129,7 @@ STRINGS = ["ann", "Bob", "c d", "", "o'k", "zed", "ÄÖ"]
 
 # Switches that steer the generator away from known hoodie bugs, on by default until the bug is
 # fixed (README.md, "Known issues"); `fuzz.py --allow NAME` turns one off, `--avoid NAME` on.
-AVOID = {"merge-delete-insert-same-record", "merge-duplicate-source"}  # the last: the oracle's model of it is not trusted yet (README)
+AVOID = {"merge-delete-insert-same-record", "merge-duplicate-source", "mor-bucket-reinsert"}  # the last: the oracle's model of it is not trusted yet (README)
 DOUBLES = [-1.5, 0.0, 2.25, 3.5, 100.125, 1e10]
 DECIMALS = ["-1.25", "0.00", "12.34", "999.99", "5.50"]
 

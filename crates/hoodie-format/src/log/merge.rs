@@ -34,9 +34,15 @@ enum OrdKey {
 }
 
 impl OrdKey {
+    /// Values of one type compare as values; NULL is below every value (as a copy-on-write
+    /// rewrite compares them: an update to a NULL ordering value loses); values of different
+    /// types do not compare (the newer record wins).
     fn cmp(&self, other: &OrdKey) -> Option<Ordering> {
         use OrdKey::*;
         match (self, other) {
+            (Null, Null) => Some(Ordering::Equal),
+            (Null, _) => Some(Ordering::Less),
+            (_, Null) => Some(Ordering::Greater),
             (Bool(a), Bool(b)) => Some(a.cmp(b)),
             (Int(a), Int(b)) => Some(a.cmp(b)),
             (Float(a), Float(b)) => a.partial_cmp(b),
@@ -171,8 +177,8 @@ enum Current {
 
 #[derive(Debug, Clone, Default)]
 struct KeyState {
-    /// The key's logged changes, oldest first: replayed over its base record (whose ordering
-    /// value is known only when the base file is read).
+    /// The key's logged changes, oldest first: replayed in order, then merged with its base
+    /// record (whose ordering value is known only when the base file is read).
     changes: Vec<Change>,
     /// Set once the base record of the key was merged.
     seen: bool,
@@ -275,7 +281,7 @@ impl LogMerger {
         }
     }
 
-    /// Replays `changes` in write order over `start` (the base record, or none).
+    /// Replays `changes` in write order over `start`.
     fn replay(&self, start: Current, changes: &[Change]) -> Current {
         let rules = &self.rules;
         changes.iter().fold(start, |cur, change| {
@@ -340,7 +346,19 @@ impl LogMerger {
             let base_ord = ordering
                 .as_ref()
                 .map_or(OrdKey::Null, |o| OrdKey::of_array(o.as_ref(), r));
-            let outcome = self.replay(Current::Base(base_ord), &self.state[key].changes);
+            // the logs' own outcome first, then that against the base record: the order in
+            // which Java's file group reader and hudi-rs merge (a record logged after a
+            // delete meets the base record by its ordering value alone)
+            let logged = self.replay(Current::None, &self.state[key].changes);
+            let outcome = match logged {
+                Current::Row(l) if !self.rules.record_over_record(&self.ord(l), &base_ord) => {
+                    Current::Base(base_ord)
+                }
+                Current::Deleted(d) if !self.rules.delete_over_record(&d, &base_ord) => {
+                    Current::Base(base_ord)
+                }
+                other => other,
+            };
             let winner = match outcome {
                 Current::Base(_) | Current::None => Some((0, r)),
                 Current::Row(l) if self.soft_deleted(l) => None,

@@ -164,7 +164,7 @@ async fn event_time_keeps_the_greater_ordering_value_commit_time_the_latest() {
 #[tokio::test]
 async fn a_record_after_a_delete_comes_back_and_a_rollback_block_hides_its_target() {
     let base = rows(&[1], &[Some("a")], &[Some(10)], "100");
-    let again = rows(&[1], &[Some("again")], &[Some(1)], "300");
+    let again = rows(&[1], &[Some("again")], &[Some(11)], "300");
     let json = crate::schema::avro_schema_with_meta("t", &schema())
         .unwrap()
         .to_string();
@@ -228,28 +228,36 @@ async fn a_truncated_last_block_is_ignored_and_garbage_is_an_error() {
 }
 
 #[tokio::test]
-async fn a_record_logged_after_a_delete_wins_over_the_base_whatever_its_ordering_value() {
-    // base ts 5; logs: an update (ts 9), a DELETE (default ordering), a re-insert with ts 1:
-    // replayed in order, the base is gone once the delete wins, so the re-insert stands
+async fn logged_changes_merge_among_themselves_then_with_the_base_as_java_and_hudi_rs_do() {
+    // base ts 5; logs: an update (ts 9), a DELETE (default ordering), a re-insert: the logs
+    // reduce to the re-insert, which then meets the base record by its ordering value
     let base = rows(&[2], &[Some("b")], &[Some(5)], "100");
     let up = rows(&[2], &[Some("b2")], &[Some(9)], "200");
-    let again = rows(&[2], &[Some("again")], &[Some(1)], "400");
-    let logs = vec![
-        log(".fg-0_100.log.1_0-0-0", "200", Some(&up), &[]),
-        log(
-            ".fg-0_100.log.2_0-0-0",
-            "300",
-            None,
-            &[del(2, OrderingValue::Int(0))],
-        ),
-        log(".fg-0_100.log.3_0-0-0", "400", Some(&again), &[]),
-    ];
+    let logs = |ts: i64| {
+        let again = rows(&[2], &[Some("again")], &[Some(ts)], "400");
+        vec![
+            log(".fg-0_100.log.1_0-0-0", "200", Some(&up), &[]),
+            log(
+                ".fg-0_100.log.2_0-0-0",
+                "300",
+                None,
+                &[del(2, OrderingValue::Int(0))],
+            ),
+            log(".fg-0_100.log.3_0-0-0", "400", Some(&again), &[]),
+        ]
+    };
+    let all = ["100", "200", "300", "400"];
+    let got = merged(&base, logs(7), MergeMode::EventTimeOrdering, &all).await;
+    assert_eq!(got, ["2:again"]);
+    let got = merged(&base, logs(1), MergeMode::EventTimeOrdering, &all).await;
+    assert_eq!(got, ["2:b"]);
+    // a delete last deletes whatever came before
     let got = merged(
         &base,
-        logs,
+        logs(7)[..2].to_vec(),
         MergeMode::EventTimeOrdering,
-        &["100", "200", "300", "400"],
+        &all,
     )
     .await;
-    assert_eq!(got, ["2:again"]);
+    assert!(got.is_empty(), "{got:?}");
 }
