@@ -65,3 +65,16 @@ DROP TABLE IF EXISTS expensive_trips;
 CREATE TABLE expensive_trips USING hudi TBLPROPERTIES (primaryKey = 'uuid') AS
   SELECT uuid, rider, fare FROM trips WHERE fare > 25;
 SELECT rider, fare FROM expensive_trips ORDER BY rider;
+
+-- A merge-on-read table: updates and deletes go to log files, reads merge them.
+DROP TABLE IF EXISTS trips_mor;
+CREATE TABLE trips_mor USING hudi PARTITIONED BY (city)
+  TBLPROPERTIES (type = 'mor', primaryKey = 'uuid', preCombineField = 'ts', hoodie.compact.inline = 'false')
+  AS SELECT uuid, rider, driver, fare, ts, city FROM trips;
+UPDATE trips_mor SET fare = fare + 1 WHERE city = 'chennai';
+DELETE FROM trips_mor WHERE rider = 'rider-H';
+SELECT rider, fare, city FROM trips_mor ORDER BY rider;
+-- the read-optimized query reads the base files alone, until a compaction merges the logs in
+SELECT rider, fare FROM hudi_query('trips_mor', 'read_optimized') WHERE city = 'chennai' ORDER BY rider;
+RUN COMPACTION ON trips_mor;
+SELECT rider, fare FROM hudi_query('trips_mor', 'read_optimized') WHERE city = 'chennai' ORDER BY rider;

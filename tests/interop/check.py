@@ -144,6 +144,9 @@ check("mor_part rows", sorted((r["id"], r["name"], r["price"]) for r in pq.read_
       [(1, "a2", 1.5), (2, "b2", 2.0), (3, None, None), (5, "e", 50.0), (6, "f", 6.0)])
 logs = glob.glob(os.path.join(WH, "mor_part", "dt=*", ".*.log.*"))
 check("mor_part changes went to log files", len(logs) >= 3, True)
+# its fifth deltacommit compacted it inline: hudi-rs read it after compaction, mor_np before
+check("mor_part compacted inline", len(glob.glob(os.path.join(WH, "mor_part", ".hoodie", "*.commit"))), 1)
+check("mor_np not compacted", len(glob.glob(os.path.join(WH, "mor_np", ".hoodie", "*.commit"))), 0)
 
 if failures:
     print("\n".join("FAIL " + f for f in failures))

@@ -21,6 +21,8 @@ pub struct WriteCounts {
     pub new_file_groups: u64,
     /// Existing file groups the write rewrote.
     pub rewritten_file_groups: u64,
+    /// Existing file groups whose changes the write appended as a log file (merge-on-read).
+    pub logged_file_groups: u64,
     /// Bytes of the files the write wrote.
     pub bytes_written: u64,
     /// Base files the index lookup considered.
@@ -53,6 +55,7 @@ impl WriteCounts {
             dropped: r.dropped,
             new_file_groups: r.new_file_groups as u64,
             rewritten_file_groups: r.rewritten_file_groups as u64,
+            logged_file_groups: r.logged_file_groups as u64,
             lookup_candidates: r.lookup.candidates as u64,
             lookup_files_read: r.lookup.files_read as u64,
             ..Default::default()
@@ -85,6 +88,7 @@ impl WriteCounts {
                     dropped: get(ROWS_DROPPED),
                     new_file_groups: get(NEW_FILE_GROUPS),
                     rewritten_file_groups: get(REWRITTEN_FILE_GROUPS),
+                    logged_file_groups: get(LOGGED_FILE_GROUPS),
                     bytes_written: get(BYTES_WRITTEN),
                     lookup_candidates: get(LOOKUP_CANDIDATES),
                     lookup_files_read: get(LOOKUP_FILES_READ),
@@ -111,6 +115,8 @@ pub const ROWS_DROPPED: &str = "rows_dropped";
 pub const NEW_FILE_GROUPS: &str = "file_groups_new";
 /// Metric: file groups rewritten.
 pub const REWRITTEN_FILE_GROUPS: &str = "file_groups_rewritten";
+/// Metric: file groups given a new log file.
+pub const LOGGED_FILE_GROUPS: &str = "file_groups_logged";
 /// Metric: bytes written.
 pub const BYTES_WRITTEN: &str = "bytes_written";
 /// Metric: base files the index lookup considered.
@@ -135,6 +141,7 @@ impl WriteMetrics {
             ROWS_DROPPED,
             NEW_FILE_GROUPS,
             REWRITTEN_FILE_GROUPS,
+            LOGGED_FILE_GROUPS,
             BYTES_WRITTEN,
             LOOKUP_CANDIDATES,
             LOOKUP_FILES_READ,
@@ -155,6 +162,7 @@ impl WriteMetrics {
                 ROWS_DROPPED => c.dropped,
                 NEW_FILE_GROUPS => c.new_file_groups,
                 REWRITTEN_FILE_GROUPS => c.rewritten_file_groups,
+                LOGGED_FILE_GROUPS => c.logged_file_groups,
                 BYTES_WRITTEN => c.bytes_written,
                 LOOKUP_CANDIDATES => c.lookup_candidates,
                 _ => c.lookup_files_read,

@@ -17,13 +17,28 @@ use super::{target, Args};
 use crate::error::{HoodieError, Result};
 use crate::session::write_options::{SessionOptions, WriteOptions};
 
-/// The base-file settings a compaction writes with (the session's and table's options).
+/// The base-file settings a compaction writes with: the session's and table's options, and
+/// the call's `options => 'k1=v1,k2=v2'` over them.
 fn file_spec(
     ctx: &SessionContext,
     table: &HudiTable,
+    args: &Args,
 ) -> Result<hoodie_format::write::writer::FileSpec> {
     let session = SessionOptions::of(ctx.state_ref().read().config_options());
-    let options = WriteOptions::new(session.all().clone(), table.config());
+    let mut all = session.all().clone();
+    for pair in args.get("options").unwrap_or_default().split(',') {
+        if pair.trim().is_empty() {
+            continue;
+        }
+        let (k, v) = pair.split_once('=').ok_or_else(|| HoodieError::Invalid {
+            message: format!(
+                "run_compaction options are k=v pairs separated by commas, got {pair:?}"
+            ),
+        })?;
+        all.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    let options = WriteOptions::new(all, table.config());
+    options.validate()?;
     Ok(WriteSpec::resolve(&options, WriteStatement::InsertInto)?.files)
 }
 
@@ -94,7 +109,7 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
         };
     }
     if execute {
-        let files = file_spec(ctx, &table)?;
+        let files = file_spec(ctx, &table, args)?;
         for c in &affected {
             execute_compaction(&table, c, &files).await?;
         }
@@ -147,75 +162,7 @@ pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result
             message: "Cannot show compaction on a Non Merge On Read table.".into(),
         });
     }
-    let limit = args.number("limit")?.unwrap_or(20).max(0) as usize;
-    let (start, end) = (args.get("starttime"), args.get("endtime"));
-    let timeline = table.timeline().await?;
-    let mut rows: Vec<ShowRow> = Vec::new();
-    let mut shown = 0;
-    for c in list_compactions(&table).await? {
-        if start.is_some_and(|s| c.timestamp.as_str() < s)
-            || end.is_some_and(|e| c.timestamp.as_str() > e)
-        {
-            continue;
-        }
-        if shown == limit {
-            break;
-        }
-        shown += 1;
-        let done = timeline.instants().iter().find(|i| {
-            i.timestamp == c.timestamp && i.state == State::Completed && i.action == Action::Commit
-        });
-        match done {
-            Some(commit) => {
-                let m = timeline
-                    .read_commit_metadata(table.storage(), commit)
-                    .await?;
-                for (p, stats) in &m.partition_to_write_stats {
-                    for s in stats {
-                        rows.push(ShowRow {
-                            time: c.timestamp.clone(),
-                            completed_at: commit.completion_time.clone(),
-                            state: "COMPLETED",
-                            operations: Some(c.operations as i32),
-                            partition: p.clone(),
-                            log_files: s.total_log_files_compacted,
-                            updated: s.total_updated_records_compacted,
-                            log_size: s.total_log_size_compacted,
-                            write_bytes: s.total_write_bytes,
-                        });
-                    }
-                }
-            }
-            None => {
-                let plan = read_plan(&table, &timeline, &c.timestamp).await?;
-                let mut parts: Vec<&str> = plan
-                    .operations
-                    .iter()
-                    .map(|o| o.partition_path.as_str())
-                    .collect();
-                parts.sort_unstable();
-                parts.dedup();
-                for p in parts {
-                    let ops: Vec<_> = plan
-                        .operations
-                        .iter()
-                        .filter(|o| o.partition_path == p)
-                        .collect();
-                    rows.push(ShowRow {
-                        time: c.timestamp.clone(),
-                        completed_at: None,
-                        state: c.state,
-                        operations: Some(ops.len() as i32),
-                        partition: p.to_string(),
-                        log_files: ops.iter().map(|o| o.delta_file_paths.len() as i64).sum(),
-                        updated: 0,
-                        log_size: 0,
-                        write_bytes: 0,
-                    });
-                }
-            }
-        }
-    }
+    let rows = show_rows(&table, args).await?;
     let s = |f: &dyn Fn(&ShowRow) -> Option<String>| -> ArrayRef {
         Arc::new(StringArray::from(rows.iter().map(f).collect::<Vec<_>>()))
     };
@@ -276,4 +223,78 @@ pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result
         }
         None => Ok(df),
     }
+}
+
+/// The rows of `show_compaction`.
+async fn show_rows(table: &HudiTable, args: &Args) -> Result<Vec<ShowRow>> {
+    let limit = args.number("limit")?.unwrap_or(20).max(0) as usize;
+    let (start, end) = (args.get("starttime"), args.get("endtime"));
+    let timeline = table.timeline().await?;
+    let mut rows: Vec<ShowRow> = Vec::new();
+    let mut shown = 0;
+    for c in list_compactions(table).await? {
+        if start.is_some_and(|s| c.timestamp.as_str() < s)
+            || end.is_some_and(|e| c.timestamp.as_str() > e)
+        {
+            continue;
+        }
+        if shown == limit {
+            break;
+        }
+        shown += 1;
+        let done = timeline.instants().iter().find(|i| {
+            i.timestamp == c.timestamp && i.state == State::Completed && i.action == Action::Commit
+        });
+        match done {
+            Some(commit) => {
+                let m = timeline
+                    .read_commit_metadata(table.storage(), commit)
+                    .await?;
+                for (p, stats) in &m.partition_to_write_stats {
+                    for s in stats {
+                        rows.push(ShowRow {
+                            time: c.timestamp.clone(),
+                            completed_at: commit.completion_time.clone(),
+                            state: "COMPLETED",
+                            operations: Some(c.operations as i32),
+                            partition: p.clone(),
+                            log_files: s.total_log_files_compacted,
+                            updated: s.total_updated_records_compacted,
+                            log_size: s.total_log_size_compacted,
+                            write_bytes: s.total_write_bytes,
+                        });
+                    }
+                }
+            }
+            None => {
+                let plan = read_plan(table, &timeline, &c.timestamp).await?;
+                let mut parts: Vec<&str> = plan
+                    .operations
+                    .iter()
+                    .map(|o| o.partition_path.as_str())
+                    .collect();
+                parts.sort_unstable();
+                parts.dedup();
+                for p in parts {
+                    let ops: Vec<_> = plan
+                        .operations
+                        .iter()
+                        .filter(|o| o.partition_path == p)
+                        .collect();
+                    rows.push(ShowRow {
+                        time: c.timestamp.clone(),
+                        completed_at: None,
+                        state: c.state,
+                        operations: Some(ops.len() as i32),
+                        partition: p.to_string(),
+                        log_files: ops.iter().map(|o| o.delta_file_paths.len() as i64).sum(),
+                        updated: 0,
+                        log_size: 0,
+                        write_bytes: 0,
+                    });
+                }
+            }
+        }
+    }
+    Ok(rows)
 }

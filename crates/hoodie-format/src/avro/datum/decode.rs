@@ -319,9 +319,46 @@ fn read_val(t: &AvroType, buf: &mut &[u8]) -> Option<Val> {
     })
 }
 
-/// Skips one value of type `t`.
+/// Skips one value of type `t` without decoding it (a column the reader does not ask for).
 fn skip(t: &AvroType, buf: &mut &[u8]) -> Option<()> {
-    read_val(t, buf).map(|_| ())
+    match t {
+        AvroType::Null => {}
+        AvroType::Boolean => {
+            take(buf, 1)?;
+        }
+        AvroType::Int
+        | AvroType::Long
+        | AvroType::Date
+        | AvroType::Micros
+        | AvroType::Millis
+        | AvroType::Enum(_) => {
+            read_long(buf)?;
+        }
+        AvroType::Float => {
+            take(buf, 4)?;
+        }
+        AvroType::Double => {
+            take(buf, 8)?;
+        }
+        AvroType::Bytes | AvroType::String | AvroType::Decimal { fixed: None, .. } => {
+            read_bytes(buf)?;
+        }
+        AvroType::Fixed(n) | AvroType::Decimal { fixed: Some(n), .. } => {
+            take(buf, *n)?;
+        }
+        AvroType::Union(branches) => skip(branches.get(read_long(buf)? as usize)?, buf)?,
+        AvroType::Record(fields) => {
+            for (_, t) in fields {
+                skip(t, buf)?;
+            }
+        }
+        AvroType::Array(items) => read_blocks(buf, |b| skip(items, b))?,
+        AvroType::Map(values) => read_blocks(buf, |b| {
+            read_bytes(b)?;
+            skip(values, b)
+        })?,
+    }
+    Some(())
 }
 
 fn mismatch(v: &Val, dt: &DataType) -> FormatError {

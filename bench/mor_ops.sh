@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The merge-on-read ops of the peer benchmark that time one step after untimed set-up (the
+# adapter hoodie_mor.json calls it; it prints the timed step as @@RESULT {"op_s": ...}).
+# Usage: mor_ops.sh <op> <hoodie binary> <table dir> <source parquet of the MERGE>
+#   scan_after_merge_u10: MERGE the source, then time SELECT count(*), sum(price)
+#   compact:              MERGE the source, then time RUN COMPACTION
+#   scan_after_compact:   MERGE the source and compact, then time the scan
+set -euo pipefail
+op=$1 H=$2 work=$3 src=$4
+open="CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '$work'"
+merge="$open; CREATE EXTERNAL TABLE s STORED AS PARQUET LOCATION '$src'; MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+scan="$open; SELECT count(*), sum(price) FROM t"
+"$H" -c "$merge" > /dev/null
+case "$op" in
+  scan_after_merge_u10) timed=$scan ;;
+  compact) timed="$open; RUN COMPACTION ON t" ;;
+  scan_after_compact) "$H" -c "$open; RUN COMPACTION ON t" > /dev/null; timed=$scan ;;
+  *) echo "unknown op $op" >&2; exit 2 ;;
+esac
+start=$(date +%s.%N)
+"$H" -c "$timed" > /dev/null
+end=$(date +%s.%N)
+echo "@@RESULT {\"op_s\": $(awk "BEGIN { print $end - $start }")}"
