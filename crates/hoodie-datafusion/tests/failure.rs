@@ -209,42 +209,9 @@ async fn failed_updates_leave_the_table_unchanged() {
     else {
         panic!("rows expected")
     };
-    let change_schema = batches[0].schema();
     let storage = TableStorage::local(&loc).unwrap();
-    let mut n = 1;
-    loop {
-        let store = Arc::new(FailingStore {
-            inner: storage.store().clone(),
-            writes: AtomicUsize::new(0),
-            fail_at: n,
-            parquet_reads: AtomicUsize::new(0),
-        });
-        let table = HudiTable::open(storage.with_store(store.clone()))
-            .await
-            .unwrap();
-        let provider = HudiTableProvider::try_new("t", table.clone())
-            .await
-            .unwrap();
-        let statement = WriteStatement::ChangeSet {
-            delete: false,
-            changed_columns: None,
-        };
-        let mode = provider.write_spec(&Default::default(), statement).unwrap();
-        match write_batches(&table, &change_schema, &mode, batches.clone()).await {
-            Err(e) => {
-                assert!(e.to_string().contains("injected failure"), "write {n}: {e}");
-                assert_eq!(snapshot(&ctx).await, before, "after failing write {n}");
-            }
-            Ok(rows) => {
-                assert_eq!(rows.affected(), 2);
-                assert_eq!(store.writes.load(Ordering::SeqCst) + 1, n);
-                break;
-            }
-        }
-        n += 1;
-        assert!(n < 100);
-    }
-    assert!(n > 5, "only {} write points were exercised", n - 1);
+    let points = fail_every_write_of_change_set(&ctx, &storage, &batches, 2, &before).await;
+    assert!(points > 4, "only {points} write points were exercised");
     let after = snapshot(&ctx).await;
     assert!(
         after.iter().filter(|r| r.contains("\"zz\"")).count() == 2,
@@ -291,42 +258,9 @@ async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
     else {
         panic!("rows expected")
     };
-    let change_schema = batches[0].schema();
     let storage = TableStorage::local(&loc).unwrap();
-    let mut n = 1;
-    loop {
-        let store = Arc::new(FailingStore {
-            inner: storage.store().clone(),
-            writes: AtomicUsize::new(0),
-            fail_at: n,
-            parquet_reads: AtomicUsize::new(0),
-        });
-        let table = HudiTable::open(storage.with_store(store.clone()))
-            .await
-            .unwrap();
-        let provider = HudiTableProvider::try_new("t", table.clone())
-            .await
-            .unwrap();
-        let statement = WriteStatement::ChangeSet {
-            delete: false,
-            changed_columns: None,
-        };
-        let mode = provider.write_spec(&Default::default(), statement).unwrap();
-        match write_batches(&table, &change_schema, &mode, batches.clone()).await {
-            Err(e) => {
-                assert!(e.to_string().contains("injected failure"), "write {n}: {e}");
-                assert_eq!(snapshot(&ctx).await, before, "after failing write {n}");
-            }
-            Ok(rows) => {
-                assert_eq!(rows.affected(), 3);
-                assert_eq!(store.writes.load(Ordering::SeqCst) + 1, n);
-                break;
-            }
-        }
-        n += 1;
-        assert!(n < 100);
-    }
-    assert!(n > 5, "only {} write points were exercised", n - 1);
+    let points = fail_every_write_of_change_set(&ctx, &storage, &batches, 3, &before).await;
+    assert!(points > 4, "only {points} write points were exercised");
     let after = snapshot(&ctx).await;
     assert_eq!(
         after,
@@ -357,6 +291,47 @@ async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
         !files.iter().any(|f| f.starts_with(".hoodie/.temp/")),
         "markers left behind: {files:?}"
     );
+}
+
+/// Writes the change set `batches` through a store that fails its N-th write, for N = 1, 2, ...
+/// until the write succeeds (with `affected` rows): after each failure the table reads `before`.
+/// Returns how many write points failed.
+async fn fail_every_write_of_change_set(
+    ctx: &HoodieContext,
+    storage: &TableStorage,
+    batches: &[RecordBatch],
+    affected: u64,
+    before: &[String],
+) -> usize {
+    let change_schema = batches[0].schema();
+    let mut n = 1;
+    loop {
+        let store = Arc::new(FailingStore::new(storage.store().clone(), n));
+        let table = HudiTable::open(storage.with_store(store.clone()))
+            .await
+            .unwrap();
+        let provider = HudiTableProvider::try_new("t", table.clone())
+            .await
+            .unwrap();
+        let statement = WriteStatement::ChangeSet {
+            delete: false,
+            changed_columns: None,
+        };
+        let mode = provider.write_spec(&Default::default(), statement).unwrap();
+        match write_batches(&table, &change_schema, &mode, batches.to_vec()).await {
+            Err(e) => {
+                assert!(e.to_string().contains("injected failure"), "write {n}: {e}");
+                assert_eq!(snapshot(ctx).await, before, "after failing write {n}");
+            }
+            Ok(rows) => {
+                assert_eq!(rows.affected(), affected);
+                assert_eq!(store.writes() + 1, n);
+                return n - 1;
+            }
+        }
+        n += 1;
+        assert!(n < 100);
+    }
 }
 
 /// A query reads the table's files through the table's own object store (the one its writes

@@ -1,7 +1,7 @@
 //! DELETE block content (version 3): `i32 3 · i32 len · HoodieDeleteRecordList` as an Avro
 //! datum, each entry's ordering value a union of wrapper records (`IntWrapper{value}`, ...).
 
-use crate::avro::datum::{read_bytes, read_long, take, write_long};
+use crate::avro::datum::{read_blocks, read_bytes, read_long, take, write_long};
 use crate::error::{FormatError, Result};
 
 /// The content version of the delete blocks Hudi 1.x writes.
@@ -114,26 +114,17 @@ pub fn decode_deletes(content: &[u8]) -> Result<Vec<DeleteRecord>> {
 }
 
 fn read_records(buf: &mut &[u8], out: &mut Vec<DeleteRecord>) -> Option<()> {
-    loop {
-        let mut n = read_long(buf)?;
-        if n == 0 {
-            return Some(());
-        }
-        if n < 0 {
-            n = -n;
-            read_long(buf)?;
-        }
-        for _ in 0..n {
-            let record_key = read_opt_string(buf)?.unwrap_or_default();
-            let partition_path = read_opt_string(buf)?.unwrap_or_default();
-            let ordering = read_ordering(buf, true)?;
-            out.push(DeleteRecord {
-                record_key,
-                partition_path,
-                ordering,
-            });
-        }
-    }
+    read_blocks(buf, |b| {
+        let record_key = read_opt_string(b)?.unwrap_or_default();
+        let partition_path = read_opt_string(b)?.unwrap_or_default();
+        let ordering = read_ordering(b, true)?;
+        out.push(DeleteRecord {
+            record_key,
+            partition_path,
+            ordering,
+        });
+        Some(())
+    })
 }
 
 fn read_opt_string(buf: &mut &[u8]) -> Option<Option<String>> {
@@ -161,19 +152,10 @@ fn read_ordering(buf: &mut &[u8], top: bool) -> Option<OrderingValue> {
         11 => O::TimestampMicros(read_long(buf)?),
         12 if top => {
             let mut items = Vec::new();
-            loop {
-                let mut n = read_long(buf)?;
-                if n == 0 {
-                    break;
-                }
-                if n < 0 {
-                    n = -n;
-                    read_long(buf)?;
-                }
-                for _ in 0..n {
-                    items.push(read_ordering(buf, false)?);
-                }
-            }
+            read_blocks(buf, |b| {
+                items.push(read_ordering(b, false)?);
+                Some(())
+            })?;
             O::Array(items)
         }
         _ => return None,

@@ -64,7 +64,7 @@ impl OrdKey {
             O::Double(f) => OrdKey::Float(*f),
             O::String(s) => OrdKey::Str(s.clone()),
             O::Bytes(b) => OrdKey::Bytes(b.clone()),
-            O::Decimal(b) => OrdKey::Decimal(be_i128(b)),
+            O::Decimal(b) => OrdKey::Decimal(crate::avro::datum::be_to_i128(b).unwrap_or(0)),
             O::Array(items) => items.first().map_or(OrdKey::Null, OrdKey::of_delete),
         }
     }
@@ -97,16 +97,6 @@ impl OrdKey {
             _ => OrdKey::Null,
         }
     }
-}
-
-fn be_i128(b: &[u8]) -> i128 {
-    if b.is_empty() || b.len() > 16 {
-        return 0;
-    }
-    let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
-    let mut full = [fill; 16];
-    full[16 - b.len()..].copy_from_slice(b);
-    i128::from_be_bytes(full)
 }
 
 /// The merge rules of a table.

@@ -8,7 +8,7 @@ use arrow::datatypes::{DataType, Field, FieldRef, Fields, SchemaRef, TimeUnit};
 use arrow::record_batch::RecordBatch;
 
 use super::schema::AvroType;
-use super::{read_bytes, read_long, take};
+use super::{be_to_i128, read_blocks, read_bytes, read_long, take};
 use crate::error::{FormatError, Result};
 
 /// Decodes the datums of one writer schema into batches of a target schema: target columns
@@ -227,20 +227,6 @@ impl Sink {
     }
 }
 
-fn be_to_i128(bytes: &[u8]) -> Option<i128> {
-    if bytes.len() > 16 {
-        return None;
-    }
-    let fill = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
-        0xff
-    } else {
-        0
-    };
-    let mut full = [fill; 16];
-    full[16 - bytes.len()..].copy_from_slice(bytes);
-    Some(i128::from_be_bytes(full))
-}
-
 /// A decoded value of a nested column.
 #[derive(Debug, Clone)]
 enum Val {
@@ -254,24 +240,6 @@ enum Val {
     Record(Vec<(String, Val)>),
     Array(Vec<Val>),
     Map(Vec<(String, Val)>),
-}
-
-/// Reads the items of an Avro array or map: blocks of `count` items until a 0 count (a
-/// negative count is followed by the block's byte size).
-fn read_blocks(buf: &mut &[u8], mut item: impl FnMut(&mut &[u8]) -> Option<()>) -> Option<()> {
-    loop {
-        let mut n = read_long(buf)?;
-        if n == 0 {
-            return Some(());
-        }
-        if n < 0 {
-            n = -n;
-            read_long(buf)?;
-        }
-        for _ in 0..n {
-            item(buf)?;
-        }
-    }
 }
 
 fn read_val(t: &AvroType, buf: &mut &[u8]) -> Option<Val> {

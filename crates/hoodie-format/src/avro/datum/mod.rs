@@ -55,5 +55,41 @@ pub(crate) fn read_bytes<'a>(buf: &mut &'a [u8]) -> Option<&'a [u8]> {
     take(buf, usize::try_from(n).ok()?)
 }
 
+/// Reads the items of an Avro array or map: blocks of `count` items until a 0 count (a
+/// negative count is followed by the block's byte size).
+pub(crate) fn read_blocks(
+    buf: &mut &[u8],
+    mut item: impl FnMut(&mut &[u8]) -> Option<()>,
+) -> Option<()> {
+    loop {
+        let mut n = read_long(buf)?;
+        if n == 0 {
+            return Some(());
+        }
+        if n < 0 {
+            n = -n;
+            read_long(buf)?;
+        }
+        for _ in 0..n {
+            item(buf)?;
+        }
+    }
+}
+
+/// A big-endian two's complement integer of at most 16 bytes (an Avro decimal's unscaled value).
+pub(crate) fn be_to_i128(bytes: &[u8]) -> Option<i128> {
+    if bytes.len() > 16 {
+        return None;
+    }
+    let fill = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
+        0xff
+    } else {
+        0
+    };
+    let mut full = [fill; 16];
+    full[16 - bytes.len()..].copy_from_slice(bytes);
+    Some(i128::from_be_bytes(full))
+}
+
 #[cfg(test)]
 mod tests;
