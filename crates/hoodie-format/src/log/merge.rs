@@ -14,7 +14,7 @@ use arrow::compute::interleave_record_batch;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
-use super::delete::{DeleteRecord, OrderingValue};
+use super::delete::OrderingValue;
 use super::read::LogContent;
 use crate::error::Result;
 use crate::field_path::FieldPath;
@@ -165,13 +165,24 @@ enum Current {
     Deleted(OrderingValue),
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct KeyState {
-    /// The key's logged changes, oldest first: replayed in order, then merged with its base
-    /// record (whose ordering value is known only when the base file is read).
-    changes: Vec<Change>,
+    /// When the key first appears in the logs (logged records no base record holds come out
+    /// in this order).
+    seq: u32,
+    /// The key's first logged change; later ones follow in `later`, oldest first. They are
+    /// replayed in order, then merged with the key's base record (whose ordering value is
+    /// known only when the base file is read). Most keys have one change: it is kept inline.
+    first: Change,
+    later: Vec<Change>,
     /// Set once the base record of the key was merged.
     seen: bool,
+}
+
+impl KeyState {
+    fn changes(&self) -> impl Iterator<Item = &Change> {
+        std::iter::once(&self.first).chain(&self.later)
+    }
 }
 
 /// What the merge did, for write stats and compaction metadata.
@@ -191,8 +202,6 @@ pub struct LogMerger {
     rows: RecordBatch,
     ords: Vec<OrdKey>,
     state: FastMap<String, KeyState>,
-    /// Keys in the order they first appear in the logs.
-    order: Vec<String>,
     rules: MergeRules,
     /// What the merge did so far.
     pub counts: MergeCounts,
@@ -208,19 +217,32 @@ impl LogMerger {
         rules: MergeRules,
     ) -> Result<Self> {
         let mut batches: Vec<RecordBatch> = Vec::new();
-        let mut entries: Vec<Entry> = Vec::new();
+        let mut state: FastMap<String, KeyState> = FastMap::default();
+        let mut first_row = 0u32;
         for c in contents {
             match c {
                 LogContent::Rows(b) if b.num_rows() > 0 => {
                     let keys = keys_of(&b)?;
-                    let first = batches.iter().map(|b| b.num_rows()).sum::<usize>() as u32;
                     for r in 0..b.num_rows() {
-                        entries.push(Entry::Row(keys.value(r).to_string(), first + r as u32));
+                        let change = Change::Row(first_row + r as u32);
+                        add_change(
+                            &mut state,
+                            keys.value(r),
+                            || keys.value(r).to_string(),
+                            change,
+                        );
                     }
+                    first_row += b.num_rows() as u32;
                     batches.push(b);
                 }
                 LogContent::Rows(_) => {}
-                LogContent::Deletes(d) => entries.extend(d.into_iter().map(Entry::Delete)),
+                LogContent::Deletes(d) => {
+                    for del in d {
+                        let change = Change::Deleted(del.ordering);
+                        let key = del.record_key;
+                        add_change(&mut state, &key.clone(), || key, change);
+                    }
+                }
             }
         }
         let rows = arrow::compute::concat_batches(schema, &batches)?;
@@ -233,48 +255,23 @@ impl LogMerger {
             }
             None => Vec::new(),
         };
-        let mut merger = Self {
+        Ok(Self {
             rows,
             ords,
-            state: FastMap::default(),
-            order: Vec::new(),
+            state,
             rules,
             counts: MergeCounts::default(),
-        };
-        for e in entries {
-            merger.apply(e);
-        }
-        Ok(merger)
+        })
     }
 
     fn ord(&self, row: u32) -> OrdKey {
         self.ords.get(row as usize).cloned().unwrap_or(OrdKey::Null)
     }
 
-    fn apply(&mut self, e: Entry) {
-        let (key, change) = match e {
-            Entry::Row(k, r) => (k, Change::Row(r)),
-            Entry::Delete(d) => (d.record_key, Change::Deleted(d.ordering)),
-        };
-        match self.state.get_mut(&key) {
-            Some(st) => st.changes.push(change),
-            None => {
-                self.order.push(key.clone());
-                self.state.insert(
-                    key,
-                    KeyState {
-                        changes: vec![change],
-                        seen: false,
-                    },
-                );
-            }
-        }
-    }
-
     /// Replays `changes` in write order over `start`.
-    fn replay(&self, start: Current, changes: &[Change]) -> Current {
+    fn replay<'a>(&self, start: Current, changes: impl Iterator<Item = &'a Change>) -> Current {
         let rules = &self.rules;
-        changes.iter().fold(start, |cur, change| {
+        changes.fold(start, |cur, change| {
             let wins = match (&cur, change) {
                 (Current::None, _) => true,
                 (Current::Base(o), Change::Row(n)) => rules.record_over_record(&self.ord(*n), o),
@@ -339,7 +336,7 @@ impl LogMerger {
             // the logs' own outcome first, then that against the base record: the order in
             // which Java's file group reader and hudi-rs merge (a record logged after a
             // delete meets the base record by its ordering value alone)
-            let logged = self.replay(Current::None, &self.state[key].changes);
+            let logged = self.replay(Current::None, self.state[key].changes());
             let outcome = match logged {
                 Current::Row(l) if !self.rules.record_over_record(&self.ord(l), &base_ord) => {
                     Current::Base(base_ord)
@@ -374,13 +371,11 @@ impl LogMerger {
     /// groups), in log order; call after every base batch went through
     /// [`LogMerger::merge_base`].
     pub fn remaining(&mut self) -> Result<Option<RecordBatch>> {
+        let mut unseen: Vec<&KeyState> = self.state.values().filter(|st| !st.seen).collect();
+        unseen.sort_unstable_by_key(|st| st.seq);
         let mut rows: Vec<(usize, usize)> = Vec::new();
-        for k in &self.order {
-            let st = &self.state[k];
-            if st.seen {
-                continue;
-            }
-            if let Current::Row(r) = self.replay(Current::None, &st.changes) {
+        for st in unseen {
+            if let Current::Row(r) = self.replay(Current::None, st.changes()) {
                 if !self.soft_deleted(r) {
                     rows.push((0, r as usize));
                 }
@@ -394,7 +389,26 @@ impl LogMerger {
     }
 }
 
-enum Entry {
-    Row(String, u32),
-    Delete(DeleteRecord),
+/// Adds a logged change of `key` (`owned` makes the key's own string the first time it is seen).
+fn add_change(
+    state: &mut FastMap<String, KeyState>,
+    key: &str,
+    owned: impl FnOnce() -> String,
+    change: Change,
+) {
+    match state.get_mut(key) {
+        Some(st) => st.later.push(change),
+        None => {
+            let seq = state.len() as u32;
+            state.insert(
+                owned(),
+                KeyState {
+                    seq,
+                    first: change,
+                    later: Vec::new(),
+                    seen: false,
+                },
+            );
+        }
+    }
 }
