@@ -5,7 +5,7 @@ import random
 
 from model import Col, Table, lit, rand_value, key_value
 from oracle import Invalid, Oracle
-from stmts import Create, Delete, Insert, Merge, Source, Update
+from stmts import Compact, Create, Delete, Insert, Merge, Source, Update
 
 from model import AVOID  # noqa: F401 - the known-bug switches
 
@@ -70,6 +70,8 @@ class Gen:
     def sequence(self):
         units = [Create(self.t)]
         kinds = ["upsert"] * 5 + ["insert"] * 2 + ["update"] * 4 + ["delete"] * 2 + ["merge"] * 6
+        if self.t.ttype == "mor":
+            kinds += ["compact"]
         while len(units) <= self.n:
             for _ in range(30):
                 kind = self.rng.choice(kinds)
@@ -249,6 +251,9 @@ class Gen:
             c = rng.choice(t.data)
             return f"@{k.name} IN (SELECT @{k.name} FROM {t.name} WHERE @{c.name} IS NOT NULL)"
         return pred(rng, t.columns)
+
+    def g_compact(self):
+        return Compact(self.t, self.rng.randrange(len(Compact.FORMS)))
 
     def g_delete(self):
         return Delete(self.t, self._where() if self.rng.random() < 0.95 else None)

@@ -312,6 +312,27 @@ class Delete:
         return [Delete(self.t, None)] if self.where else []
 
 
+class Compact:
+    """A compaction of a merge-on-read table (RUN COMPACTION, the run_compaction procedure, or
+    SCHEDULE COMPACTION, which the next write runs first): it changes no row."""
+    kind = "compact"
+
+    FORMS = ["RUN COMPACTION ON {t}", "CALL run_compaction(op => 'run', table => '{t}')",
+             "SCHEDULE COMPACTION ON {t}"]
+
+    def __init__(self, t, form):
+        self.t, self.form = t, form
+
+    def hoodie(self, ident):
+        return [self.FORMS[self.form].format(t=self.t.name)]
+
+    def apply(self, o):
+        pass
+
+    def shrinks(self):
+        return []
+
+
 class Merge:
     """MERGE INTO. clauses: dicts with kind (matched | not_matched | by_source), cond (template
     or None), action (update | update_star | delete | insert | insert_star), assigns

@@ -133,3 +133,39 @@ pub(super) async fn live_locations(
     located.retain(|_, found| !found.is_empty());
     Ok(states)
 }
+
+/// With a BUCKET index a merge-on-read file group also takes inserts into its logs, so a key may
+/// live in a log alone, where an index lookup of base files does not see it: every key not
+/// found is a candidate of its bucket's file group when that group has logs
+/// ([`live_locations`] then keeps it only if it is live there).
+pub(super) fn bucket_log_candidates(
+    spec: &crate::bucket::BucketSpec,
+    slices: &[FileSlice],
+    rows: &[u32],
+    keys: &StringArray,
+    paths: &Interned,
+    located: &mut HashMap<String, Vec<usize>>,
+) {
+    let groups: HashMap<(&str, u32), usize> = slices
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.log_files.is_empty())
+        .filter_map(|(i, s)| {
+            crate::bucket::bucket_of_file_id(&s.file_id)
+                .map(|b| ((s.partition_path.as_str(), b), i))
+        })
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    for &r in rows {
+        let key = keys.value(r as usize);
+        if located.contains_key(key) {
+            continue;
+        }
+        let bucket = spec.bucket_of(key);
+        if let Some(&s) = groups.get(&(paths.value(r as usize), bucket)) {
+            located.entry(key.to_string()).or_default().push(s);
+        }
+    }
+}

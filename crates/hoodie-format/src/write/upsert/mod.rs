@@ -301,6 +301,16 @@ pub async fn write_upserts(
             tag_locations(table.storage(), &slices, &keys, Arc::new(sorted_keys)).await?;
         result.lookup = lookup;
         if let Some(ctx) = &mor {
+            if let Some(spec) = &options.bucket {
+                merged_state::bucket_log_candidates(
+                    spec,
+                    &slices,
+                    &keep,
+                    &keys,
+                    paths,
+                    &mut located,
+                );
+            }
             states = merged_state::live_locations(ctx, &slices, &mut located).await?;
         }
         keep.iter()
