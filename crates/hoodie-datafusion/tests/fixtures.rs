@@ -343,6 +343,31 @@ async fn merge_on_read_tables_merge_their_logs_and_empty_tables_read() {
         joined(&ctx, "SELECT rider, fare FROM trips ORDER BY rider").await,
         "rider-A,0.0;rider-C,27.7;rider-D,33.9;rider-E,93.5;rider-G,0.0;rider-I,41.06"
     );
+    // Spark's compaction plan (Avro, version 2) decodes as the brief lists it
+    let trips = tmp
+        .path()
+        .join("quickstart_trips_table_mor_avro_v8_trips_8i3u1d/v8_trips_8i3u1d");
+    let plan_file = trips.join(".hoodie/timeline/20251220210129235.compaction.requested");
+    let plan = hoodie_format::avro::compaction_plan::parse_compaction_plan(
+        &std::fs::read(&plan_file).unwrap(),
+        "plan",
+    )
+    .unwrap();
+    assert_eq!((plan.version, plan.operations.len()), (2, 3));
+    let chennai = plan
+        .operations
+        .iter()
+        .find(|o| o.partition_path == "city=chennai")
+        .unwrap();
+    assert_eq!(chennai.base_instant_time, "20251220210108078");
+    assert_eq!(chennai.delta_file_paths.len(), 2);
+    assert!(chennai
+        .data_file_path
+        .as_deref()
+        .unwrap()
+        .ends_with("_20251220210108078.parquet"));
+    assert_eq!(chennai.metrics.get("TOTAL_LOG_FILES"), Some(&2.0));
+    assert_eq!(chennai.metrics.get("TOTAL_LOG_FILES_SIZE"), Some(&2117.0));
     // a log row's _hoodie_file_name is its file id, as Java writes it
     assert_eq!(
         joined(

@@ -117,6 +117,67 @@ async fn writes_report_file_groups_bytes_and_lookups() {
     assert!(older.lookup_candidates >= 1, "{older:?}");
 }
 
+/// A merge-on-read write reports the file groups it gave a log file apart from those it
+/// rewrote: updates and deletes go to logs, an upsert's event-time loser is dropped against the
+/// merged value.
+#[tokio::test]
+async fn merge_on_read_writes_report_logged_file_groups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', hoodie.compact.inline = 'false')",
+        &tmp.path().join("t"),
+    )
+    .await;
+    let first = changed(
+        &ctx,
+        "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'y'), (3, 'c', 1, 'y')",
+    )
+    .await;
+    assert_eq!(
+        (first.new_file_groups, first.logged_file_groups),
+        (2, 0),
+        "{first:?}"
+    );
+    let update = changed(&ctx, "UPDATE t SET v = 'u' WHERE id IN (1, 2)").await;
+    assert_eq!(
+        (
+            update.updated,
+            update.logged_file_groups,
+            update.rewritten_file_groups,
+            update.new_file_groups
+        ),
+        (2, 2, 0, 0),
+        "{update:?}"
+    );
+    let delete = changed(&ctx, "DELETE FROM t WHERE id = 3").await;
+    assert_eq!(
+        (
+            delete.deleted,
+            delete.logged_file_groups,
+            delete.rewritten_file_groups
+        ),
+        (1, 1, 0),
+        "{delete:?}"
+    );
+    // ts 0 loses to the merged ts 1 of id 2; id 3 was deleted in a log, so it is an insert
+    let upsert = changed(
+        &ctx,
+        "INSERT INTO t VALUES (2, 'old', 0, 'y'), (3, 'again', 0, 'y')",
+    )
+    .await;
+    assert_eq!(
+        (upsert.inserted, upsert.updated, upsert.dropped),
+        (1, 0, 1),
+        "{upsert:?}"
+    );
+    assert_eq!(
+        count(&ctx, "SELECT count(*) FROM t WHERE v IN ('u', 'again')").await,
+        3
+    );
+}
+
 /// An INSERT OVERWRITE requests its replacecommit the way Java does: the requested file is an
 /// Avro container holding one all-null `HoodieRequestedReplaceMetadata`, while the requested
 /// file of a plain commit is empty.

@@ -67,8 +67,13 @@ pub(crate) fn read_blocks(
             return Some(());
         }
         if n < 0 {
-            n = -n;
+            n = n.checked_neg()?;
             read_long(buf)?;
+        }
+        // a count no buffer can hold is corrupt (items of Avro's `null` type take no bytes, so
+        // the bytes left alone do not bound it)
+        if n as u64 > buf.len() as u64 + 4096 {
+            return None;
         }
         for _ in 0..n {
             item(buf)?;

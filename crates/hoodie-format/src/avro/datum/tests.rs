@@ -153,3 +153,18 @@ fn longs_use_zig_zag_varints() {
         assert_eq!(read_long(&mut out.as_slice()), Some(n));
     }
 }
+
+#[test]
+fn a_corrupt_array_count_is_an_error_not_a_loop() {
+    // an array of `null` items claiming 2^60 of them, in a 9-byte datum
+    let schema = r#"{"type":"record","name":"r","fields":[{"name":"a","type":{"type":"array","items":"null"}}]}"#;
+    let target = Arc::new(Schema::new(vec![Field::new(
+        "a",
+        DataType::List(Arc::new(Field::new("item", DataType::Null, true))),
+        true,
+    )]));
+    let mut datum = Vec::new();
+    write_long(&mut datum, 1 << 60);
+    let mut dec = RowDecoder::new(schema, target).unwrap();
+    assert!(dec.push(&datum).is_err());
+}
