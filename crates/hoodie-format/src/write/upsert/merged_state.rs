@@ -100,33 +100,48 @@ pub(super) async fn stored_state(
 /// write must know it for (slices with logs; every located slice under event-time ordering),
 /// and drops the locations whose key a log deleted (a key live nowhere is then an insert).
 pub(super) async fn live_locations(
-    ctx: &append::AppendContext,
+    ctx: &Arc<append::AppendContext>,
     slices: &[FileSlice],
     located: &mut HashMap<String, Vec<usize>>,
 ) -> Result<HashMap<usize, Arc<StoredState>>> {
     let event_time = ctx.options.merge_mode == MergeMode::EventTimeOrdering
         && ctx.options.ordering_field.is_some();
-    let mut wanted: BTreeMap<usize, FastMap<&str, ()>> = BTreeMap::new();
+    let mut wanted: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for (key, found) in located.iter() {
         for &s in found {
             if event_time || !slices[s].log_files.is_empty() {
-                wanted.entry(s).or_default().insert(key.as_str(), ());
+                wanted.entry(s).or_default().push(key.clone());
             }
         }
     }
-    let mut states = HashMap::new();
+    // the slices are read on tasks, as many at once as there are cores
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+    let mut handles = Vec::with_capacity(wanted.len());
     for (s, keys) in wanted {
-        let state = stored_state(
-            &ctx.storage,
-            &ctx.schema,
-            &ctx.admission,
-            &ctx.options,
-            &slices[s],
-            &keys,
-        )
-        .await?;
-        states.insert(s, Arc::new(state));
+        let (ctx, permits, slice) = (ctx.clone(), permits.clone(), slices[s].clone());
+        let what = format!("{}/{}", slice.partition_path, slice.file_id);
+        handles.push((
+            what,
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                let keys: FastMap<&str, ()> = keys.iter().map(|k| (k.as_str(), ())).collect();
+                let state = stored_state(
+                    &ctx.storage,
+                    &ctx.schema,
+                    &ctx.admission,
+                    &ctx.options,
+                    &slice,
+                    &keys,
+                )
+                .await?;
+                Ok((s, Arc::new(state)))
+            }),
+        ));
     }
+    let states: HashMap<usize, Arc<StoredState>> = crate::tasks::join_writers(handles)
+        .await?
+        .into_iter()
+        .collect();
     for (key, found) in located.iter_mut() {
         found.retain(|s| states.get(s).is_none_or(|st| st.row_of(key).is_some()));
     }
