@@ -33,6 +33,7 @@ pub use dml::{HudiDmlNode, HudiDmlRule};
 pub use error::{df_message, HoodieError};
 pub use hoodie_format::write::spec::{WriteKind, WriteSpec, WriteStatement};
 pub use provider::HudiTableProvider;
+pub use scan::read_kind::ReadKind;
 pub use session::config::{HoodieSessionConfig, SparkSessionConfig};
 pub use session::install::{HoodieOptions, SessionStateBuilderExt};
 pub use session::planner::{hoodie_extension_planner, HoodieQueryPlanner};

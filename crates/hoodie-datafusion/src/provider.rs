@@ -30,6 +30,7 @@ use hoodie_format::HudiTable;
 use object_store::ObjectMeta;
 
 use crate::error::{df_err, HoodieError};
+use crate::scan::read_kind::ReadKind;
 use crate::session::write_options::{SessionOptions, WriteOptions};
 use crate::sink::HudiSink;
 
@@ -39,9 +40,10 @@ pub struct HudiTableProvider {
     name: String,
     table: HudiTable,
     schema: SchemaRef,
-    /// Reads base files alone (Hudi's read-optimized query of a merge-on-read table).
-    read_optimized: bool,
-    /// A read-only view of the table (an `_ro`/`_rt` table, a `hudi_query` result).
+    /// The query a read runs; `None`: the session's read options decide (the snapshot query
+    /// when they name none).
+    read: Option<ReadKind>,
+    /// A read-only view of the table (an `_ro`/`_rt` table, a table function's result).
     read_only: bool,
 }
 
@@ -55,7 +57,7 @@ impl HudiTableProvider {
             name: name.into(),
             table,
             schema,
-            read_optimized: false,
+            read: None,
             read_only: false,
         })
     }
@@ -63,11 +65,20 @@ impl HudiTableProvider {
     /// A read-only view of this table: the read-optimized query (base files alone) or the
     /// snapshot query, as Hudi's `_ro` and `_rt` tables and `hudi_query` give them.
     pub fn view(&self, read_optimized: bool) -> Self {
+        self.read_view(if read_optimized {
+            ReadKind::ReadOptimized
+        } else {
+            ReadKind::Snapshot
+        })
+    }
+
+    /// A read-only view of this table that runs `read` (time travel, an incremental query, ...).
+    pub fn read_view(&self, read: ReadKind) -> Self {
         Self {
             name: self.name.clone(),
             table: self.table.clone(),
             schema: self.schema.clone(),
-            read_optimized,
+            read: Some(read),
             read_only: true,
         }
     }
@@ -86,18 +97,27 @@ impl HudiTableProvider {
             message: format!(
                 "{} is a read-only {} view of a Hudi table; write to the table itself",
                 self.name,
-                if self.read_optimized {
-                    "read-optimized"
-                } else {
-                    "snapshot"
-                }
+                self.read.as_ref().unwrap_or(&ReadKind::Snapshot).describe()
             ),
         })
     }
 
     /// Whether this provider reads base files alone.
     pub fn is_read_optimized(&self) -> bool {
-        self.read_optimized
+        self.read == Some(ReadKind::ReadOptimized)
+    }
+
+    /// The query a read in a session with `session` options runs: the view's own, else the
+    /// one the session's read options name, else the snapshot query.
+    pub fn read_kind(&self, session: &SessionOptions) -> Result<ReadKind, HoodieError> {
+        if let Some(r) = &self.read {
+            return Ok(r.clone());
+        }
+        let zone = crate::scan::read_kind::instant_zone(self.table.config());
+        Ok(
+            crate::scan::read_kind::read_from_options(|k| session.get(k), zone)?
+                .unwrap_or(ReadKind::Snapshot),
+        )
     }
 
     /// The table.
@@ -122,6 +142,16 @@ impl HudiTableProvider {
         session: &SessionOptions,
         statement: WriteStatement,
     ) -> Result<WriteSpec, HoodieError> {
+        // UPDATE, DELETE and MERGE find their rows in the latest snapshot, whatever the
+        // session's read options ask other reads for
+        if matches!(statement, WriteStatement::ChangeSet { .. }) {
+            let read = self.read_kind(session)?;
+            if read != ReadKind::Snapshot {
+                return Err(HoodieError::Invalid {
+                    message: format!("UPDATE, DELETE and MERGE change the latest snapshot of {}, but the session's read options ask for a {} read; RESET hoodie.datasource.query.type (and as.of.instant) first", self.name, read.describe()),
+                });
+            }
+        }
         Ok(WriteSpec::resolve(&self.write_options(session), statement)?)
     }
 
@@ -307,45 +337,26 @@ impl HudiTableProvider {
             .filter(|s| kept.contains(s.partition_path.as_str()))
             .collect())
     }
-}
 
-#[async_trait]
-impl TableProvider for HudiTableProvider {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-
-    fn supports_filters_pushdown(
-        &self,
-        filters: &[&Expr],
-    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
-    }
-
-    async fn scan(
+    /// The scan of `slices`: DataFusion's parquet scan of the slices without logs (all of them
+    /// in a read-optimized read), beside the merge of those with logs (as of `as_of`).
+    #[allow(clippy::too_many_arguments)]
+    fn plan_slices(
         &self,
         state: &dyn Session,
+        timeline: &hoodie_format::timeline::Timeline,
+        slices: Vec<FileSlice>,
         projection: Option<&Vec<usize>>,
-        filters: &[Expr],
         limit: Option<usize>,
+        read_optimized: bool,
+        as_of: Option<&str>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let timeline = self.table.timeline().await.map_err(df_err)?;
-        let slices = self
-            .table
-            .file_slices(&timeline, None)
-            .await
-            .map_err(df_err)?;
-        let slices = self.prune_partitions(state, slices, filters)?;
         let storage = self.table.storage();
         let dropped = self
             .dropped_partition_fields()
             .map_err(HoodieError::into_datafusion)?;
         // slices with log files are merged (a read-optimized read takes base files alone)
-        let (merged, slices): (Vec<FileSlice>, Vec<FileSlice>) = if self.read_optimized {
+        let (merged, slices): (Vec<FileSlice>, Vec<FileSlice>) = if read_optimized {
             (Vec::new(), slices)
         } else {
             slices.into_iter().partition(|s| !s.log_files.is_empty())
@@ -360,7 +371,8 @@ impl TableProvider for HudiTableProvider {
             plans.push(crate::scan::merge_on_read_plan(
                 &self.table,
                 &self.schema,
-                &timeline,
+                timeline,
+                as_of,
                 merged,
                 projection,
                 &names,
@@ -434,6 +446,71 @@ impl TableProvider for HudiTableProvider {
             .build();
         plans.push(DataSourceExec::from_data_source(config));
         UnionExec::try_new(plans)
+    }
+}
+
+#[async_trait]
+impl TableProvider for HudiTableProvider {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let read = self
+            .read_kind(&SessionOptions::of_session(state))
+            .map_err(HoodieError::into_datafusion)?;
+        let timeline = self.table.timeline().await.map_err(df_err)?;
+        let history = crate::scan::history::HistoryRead::resolve(&self.table, &timeline, &read)
+            .await
+            .map_err(df_err)?;
+        let slices = self
+            .table
+            .file_slices(&timeline, history.as_of())
+            .await
+            .map_err(df_err)?;
+        let slices = history.keep_slices(slices);
+        let slices = self.prune_partitions(state, slices, filters)?;
+        let Some(window) = history.window() else {
+            let read_optimized = read == ReadKind::ReadOptimized;
+            return self.plan_slices(
+                state,
+                &timeline,
+                slices,
+                projection,
+                limit,
+                read_optimized,
+                history.as_of(),
+            );
+        };
+        let (inner, commit_time) =
+            crate::scan::history::with_commit_time(&self.schema, projection)?;
+        let plan = self.plan_slices(
+            state,
+            &timeline,
+            slices,
+            inner.as_ref(),
+            None,
+            false,
+            history.as_of(),
+        )?;
+        crate::scan::history::filter_window(plan, window, commit_time, projection.map(Vec::len))
     }
 
     async fn insert_into(

@@ -200,6 +200,12 @@ keys! {
     COMPACT_INLINE = ("hoodie.compact.inline", [], Some("true"), Bool, "Merge-on-read: compact after a write once hoodie.compact.inline.max.delta.commits deltacommits followed the last compaction (Spark's SQL writes do this by default; Hudi's write client defaults to false). On a copy-on-write table an explicit true fails, as in Hudi.");
     COMPACT_INLINE_MAX_DELTA_COMMITS = ("hoodie.compact.inline.max.delta.commits", [], Some("5"), Count { min: 1 }, "Merge-on-read: the deltacommits after which an inline compaction runs.");
     COMPACT_SCHEDULE_INLINE = ("hoodie.compact.schedule.inline", [], Some("false"), Bool, "Merge-on-read: plan a compaction inline but leave it to RUN COMPACTION (table version 6: the next write runs it first).");
+    // ---- read options ----
+    QUERY_TYPE = ("hoodie.datasource.query.type", [], Some("snapshot"), OneOf(&["snapshot", "read_optimized", "incremental"]), "How a table is read: snapshot (the latest merged state), read_optimized (base files alone) or incremental (the records a window of commits changed).");
+    READ_BEGIN_INSTANT = ("hoodie.datasource.read.begin.instanttime", [], None, Text, "Incremental reads: the window starts after this instant (exclusive; earliest or 000 for the first commit on).");
+    READ_END_INSTANT = ("hoodie.datasource.read.end.instanttime", [], None, Text, "Incremental reads: the window ends at this instant (inclusive; the latest commit when unset).");
+    INCREMENTAL_FORMAT = ("hoodie.datasource.query.incremental.format", [], Some("latest_state"), OneOf(&["latest_state", "cdc"]), "Incremental reads: latest_state (the latest state of each changed record) or cdc (change records; not supported yet).");
+    AS_OF_INSTANT = ("as.of.instant", [], None, Text, "Time travel: read the table as of this instant (the forms TIMESTAMP AS OF takes).");
     MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), AutoOrCount { max: 1024 }, "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
 }
 

@@ -139,6 +139,31 @@ pub enum FormatError {
         /// Bytes asked for.
         needed: usize,
     },
+    /// A time-travel or incremental instant in a form Hudi does not take.
+    #[error("Unsupported query instant time format: {value:?}. Supported formats: {formats}")]
+    InstantText {
+        /// The text given.
+        value: String,
+        /// The forms taken.
+        formats: &'static str,
+    },
+    /// Time travel to an instant at or after a write that has not completed (Hudi's check: the
+    /// write may still add files older than the instant).
+    #[error("Time travel's timestamp '{as_of}' must be earlier than the first incomplete commit timestamp '{pending}'.")]
+    AsOfAfterPending {
+        /// The instant asked for.
+        as_of: String,
+        /// The first write that has not completed.
+        pending: String,
+    },
+    /// Time travel to an instant whose files the cleaner may have deleted.
+    #[error("{}", as_of_cleaned(as_of, earliest_retained.as_deref()))]
+    AsOfCleaned {
+        /// The instant asked for.
+        as_of: String,
+        /// The earliest commit the last clean kept (none: it kept file versions, not commits).
+        earliest_retained: Option<String>,
+    },
     /// Arrow failed.
     #[error("arrow error: {0}")]
     Arrow(#[from] arrow::error::ArrowError),
@@ -160,6 +185,13 @@ pub enum FormatError {
         #[source]
         source: crate::bloom::BloomError,
     },
+}
+
+fn as_of_cleaned(as_of: &str, retained: Option<&str>) -> String {
+    match retained {
+        Some(r) => format!("Cleaner cleaned up the timestamp of interest. Please ensure sufficient commits are retained with cleaner for Timestamp as of query to work (as of {as_of}; the last clean kept commits from {r} on)"),
+        None => format!("Please ensure sufficient commits are retained (uncleaned and un-archived) for timestamp as of query to work (as of {as_of} is before the first commit the timeline keeps)"),
+    }
 }
 
 /// Result alias of the format core.

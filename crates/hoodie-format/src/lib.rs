@@ -15,6 +15,7 @@ pub mod field_path;
 pub mod file_name;
 pub mod footer;
 pub mod fs_view;
+pub mod history;
 pub mod index;
 pub mod keygen;
 pub mod log;

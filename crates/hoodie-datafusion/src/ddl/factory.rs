@@ -45,7 +45,22 @@ pub async fn open_or_create(
     if HudiTable::exists(&storage).await? {
         let table = HudiTable::open(storage).await?;
         let name = name.unwrap_or_else(|| table.config().name().to_string());
-        return Ok((HudiTableProvider::try_new(name, table).await?, false));
+        let zone = crate::scan::read_kind::instant_zone(table.config());
+        let provider = HudiTableProvider::try_new(name, table).await?;
+        // read options among the table's: a table that always runs that query
+        let options = spec.map(|s| s.options).unwrap_or_default();
+        let option = |k: &str| {
+            options
+                .iter()
+                .find(|(o, _)| o.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v.as_str())
+        };
+        return Ok(
+            match crate::scan::read_kind::read_from_options(option, zone)? {
+                Some(read) => (provider.read_view(read), false),
+                None => (provider, false),
+            },
+        );
     }
     match spec {
         Some(spec) if !spec.columns.fields().is_empty() => {

@@ -4,6 +4,7 @@
 pub mod columns;
 pub mod merge;
 pub mod procedure;
+pub mod time_travel;
 pub mod types;
 
 use datafusion::arrow::datatypes::{Field, Schema};

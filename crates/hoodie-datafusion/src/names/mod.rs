@@ -17,7 +17,10 @@ use std::collections::{HashMap, HashSet};
 use datafusion::arrow::datatypes::{DataType, Fields, Schema};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{CopyToSource, Statement as DFStatement};
-use sqlparser::ast::{Ident, ObjectName, Statement, Visit, Visitor};
+use sqlparser::ast::{
+    Expr, FunctionArg, FunctionArgExpr, Ident, ObjectName, Statement, TableFactor, Value, Visit,
+    Visitor,
+};
 
 use crate::error::{HoodieError, Result};
 
@@ -275,6 +278,40 @@ pub async fn resolve_df_names(
     }
 }
 
+/// The table a table factor reads: the table it names, or the table named by the first
+/// argument of one of hoodie's table functions (`hudi_time_travel('t', ...)`, which
+/// `t TIMESTAMP AS OF ...` becomes); `None` for a path or anything else.
+pub(crate) fn factor_reads(factor: &TableFactor) -> Option<ObjectName> {
+    let TableFactor::Table { name, args, .. } = factor else {
+        return None;
+    };
+    let Some(args) = args else {
+        return Some(name.clone());
+    };
+    let function = crate::frontend::name_of(name);
+    if !crate::scan::functions::table_functions()
+        .iter()
+        .any(|(f, _)| *f == function)
+    {
+        return None;
+    }
+    let first = match args.args.first()? {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v))) => v.value.clone(),
+        _ => return None,
+    };
+    let Value::SingleQuotedString(text) = first else {
+        return None;
+    };
+    if text.contains('/') {
+        return None;
+    }
+    sqlparser::parser::Parser::new(&sqlparser::dialect::GenericDialect {})
+        .try_with_sql(&text)
+        .ok()?
+        .parse_object_name(false)
+        .ok()
+}
+
 /// Every table name `stmt` refers to, in order, without repeats.
 pub(crate) fn relations_of(stmt: &Statement) -> Vec<ObjectName> {
     struct Relations(Vec<ObjectName>);
@@ -283,6 +320,12 @@ pub(crate) fn relations_of(stmt: &Statement) -> Vec<ObjectName> {
         fn pre_visit_relation(&mut self, relation: &ObjectName) -> std::ops::ControlFlow<()> {
             if !self.0.contains(relation) {
                 self.0.push(relation.clone());
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> std::ops::ControlFlow<()> {
+            if let Some(read) = factor_reads(factor).filter(|r| !self.0.contains(r)) {
+                self.0.push(read);
             }
             std::ops::ControlFlow::Continue(())
         }

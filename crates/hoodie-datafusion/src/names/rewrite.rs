@@ -55,11 +55,8 @@ pub(super) fn collect_defined(stmt: &Statement, names: &mut Names) {
                 self.0.add_derived(&alias.name.value, &columns);
             }
             if let Some(alias) = factor_alias(factor) {
-                let table = match factor {
-                    TableFactor::Table { name, .. } => Some(name),
-                    _ => None,
-                };
-                self.alias(alias, table);
+                let table = super::factor_reads(factor);
+                self.alias(alias, table.as_ref());
             }
             ControlFlow::Continue(())
         }

@@ -1,8 +1,10 @@
 //! Scans of Hudi tables: base files through DataFusion's parquet scan, merge-on-read slices
 //! with log files through [`merged::MergedSliceExec`].
 
-pub(crate) mod hudi_query;
+pub(crate) mod functions;
+pub(crate) mod history;
 pub(crate) mod merged;
+pub mod read_kind;
 
 use std::sync::Arc;
 
@@ -28,6 +30,7 @@ pub(crate) fn merge_on_read_plan(
     table: &HudiTable,
     schema: &SchemaRef,
     timeline: &Timeline,
+    as_of: Option<&str>,
     slices: Vec<FileSlice>,
     projection: Option<&Vec<usize>>,
     dropped: &[String],
@@ -93,7 +96,7 @@ pub(crate) fn merge_on_read_plan(
     }
     let scan = MergeScan {
         storage: table.storage().clone(),
-        admission: Admission::of(timeline, None),
+        admission: Admission::of(timeline, as_of),
         working,
         output,
         out_schema,

@@ -139,21 +139,19 @@ impl SessionStateBuilderExt for SessionStateBuilder {
             Arc::new(warehouse) as Arc<dyn SchemaProvider>,
         );
 
-        // hudi_query beside DataFusion's own table functions
-        self.table_functions()
-            .get_or_insert_with(|| {
-                datafusion::execution::SessionStateDefaults::default_table_functions()
-                    .into_iter()
-                    .map(|f| (f.name().to_string(), f))
-                    .collect()
-            })
-            .insert(
-                "hudi_query".to_string(),
-                Arc::new(datafusion::catalog::TableFunction::new(
-                    "hudi_query".to_string(),
-                    Arc::new(crate::scan::hudi_query::HudiQueryFunction),
-                )),
+        // hoodie's table functions beside DataFusion's own
+        let functions = self.table_functions().get_or_insert_with(|| {
+            datafusion::execution::SessionStateDefaults::default_table_functions()
+                .into_iter()
+                .map(|f| (f.name().to_string(), f))
+                .collect()
+        });
+        for (name, f) in crate::scan::functions::table_functions() {
+            functions.insert(
+                name.to_string(),
+                Arc::new(datafusion::catalog::TableFunction::new(name.to_string(), f)),
             );
+        }
 
         let inner = self.query_planner().take();
         *self.query_planner() = Some(Arc::new(HoodieQueryPlanner::new(inner)));

@@ -73,6 +73,9 @@ impl HudiSqlExt for SessionContext {
 /// [`HudiSqlExt::hudi_sql`] with hoodie's own error type.
 pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let exact = case_sensitive(ctx.state_ref().read().config_options());
+    // TIMESTAMP AS OF becomes hoodie's time-travel table function before anything is parsed
+    let rewritten = frontend::time_travel::rewrite(sql)?;
+    let sql = rewritten.as_deref().unwrap_or(sql);
     match frontend::classify(sql)? {
         FrontStatement::PassThrough => run_datafusion(ctx, sql).await,
         FrontStatement::Call(call) => procedures::call(ctx, call).await,

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod failing;
+pub mod fixtures;
 
 use std::path::{Path, PathBuf};
 

@@ -149,7 +149,8 @@ pub fn compaction_plan_avro(plan: &CompactionPlan) -> Result<Vec<u8>> {
         .map_err(|e| bad(e.to_string()))
 }
 
-fn field<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+/// The value of field `name` of an Avro record, through a union.
+pub(crate) fn field<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
     let Value::Record(fields) = v else {
         return None;
     };
@@ -160,7 +161,8 @@ fn field<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
     })
 }
 
-fn string(v: Option<&Value>) -> Option<String> {
+/// The text of an Avro string value.
+pub(crate) fn string(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) => Some(s.clone()),
         _ => None,

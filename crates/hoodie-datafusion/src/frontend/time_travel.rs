@@ -1,0 +1,162 @@
+//! `TIMESTAMP AS OF`: Spark's time-travel clause after a table name
+//! (`t [FOR] TIMESTAMP AS OF <literal>`, also `SYSTEM_TIME`), which DataFusion's grammar lacks.
+//! The clause is rewritten into hoodie's table function `hudi_time_travel('<t>', '<instant>')`,
+//! aliased as the table so qualified names keep working; `VERSION AS OF` fails as in Hudi 1.2.
+
+use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::{Keyword, RESERVED_FOR_TABLE_ALIAS};
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+use crate::error::{HoodieError, Result};
+
+/// The table function a time-travel clause becomes.
+pub const TIME_TRAVEL_FUNCTION: &str = "hudi_time_travel";
+
+fn word_is(t: &Token, w: &str) -> bool {
+    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+}
+
+/// `sql` with every time-travel clause rewritten (`None`: it has none).
+pub fn rewrite(sql: &str) -> Result<Option<String>> {
+    let lower = sql.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    if !words.windows(2).any(|w| w == ["as", "of"]) {
+        return Ok(None);
+    }
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .with_unescape(false)
+        .tokenize()
+        .map_err(|e| HoodieError::Parse {
+            message: e.to_string(),
+        })?;
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
+        .collect();
+    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]);
+    // (first token, last token, replacement) of each clause with its table name
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut k = 0;
+    while k < sig.len() {
+        let is_clause = |kind: &str| {
+            at(k).is_some_and(|t| word_is(t, kind))
+                && at(k + 1).is_some_and(|t| word_is(t, "AS"))
+                && at(k + 2).is_some_and(|t| word_is(t, "OF"))
+        };
+        let version = is_clause("VERSION") || is_clause("SYSTEM_VERSION");
+        let time = is_clause("TIMESTAMP") || is_clause("SYSTEM_TIME");
+        if !(version || time) {
+            k += 1;
+            continue;
+        }
+        if version {
+            return Err(HoodieError::Invalid {
+                message: "Version expression is not supported for time travel (use TIMESTAMP AS OF '<instant>')".into(),
+            });
+        }
+        // an optional FOR, then the table name: words joined by periods
+        let mut name_end = k;
+        if name_end > 0 && at(name_end - 1).is_some_and(|t| word_is(t, "FOR")) {
+            name_end -= 1;
+        }
+        let mut name_start = name_end;
+        while name_start > 0 && matches!(at(name_start - 1), Some(Token::Word(_))) {
+            name_start -= 1;
+            if name_start > 0 && matches!(at(name_start - 1), Some(Token::Period)) {
+                name_start -= 1;
+            } else {
+                break;
+            }
+        }
+        if name_start == name_end {
+            return Err(HoodieError::Parse {
+                message: "TIMESTAMP AS OF must follow a table name".into(),
+            });
+        }
+        let value = match at(k + 3) {
+            Some(Token::SingleQuotedString(s)) => s.replace("''", "'"),
+            Some(Token::Number(n, _)) => n.clone(),
+            other => {
+                return Err(HoodieError::Parse {
+                    message: format!(
+                        "TIMESTAMP AS OF takes a string or number literal (an instant such as '2024-01-31 10:00:00' or 20240131100000000), got {}",
+                        other.map_or("nothing".to_string(), |t| t.to_string())
+                    ),
+                })
+            }
+        };
+        let name: String = (name_start..name_end)
+            .map(|j| at(j).map(|t| t.to_string()).unwrap_or_default())
+            .collect();
+        let last = at(name_end - 1).map(|t| t.to_string()).unwrap_or_default();
+        let aliased = match at(k + 4) {
+            Some(Token::Word(w)) => {
+                w.keyword == Keyword::AS
+                    || w.quote_style.is_some()
+                    || !RESERVED_FOR_TABLE_ALIAS.contains(&w.keyword)
+            }
+            _ => false,
+        };
+        let mut text = format!(
+            "{TIME_TRAVEL_FUNCTION}('{}', '{}')",
+            name.replace('\'', "''"),
+            value.replace('\'', "''")
+        );
+        if !aliased {
+            text.push_str(&format!(" AS {last}"));
+        }
+        edits.push((sig[name_start], sig[k + 3], text));
+        k += 4;
+    }
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut i = 0;
+    for (first, last, text) in edits {
+        out.extend(tokens[i..first].iter().map(|t| t.to_string()));
+        out.push_str(&text);
+        i = last + 1;
+    }
+    out.extend(tokens[i..].iter().map(|t| t.to_string()));
+    Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(sql: &str) -> String {
+        rewrite(sql).unwrap().unwrap_or_else(|| sql.to_string())
+    }
+
+    #[test]
+    fn rewrites_the_clause_into_the_table_function() {
+        assert_eq!(
+            r("SELECT * FROM t TIMESTAMP AS OF '2024-01-02 03:04:05' WHERE id = 1"),
+            "SELECT * FROM hudi_time_travel('t', '2024-01-02 03:04:05') AS t WHERE id = 1"
+        );
+        assert_eq!(
+            r("select a.id from db.T for timestamp as of 20240102030405000 a join u on a.id = u.id"),
+            "select a.id from hudi_time_travel('db.T', '20240102030405000') a join u on a.id = u.id"
+        );
+        assert_eq!(
+            r("SELECT 1 FROM \"MyT\" FOR SYSTEM_TIME AS OF '2024-01-02' AS x"),
+            "SELECT 1 FROM hudi_time_travel('\"MyT\"', '2024-01-02') AS x"
+        );
+        assert_eq!(
+            r("SELECT * FROM (SELECT * FROM t TIMESTAMP AS OF '1' ) s"),
+            "SELECT * FROM (SELECT * FROM hudi_time_travel('t', '1') AS t ) s"
+        );
+        assert!(rewrite("SELECT 'as of' FROM t").unwrap().is_none());
+    }
+
+    #[test]
+    fn version_and_bad_values_are_errors() {
+        let e = rewrite("SELECT * FROM t VERSION AS OF 3").unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("Version expression is not supported for time travel"));
+        let e = rewrite("SELECT * FROM t TIMESTAMP AS OF now()").unwrap_err();
+        assert!(e.to_string().contains("string or number literal"), "{e}");
+    }
+}
