@@ -78,3 +78,8 @@ SELECT rider, fare, city FROM trips_mor ORDER BY rider;
 SELECT rider, fare FROM hudi_query('trips_mor', 'read_optimized') WHERE city = 'chennai' ORDER BY rider;
 RUN COMPACTION ON trips_mor;
 SELECT rider, fare FROM hudi_query('trips_mor', 'read_optimized') WHERE city = 'chennai' ORDER BY rider;
+
+-- Time travel: a table as of an instant; before the first commit of trips it was empty.
+SELECT count(*) FROM trips TIMESTAMP AS OF '2000-01-01';
+-- Incremental read: the latest state of every record the commits after 'earliest' (the start) wrote.
+SELECT rider, fare, city FROM hudi_table_changes('trips_mor', 'latest_state', 'earliest') ORDER BY rider;

@@ -55,6 +55,8 @@ def verdict(seq, oc, plant=()):
         d = compare.diff(seq.table, seq.expected, rows)
         if d:
             return kind, d
+    if getattr(oc, "history_error", None):
+        return "time-travel", oc.history_error
     return None
 
 

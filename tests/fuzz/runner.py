@@ -54,14 +54,70 @@ def copy_stmt(table, path):
     return f"COPY (SELECT {select_cols(table)} FROM {table.name}) TO '{path}' STORED AS PARQUET"
 
 
+def checks_history(seq):
+    """Every fourth sequence also checks time travel (it costs a copy after every statement)."""
+    return seq.seed % 4 == 0
+
+
 def script_for(seq, ident_mode, out=None):
-    """The hoodie statements of one sequence (and the COPY of its table to out)."""
+    """The hoodie statements of one sequence (and the COPY of its table to out; for a sequence
+    that checks history, a copy after every statement too)."""
     stmts = ["RESET"]
-    for u in seq.units:
+    for k, u in enumerate(seq.units):
         stmts += u.hoodie(Idents(ident_mode, random.Random(u.iseed)))
+        if out and checks_history(seq):
+            stmts.append(copy_stmt(seq.table, f"{out}.step{k}"))
     if out:
         stmts.append(copy_stmt(seq.table, out))
     return stmts
+
+
+def completed_writes(base):
+    """Requested times of the completed commits, deltacommits and replacecommits of a table."""
+    names = os.listdir(os.path.join(base, ".hoodie")) if os.path.isdir(os.path.join(base, ".hoodie")) else []
+    out = []
+    for n in names:
+        head, _, action = n.partition(".")
+        if action in ("commit", "deltacommit", "replacecommit") and head.isdigit():
+            out.append(head)
+    return sorted(out)
+
+
+def dedup(states):
+    out = []
+    for s in states:
+        if not out or out[-1] != s:
+            out.append(s)
+    return out
+
+
+def canon_rows(rows):
+    return sorted(tuple(sorted((k, str(v)) for k, v in r.items())) for r in rows)
+
+
+def history_check(seq, wh, binary):
+    """Time travel against the states the sequence went through: the table as of each completed
+    write, in order, must pass through the same states as the copies taken after each statement
+    (consecutive repeats dropped: a compaction or a statement that changes nothing). Returns the
+    first difference, or None."""
+    same = os.path.join(wh, f"{seq.seed}-same.parquet")
+    steps = [canon_rows(read_parquet(f"{same}.step{k}")) for k in range(len(seq.units))
+             if os.path.exists(f"{same}.step{k}")]
+    instants = completed_writes(os.path.join(wh, seq.table.name))
+    stmts = [f"COPY (SELECT {select_cols(seq.table)} FROM {seq.table.name} TIMESTAMP AS OF '{i}') "
+             f"TO '{same}.asof{i}' STORED AS PARQUET" for i in instants]
+    script = os.path.join(wh, f"history-{seq.seed}.sql")
+    write_script(script, stmts)
+    rc, so, se = run_hoodie(binary, wh, script)
+    if rc != 0:
+        return "time travel failed: " + error_line(so, se)
+    travelled = [canon_rows(read_parquet(f"{same}.asof{i}")) for i in instants]
+    want, got = dedup([[]] + steps), dedup([[]] + travelled)
+    if want != got:
+        return (f"{len(want) - 1} states after the statements, {len(got) - 1} as of the "
+                f"{len(instants)} commits; first difference at state "
+                f"{next((k for k, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))}")
+    return None
 
 
 def write_script(path, stmts):
@@ -84,6 +140,7 @@ class Outcome:
     def __init__(self, error=None, same=None, fresh=None, hudi=None, fresh_error=None, hudi_error=None):
         self.error, self.same, self.fresh, self.hudi = error, same, fresh, hudi
         self.fresh_error, self.hudi_error = fresh_error, hudi_error
+        self.history_error = None
 
 
 def run_batch(seqs, binary, work, ident_mode, tag="b"):
@@ -131,6 +188,8 @@ def _fresh_and_hudi(done, out, binary, wh):
     rc, so, se = run_hoodie(binary, wh, script)
     for s in done:
         o = out[s.seed]
+        if checks_history(s):
+            o.history_error = history_check(s, wh, binary)
         p = os.path.join(wh, f"{s.seed}-fresh.parquet")
         if os.path.exists(p):
             o.fresh = read_parquet(p)

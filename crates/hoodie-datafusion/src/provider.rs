@@ -148,7 +148,7 @@ impl HudiTableProvider {
             let read = self.read_kind(session)?;
             if read != ReadKind::Snapshot {
                 return Err(HoodieError::Invalid {
-                    message: format!("UPDATE, DELETE and MERGE change the latest snapshot of {}, but the session's read options ask for a {} read; RESET hoodie.datasource.query.type (and as.of.instant) first", self.name, read.describe()),
+                    message: format!("UPDATE, DELETE and MERGE change the latest snapshot of {}, but the session's read options ask for another query ({}); RESET hoodie.datasource.query.type first", self.name, read.describe()),
                 });
             }
         }
@@ -351,7 +351,6 @@ impl HudiTableProvider {
         read_optimized: bool,
         as_of: Option<&str>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        let storage = self.table.storage();
         let dropped = self
             .dropped_partition_fields()
             .map_err(HoodieError::into_datafusion)?;
@@ -380,8 +379,33 @@ impl HudiTableProvider {
                 state.config().target_partitions(),
             )?);
         }
+        let projected = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
+        };
+        match self.parquet_scan(state, &slices, projection, limit, dropped)? {
+            Some(scan) => plans.push(scan),
+            None if plans.is_empty() => return Ok(Arc::new(EmptyExec::new(projected))),
+            None => {}
+        }
+        if plans.len() == 1 {
+            return Ok(plans.remove(0));
+        }
+        UnionExec::try_new(plans)
+    }
+
+    /// DataFusion's parquet scan of the base files of `slices` (`None`: they have none).
+    fn parquet_scan(
+        &self,
+        state: &dyn Session,
+        slices: &[FileSlice],
+        projection: Option<&Vec<usize>>,
+        limit: Option<usize>,
+        dropped: Vec<datafusion::arrow::datatypes::FieldRef>,
+    ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
+        let storage = self.table.storage();
         let mut files: Vec<PartitionedFile> = Vec::with_capacity(slices.len());
-        for s in &slices {
+        for s in slices {
             let Some(b) = s.base_file.as_ref() else {
                 continue;
             };
@@ -400,15 +424,8 @@ impl HudiTableProvider {
             }
             files.push(file);
         }
-        let projected = match projection {
-            Some(p) => Arc::new(self.schema.project(p)?),
-            None => self.schema.clone(),
-        };
         if files.is_empty() {
-            return Ok(match plans.pop() {
-                Some(p) => p,
-                None => Arc::new(EmptyExec::new(projected)),
-            });
+            return Ok(None);
         }
         let n_groups = state.config().target_partitions().max(1).min(files.len());
         let mut groups: Vec<Vec<PartitionedFile>> = vec![Vec::new(); n_groups];
@@ -444,8 +461,7 @@ impl HudiTableProvider {
             .with_projection_indices(projection.cloned())?
             .with_limit(limit)
             .build();
-        plans.push(DataSourceExec::from_data_source(config));
-        UnionExec::try_new(plans)
+        Ok(Some(DataSourceExec::from_data_source(config)))
     }
 }
 

@@ -2,23 +2,13 @@
 //! container in table versions 6 to 9): hoodie reads the earliest commit it kept, which bounds
 //! how far back a time-travel read can go.
 
-use apache_avro::Reader;
-
-use super::compaction_plan::{field, string};
-use crate::error::{FormatError, Result};
+use super::compaction_plan::{field, first_record, string};
+use crate::error::Result;
 
 /// `earliestCommitToRetain` of a completed clean (`None` when empty: a clean that keeps file
 /// versions rather than commits).
 pub fn earliest_commit_to_retain(bytes: &[u8], path: &str) -> Result<Option<String>> {
-    let corrupt = |reason: String| FormatError::Corrupt {
-        path: path.to_string(),
-        reason,
-    };
-    let mut reader = Reader::new(bytes).map_err(|e| corrupt(e.to_string()))?;
-    let value = reader
-        .next()
-        .ok_or_else(|| corrupt("no clean metadata record".into()))?
-        .map_err(|e| corrupt(e.to_string()))?;
+    let value = first_record(bytes, path, "clean metadata")?;
     Ok(string(field(&value, "earliestCommitToRetain")).filter(|s| !s.is_empty()))
 }
 

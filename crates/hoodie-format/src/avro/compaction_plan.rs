@@ -169,6 +169,20 @@ pub(crate) fn string(v: Option<&Value>) -> Option<String> {
     }
 }
 
+/// The first record of an Avro object container file (the one a timeline file holds); `what`
+/// names it in the error when there is none.
+pub(crate) fn first_record(bytes: &[u8], path: &str, what: &str) -> Result<Value> {
+    let corrupt = |reason: String| FormatError::Corrupt {
+        path: path.to_string(),
+        reason,
+    };
+    let mut reader = Reader::new(bytes).map_err(|e| corrupt(e.to_string()))?;
+    reader
+        .next()
+        .ok_or_else(|| corrupt(format!("no {what} record")))?
+        .map_err(|e| corrupt(e.to_string()))
+}
+
 /// Decodes a `.compaction.requested` file (either plan version; version 1 paths are reduced
 /// to file names).
 pub fn parse_compaction_plan(bytes: &[u8], path: &str) -> Result<CompactionPlan> {
@@ -176,11 +190,7 @@ pub fn parse_compaction_plan(bytes: &[u8], path: &str) -> Result<CompactionPlan>
         path: path.to_string(),
         reason,
     };
-    let mut reader = Reader::new(bytes).map_err(|e| corrupt(e.to_string()))?;
-    let value = reader
-        .next()
-        .ok_or_else(|| corrupt("no plan record".into()))?
-        .map_err(|e| corrupt(e.to_string()))?;
+    let value = first_record(bytes, path, "plan")?;
     let name = |p: String| p.rsplit('/').next().unwrap_or(&p).to_string();
     let mut operations = Vec::new();
     if let Some(Value::Array(ops)) = field(&value, "operations") {
