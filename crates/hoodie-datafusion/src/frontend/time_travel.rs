@@ -72,6 +72,21 @@ pub fn rewrite(sql: &str) -> Result<Option<String>> {
                 message: "TIMESTAMP AS OF must follow a table name".into(),
             });
         }
+        // the target of a write is its latest state: INTO t, UPDATE t, DELETE FROM t, TABLE t
+        let before = name_start.checked_sub(1).and_then(at);
+        let written = before.is_some_and(|t| {
+            word_is(t, "INTO")
+                || word_is(t, "UPDATE")
+                || word_is(t, "TABLE")
+                || (word_is(t, "FROM")
+                    && name_start >= 2
+                    && at(name_start - 2).is_some_and(|d| word_is(d, "DELETE")))
+        });
+        if written {
+            return Err(HoodieError::Invalid {
+                message: "TIMESTAMP AS OF reads a table as it was; the table a statement writes to cannot take it (write to the table itself, or read the old state in the statement's source)".into(),
+            });
+        }
         let value = match at(k + 3) {
             Some(Token::SingleQuotedString(s)) => s.replace("''", "'"),
             Some(Token::Number(n, _)) => n.clone(),
@@ -158,5 +173,21 @@ mod tests {
             .contains("Version expression is not supported for time travel"));
         let e = rewrite("SELECT * FROM t TIMESTAMP AS OF now()").unwrap_err();
         assert!(e.to_string().contains("string or number literal"), "{e}");
+        for write in [
+            "INSERT INTO t TIMESTAMP AS OF '1' VALUES (1)",
+            "UPDATE t TIMESTAMP AS OF '1' SET a = 1",
+            "DELETE FROM db.t TIMESTAMP AS OF '1' WHERE a = 1",
+            "MERGE INTO t TIMESTAMP AS OF '1' USING s ON t.a = s.a WHEN MATCHED THEN DELETE",
+            "INSERT OVERWRITE TABLE t TIMESTAMP AS OF '1' SELECT 1",
+        ] {
+            let e = rewrite(write).unwrap_err().to_string();
+            assert!(
+                e.contains("the table a statement writes to cannot take it"),
+                "{write}: {e}"
+            );
+        }
+        // a source of a write may
+        assert!(rewrite("INSERT INTO u SELECT * FROM t TIMESTAMP AS OF '1'").is_ok());
+        assert!(rewrite("DELETE FROM u WHERE a IN (SELECT a FROM t TIMESTAMP AS OF '1')").is_ok());
     }
 }

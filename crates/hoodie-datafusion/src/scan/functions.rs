@@ -16,15 +16,20 @@ use super::read_kind::{instant_zone, ReadKind};
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
 
+/// The names of hoodie's table functions (each reads the table its first argument names).
+pub const TABLE_FUNCTIONS: [&str; 3] = [
+    "hudi_query",
+    "hudi_table_changes",
+    crate::frontend::time_travel::TIME_TRAVEL_FUNCTION,
+];
+
 /// The names and implementations of hoodie's table functions.
 pub fn table_functions() -> Vec<(&'static str, Arc<dyn TableFunctionImpl>)> {
+    let [query, changes, time_travel] = TABLE_FUNCTIONS;
     vec![
-        ("hudi_query", Arc::new(HudiQueryFunction)),
-        ("hudi_table_changes", Arc::new(HudiTableChangesFunction)),
-        (
-            crate::frontend::time_travel::TIME_TRAVEL_FUNCTION,
-            Arc::new(HudiTimeTravelFunction),
-        ),
+        (query, Arc::new(HudiQueryFunction)),
+        (changes, Arc::new(HudiTableChangesFunction)),
+        (time_travel, Arc::new(HudiTimeTravelFunction)),
     ]
 }
 

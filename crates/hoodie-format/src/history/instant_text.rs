@@ -153,6 +153,11 @@ mod tests {
             "2024-04-18X17:35:51",
             "yesterday",
             "",
+            // non-ASCII text of the lengths the date forms have
+            "2024-04-1é 17:35:51",
+            "2024-04-18 17:35:5é",
+            "é024-04-1",
+            "2024-04-18T17:35:51.9é",
         ] {
             let e = query_instant(bad, InstantZone::Utc)
                 .unwrap_err()
