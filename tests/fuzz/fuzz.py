@@ -57,6 +57,8 @@ def verdict(seq, oc, plant=()):
             return kind, d
     if getattr(oc, "history_error", None):
         return "time-travel", oc.history_error
+    if getattr(oc, "cdc_error", None):
+        return "cdc", oc.cdc_error
     return None
 
 

@@ -89,6 +89,10 @@ class Table:
         # files without the partition column (hoodie.datasource.write.drop.partition.columns);
         # hudi-rs 0.5.0 refuses such tables, so they are not read with it
         self.drop_partition = bool(self.partition is not None and f.get("drop_partition", rng.random() < 0.15))
+        # CDC logging in one of its modes (the change rows are replayed against the table's states)
+        self.cdc = None
+        if self.pk and not self.drop_partition and f.get("cdc", rng.random() < 0.3):
+            self.cdc = f.get("cdc_mode", rng.choice(["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]))
         n = f.get("ndata", rng.randint(2, 5))
         data = [Col(n_, t) for n_, t in rng.sample(DATA_COLUMNS, n)]
         self.data = data
@@ -119,6 +123,7 @@ class Table:
                 f"{'index=GLOBAL_SIMPLE ' if self.global_index else ''}"
                 f"{'index=BUCKET ' if self.bucket else ''}"
                 f"{'drop.partition.columns ' if self.drop_partition else ''}"
+                f"{'cdc=' + self.cdc + ' ' if self.cdc else ''}"
                 f"ordering={self.ordering.name + ':' + self.ordering.typ if self.ordering else None} "
                 f"mode={self.mode} partition={self.partition.name + ':' + self.partition.typ if self.partition else None}")
 

@@ -120,6 +120,69 @@ def history_check(seq, wh, binary):
     return None
 
 
+def identity(table, row):
+    return tuple(str(row.get(c.name)) for c in table.identity)
+
+
+def replay_commit(table, state, changes):
+    """Applies one commit's change rows to `state` (identity -> data row): its deletes, then its
+    updates, then its inserts (a record that moves partition is a delete and an insert). Returns
+    what went wrong, or None."""
+    for op in ("d", "u", "i"):
+        for ch in changes:
+            if ch["op"] != op:
+                continue
+            before, after = ch["before"], ch["after"]
+            if op in ("d", "u"):
+                if before is None or identity(table, before) not in state:
+                    return f"'{op}' of a record the table did not hold: {before}"
+                if canon_rows([state[identity(table, before)]]) != canon_rows([before]):
+                    return f"'{op}' whose before image {before} is not the record {state[identity(table, before)]}"
+                del state[identity(table, before)]
+            if op in ("u", "i"):
+                if after is None or identity(table, after) in state:
+                    return f"'{op}' of a record the table already held: {after}"
+                state[identity(table, after)] = after
+    return None
+
+
+def cdc_check(seq, wh, binary):
+    """Replays the table's CDC rows (typed images) commit by commit from the empty table: every
+    'd' and 'u' must find the record its before image shows, the states must pass through the
+    table's states after each statement (sequences that copy them), and end at its final state.
+    Returns the first difference, or None."""
+    same = os.path.join(wh, f"{seq.seed}-same.parquet")
+    out = f"{same}.cdc"
+    script = os.path.join(wh, f"cdc-{seq.seed}.sql")
+    write_script(script, [
+        "SET hoodie.datafusion.cdc.image.format = 'struct'",
+        f"COPY (SELECT op, ts_ms, before, after FROM hudi_table_changes('{seq.table.name}', 'cdc', 'earliest')) "
+        f"TO '{out}' STORED AS PARQUET"])
+    rc, so, se = run_hoodie(binary, wh, script)
+    if rc != 0:
+        return "CDC read failed: " + error_line(so, se)
+    rows = read_parquet(out)
+    data = [c.name for c in seq.table.columns]
+    commits = sorted({r["ts_ms"] for r in rows})
+    state, states = {}, []
+    for ts in commits:
+        err = replay_commit(seq.table, state, [r for r in rows if r["ts_ms"] == ts])
+        if err:
+            return f"commit {ts}: {err}"
+        states.append(canon_rows(list(state.values())))
+    final = canon_rows([{c: r[c] for c in data} for r in read_parquet(same)])
+    if (states[-1] if states else []) != final:
+        return f"replaying {len(rows)} change rows of {len(commits)} commits does not give the table"
+    if checks_history(seq):
+        steps = [canon_rows([{c: r[c] for c in data} for r in read_parquet(f"{same}.step{k}")])
+                 for k in range(len(seq.units)) if os.path.exists(f"{same}.step{k}")]
+        want, got = dedup([[]] + steps), dedup([[]] + states)
+        if want != got:
+            return (f"{len(want) - 1} states after the statements, {len(got) - 1} replayed from the "
+                    f"change rows of {len(commits)} commits")
+    return None
+
+
 def write_script(path, stmts):
     with open(path, "w") as f:
         for s in stmts:
@@ -141,6 +204,7 @@ class Outcome:
         self.error, self.same, self.fresh, self.hudi = error, same, fresh, hudi
         self.fresh_error, self.hudi_error = fresh_error, hudi_error
         self.history_error = None
+        self.cdc_error = None
 
 
 def run_batch(seqs, binary, work, ident_mode, tag="b"):
@@ -190,6 +254,8 @@ def _fresh_and_hudi(done, out, binary, wh):
         o = out[s.seed]
         if checks_history(s):
             o.history_error = history_check(s, wh, binary)
+        if getattr(s.table, "cdc", None) and not o.history_error:
+            o.cdc_error = cdc_check(s, wh, binary)
         p = os.path.join(wh, f"{s.seed}-fresh.parquet")
         if os.path.exists(p):
             o.fresh = read_parquet(p)

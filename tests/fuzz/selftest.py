@@ -161,12 +161,32 @@ def plant_tests(hoodie):
             check(f"plant {plant}: the shrunk script is small ({n} statements)", n <= most, True)
 
 
+def cdc_replay_tests():
+    """The CDC check's replay: a right change log replays to the table; a wrong one is caught."""
+    from runner import canon_rows, replay_commit
+    t = table("c", [("Id", "INT"), ("v", "STRING"), ("Dt", "STRING")], ["Id"], partition="Dt")
+    a, a2, b = {"Id": 1, "v": "a", "Dt": "x"}, {"Id": 1, "v": "a2", "Dt": "x"}, {"Id": 2, "v": None, "Dt": "x"}
+    state = {}
+    check("cdc replay: inserts", replay_commit(t, state, [
+        {"op": "i", "before": None, "after": a}, {"op": "i", "before": None, "after": b}]), None)
+    check("cdc replay: an update and a delete", replay_commit(t, state, [
+        {"op": "u", "before": a, "after": a2}, {"op": "d", "before": b, "after": None}]), None)
+    check("cdc replay: the state", canon_rows(list(state.values())), canon_rows([a2]))
+    check("cdc replay: an update of a missing record is caught",
+          "did not hold" in (replay_commit(t, dict(state), [{"op": "u", "before": b, "after": b}]) or ""), True)
+    check("cdc replay: a wrong before image is caught",
+          "is not the record" in (replay_commit(t, dict(state), [{"op": "d", "before": a, "after": None}]) or ""), True)
+    check("cdc replay: an insert of a held record is caught",
+          "already held" in (replay_commit(t, dict(state), [{"op": "i", "before": None, "after": a2}]) or ""), True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hoodie", default=os.path.join(ROOT, "target", "debug", "hoodie"))
     ap.add_argument("--oracle-only", action="store_true")
     a = ap.parse_args()
     oracle_tests()
+    cdc_replay_tests()
     if not a.oracle_only:
         plant_tests(os.path.abspath(a.hoodie))
     if failures:

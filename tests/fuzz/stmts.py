@@ -48,6 +48,9 @@ class Create:
             props.append("hoodie.bucket.index.num.buckets = '3'")
         if getattr(t, "drop_partition", False):
             props.append("hoodie.datasource.write.drop.partition.columns = 'true'")
+        if getattr(t, "cdc", None):
+            props.append("'hoodie.table.cdc.enabled' = 'true'")
+            props.append(f"'hoodie.table.cdc.supplemental.logging.mode' = '{t.cdc}'")
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")

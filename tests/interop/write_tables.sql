@@ -116,3 +116,24 @@ CREATE TABLE mor_ow (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'mor', p
 INSERT INTO mor_ow VALUES (1, 'a'), (2, 'b');
 UPDATE mor_ow SET v = 'B' WHERE id = 2;
 INSERT OVERWRITE mor_ow VALUES (3, 'c');
+
+-- CDC logging: hudi-rs reads CDC tables as ordinary ones (it skips the .cdc logs beside the
+-- base files); check.py compares its rows with hoodie's. cdc_mor's second insert fills the
+-- small base-only file group (a rewrite, so a .cdc log in a merge-on-read slice), then logs
+CREATE TABLE cdc_cow (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true');
+INSERT INTO cdc_cow VALUES (1, 'a', 10.0, 100, 'd1'), (2, NULL, 20.0, 100, 'd1'), (3, 'c', NULL, 100, 'd2');
+UPDATE cdc_cow SET price = 11.0 WHERE id = 1;
+DELETE FROM cdc_cow WHERE id = 3;
+MERGE INTO cdc_cow USING (SELECT 2 AS id, 'b' AS name, 21.0 AS price, 200 AS ts, 'd1' AS dt UNION ALL
+    SELECT 4, 'd', 40.0, 100, 'd2') s ON cdc_cow.id = s.id
+  WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *;
+CREATE TABLE cdc_mor (id INT, k STRING, v STRING) USING hudi
+  TBLPROPERTIES (type = 'mor', primaryKey = 'id,k', 'hoodie.table.cdc.enabled' = 'true',
+                 'hoodie.table.cdc.supplemental.logging.mode' = 'DATA_BEFORE');
+INSERT INTO cdc_mor VALUES (1, 'x', 'one'), (2, 'y', NULL);
+SET hoodie.datasource.write.operation = 'upsert';
+INSERT INTO cdc_mor VALUES (3, 'z', 'three');
+RESET hoodie.datasource.write.operation;
+UPDATE cdc_mor SET v = 'TWO' WHERE id = 2;
+DELETE FROM cdc_mor WHERE id = 1;

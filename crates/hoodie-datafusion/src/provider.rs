@@ -114,10 +114,35 @@ impl HudiTableProvider {
             return Ok(r.clone());
         }
         let zone = crate::scan::read_kind::instant_zone(self.table.config());
-        Ok(
-            crate::scan::read_kind::read_from_options(|k| session.get(k), zone)?
-                .unwrap_or(ReadKind::Snapshot),
-        )
+        match crate::scan::read_kind::read_from_options(|k| session.get(k), zone)? {
+            // change rows are not the table's columns, which the statement was planned with
+            Some(ReadKind::Changes { .. }) => Err(HoodieError::Invalid {
+                message: format!(
+                    "a CDC read (hoodie.datasource.query.incremental.format = cdc) as a session option of {}: CDC rows have their own columns; use hudi_table_changes('{}', 'cdc', ...) or CREATE EXTERNAL TABLE ... OPTIONS with the read options",
+                    self.name, self.name
+                ),
+            }),
+            other => Ok(other.unwrap_or(ReadKind::Snapshot)),
+        }
+    }
+
+    /// The change rows a CDC view reads, if this is one.
+    fn changes(&self) -> Option<Result<crate::scan::cdc::CdcTableProvider, HoodieError>> {
+        let Some(ReadKind::Changes { begin, end, images }) = &self.read else {
+            return None;
+        };
+        Some(crate::scan::cdc::CdcTableProvider::try_new(
+            self.table.clone(),
+            self.schema.clone(),
+            begin.clone(),
+            end.clone(),
+            *images,
+        ))
+    }
+
+    /// Fails unless this view can be read (a CDC view of a table that logs no changes).
+    pub fn check_readable(&self) -> Result<(), HoodieError> {
+        self.changes().transpose().map(|_| ())
     }
 
     /// The table.
@@ -468,7 +493,10 @@ impl HudiTableProvider {
 #[async_trait]
 impl TableProvider for HudiTableProvider {
     fn schema(&self) -> SchemaRef {
-        self.schema.clone()
+        match self.changes() {
+            Some(Ok(cdc)) => cdc.schema(),
+            _ => self.schema.clone(),
+        }
     }
 
     fn table_type(&self) -> TableType {
@@ -489,6 +517,10 @@ impl TableProvider for HudiTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if let Some(cdc) = self.changes() {
+            let cdc = cdc.map_err(HoodieError::into_datafusion)?;
+            return cdc.scan(state, projection, filters, limit).await;
+        }
         let read = self
             .read_kind(&SessionOptions::of_session(state))
             .map_err(HoodieError::into_datafusion)?;

@@ -293,6 +293,51 @@ async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
     );
 }
 
+#[tokio::test]
+async fn failed_updates_of_a_cdc_table_leave_no_cdc_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true')",
+        &loc,
+    )
+    .await;
+    ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
+        .await
+        .unwrap();
+    let before = snapshot(&ctx).await;
+    let StatementOutput::Rows { batches, .. } = ctx
+        .run("SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, id, 'zz' AS name, price, dt, false AS __hoodie_is_delete FROM t WHERE id >= 2")
+        .await
+        .unwrap()
+    else {
+        panic!("rows expected")
+    };
+    let storage = TableStorage::local(&loc).unwrap();
+    let points = fail_every_write_of_change_set(&ctx, &storage, &batches, 2, &before).await;
+    assert!(points > 5, "only {points} write points were exercised");
+    // one rewrite of partition y's file group, so one .cdc log: every failed attempt's was
+    // rolled back with its instant
+    let files = files_under(&loc);
+    let cdc: Vec<&String> = files.iter().filter(|f| f.ends_with(".cdc")).collect();
+    assert_eq!(cdc.len(), 1, "{files:?}");
+    assert!(cdc[0].starts_with("dt=y/."), "{cdc:?}");
+    assert_eq!(
+        common::count(
+            &ctx,
+            "SELECT count(*) FROM hudi_table_changes('t', 'cdc', 'earliest') WHERE op = 'u'"
+        )
+        .await,
+        2
+    );
+    assert!(
+        !files.iter().any(|f| f.starts_with(".hoodie/.temp/")),
+        "markers left behind: {files:?}"
+    );
+}
+
 /// Writes the change set `batches` through a store that fails its N-th write, for N = 1, 2, ...
 /// until the write succeeds (with `affected` rows): after each failure the table reads `before`.
 /// Returns how many write points failed.

@@ -172,7 +172,8 @@ keys! {
     CHECKSUM = ("hoodie.table.checksum", [], None, Text, "CRC-32 of database.table, checked by Java readers.");
     RECORD_MERGE_MODE = ("hoodie.record.merge.mode", [], None, OneOf(&["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"]), "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING.");
     PAYLOAD_CLASS = ("hoodie.compaction.payload.class", ["hoodie.datasource.write.payload.class"], None, Text, "Record payload class (table version 6).");
-    CDC_ENABLED = ("hoodie.table.cdc.enabled", [], Some("false"), Bool, "Write CDC logs.");
+    CDC_ENABLED = ("hoodie.table.cdc.enabled", [], Some("false"), Bool, "Write CDC logs: every rewrite of a file group logs its changed records to a .cdc log beside it.");
+    CDC_LOGGING_MODE = ("hoodie.table.cdc.supplemental.logging.mode", [], Some("DATA_BEFORE_AFTER"), OneOf(&["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]), "What a CDC log holds per changed record: OP_KEY_ONLY (operation and key), DATA_BEFORE (and the before image) or DATA_BEFORE_AFTER (before and after images).");
     METADATA_PARTITIONS = ("hoodie.table.metadata.partitions", [], None, Text, "Metadata table partitions in use.");
 
     // ---- write options ----
@@ -204,7 +205,8 @@ keys! {
     QUERY_TYPE = ("hoodie.datasource.query.type", [], Some("snapshot"), OneOf(&["snapshot", "read_optimized", "incremental"]), "How a table is read: snapshot (the latest merged state), read_optimized (base files alone) or incremental (the records a window of commits changed).");
     READ_BEGIN_INSTANT = ("hoodie.datasource.read.begin.instanttime", [], None, Text, "Incremental reads: the window starts after this instant (exclusive; earliest or 000 for the first commit on).");
     READ_END_INSTANT = ("hoodie.datasource.read.end.instanttime", [], None, Text, "Incremental reads: the window ends at this instant (inclusive; the latest commit when unset).");
-    INCREMENTAL_FORMAT = ("hoodie.datasource.query.incremental.format", [], Some("latest_state"), OneOf(&["latest_state", "cdc"]), "Incremental reads: latest_state (the latest state of each changed record) or cdc (change records; not supported yet).");
+    INCREMENTAL_FORMAT = ("hoodie.datasource.query.incremental.format", [], Some("latest_state"), OneOf(&["latest_state", "cdc"]), "Incremental reads: latest_state (the latest state of each changed record) or cdc (change records: op, ts_ms, before, after).");
+    CDC_IMAGE_FORMAT = ("hoodie.datafusion.cdc.image.format", [], Some("json"), OneOf(&["json", "struct"]), "hoodie's own (no Hudi key): CDC reads give before and after as JSON text (json, as Hudi) or as struct columns of the table's data columns (struct).");
     AS_OF_INSTANT = ("as.of.instant", [], None, Text, "Time travel: read the table as of this instant (the forms TIMESTAMP AS OF takes).");
     MERGE_JOIN_PASSES = ("hoodie.merge.join.passes", [], Some("auto"), AutoOrCount { max: 1024 }, "MERGE INTO on a table with a record key: how many passes its join runs in, one after another, each over the source and target rows whose record key hashes to it. auto: one under an unbounded memory pool, else the source is measured when the MERGE runs and twice a pass's share of it must fit a quarter of the pool.");
 }

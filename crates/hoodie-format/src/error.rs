@@ -52,6 +52,22 @@ pub enum FormatError {
         #[source]
         source: tokio::task::JoinError,
     },
+    /// A CDC read of a table that does not log changes.
+    #[error("It isn't a CDC hudi table on {location}: CDC reads need a table created with hoodie.table.cdc.enabled = 'true'; read what changed with 'latest_state' instead")]
+    NotCdcTable {
+        /// The table location.
+        location: String,
+    },
+    /// A commit rewrote a file group of a CDC table without logging its changes.
+    #[error("There should be a cdc log file: commit {instant} rewrote {file_group} ({updates} updates) but its write stat names no .cdc log; the table's CDC history is incomplete there")]
+    CdcLogMissing {
+        /// The commit.
+        instant: String,
+        /// Partition path and file id.
+        file_group: String,
+        /// Records it updated.
+        updates: i64,
+    },
     /// The table uses a feature this version of hoodie does not support yet.
     #[error("not supported yet: {feature}")]
     Unsupported {

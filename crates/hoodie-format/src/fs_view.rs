@@ -32,6 +32,9 @@ pub struct FileSlice {
     pub base_file: Option<BaseFile>,
     /// Committed log files (relative paths) of the slice.
     pub log_files: Vec<String>,
+    /// The slice's `.cdc` logs (relative paths), which no snapshot reads: a new log file's
+    /// version counts them, as Java's slices do.
+    pub cdc_logs: Vec<String>,
 }
 
 /// Builds file slices from a listing of the table.
@@ -42,8 +45,15 @@ pub struct FileSystemView {
 
 /// (partition path, file id)
 type GroupKey = (String, String);
-/// base files and (relative path, parsed name) of log files of one file group
-type GroupFiles = (Vec<BaseFile>, Vec<(String, LogFileName)>);
+
+/// The files of one file group: base files, and log files (relative path, parsed name),
+/// `.cdc` logs left out.
+#[derive(Debug, Clone, Default)]
+pub struct GroupFiles {
+    bases: Vec<BaseFile>,
+    logs: Vec<(String, LogFileName)>,
+    cdc_logs: Vec<(String, LogFileName)>,
+}
 
 fn is_hidden_dir(rel: &str) -> bool {
     rel.starts_with(".hoodie/")
@@ -53,30 +63,16 @@ fn is_hidden_dir(rel: &str) -> bool {
             .any(|p| p.starts_with("._") || p == ".DS_Store")
 }
 
-impl FileSystemView {
-    /// The latest committed slice of every file group as of `as_of` (an instant time; `None` =
-    /// the latest completed write). Files of instants that never completed are invisible;
-    /// file groups replaced by a completed replacecommit are left out.
-    pub async fn load(
-        storage: &TableStorage,
-        timeline: &Timeline,
-        as_of: Option<&str>,
-    ) -> Result<Self> {
-        let visible = |instant: &str| -> bool {
-            as_of.is_none_or(|a| instant <= a) && timeline.is_committed(instant)
-        };
-        // file groups replaced as of `as_of`
-        let mut replaced: HashSet<(String, String)> = HashSet::new();
-        for i in timeline.completed_writes() {
-            if i.action == Action::ReplaceCommit && as_of.is_none_or(|a| i.timestamp.as_str() <= a)
-            {
-                let m = timeline.read_commit_metadata(storage, i).await?;
-                for (p, id) in m.replaced_file_ids() {
-                    replaced.insert((p.to_string(), id.to_string()));
-                }
-            }
-        }
-        // group files by (partition, file id)
+/// Every data file of a table, by file group: one listing that slices as of any instant are
+/// cut from.
+#[derive(Debug, Clone, Default)]
+pub struct TableListing {
+    groups: BTreeMap<GroupKey, GroupFiles>,
+}
+
+impl TableListing {
+    /// Lists the table's data files (`.cdc` logs apart: no snapshot reads them).
+    pub async fn read(storage: &TableStorage) -> Result<Self> {
         let mut groups: BTreeMap<GroupKey, GroupFiles> = BTreeMap::new();
         for meta in storage.list_all("").await? {
             let rel = storage.relative(&meta.location);
@@ -91,12 +87,11 @@ impl FileSystemView {
                 continue;
             }
             if let Some(log) = LogFileName::parse(&name) {
-                if !log.is_cdc {
-                    groups
-                        .entry((partition, log.file_id.clone()))
-                        .or_default()
-                        .1
-                        .push((rel, log));
+                let group = groups.entry((partition, log.file_id.clone())).or_default();
+                if log.is_cdc {
+                    group.cdc_logs.push((rel, log));
+                } else {
+                    group.logs.push((rel, log));
                 }
                 continue;
             }
@@ -113,57 +108,117 @@ impl FileSystemView {
                     feature: format!("{ext} base files ({rel})"),
                 });
             }
-            if !visible(&parsed.instant) {
-                continue;
-            }
             groups
                 .entry((partition, parsed.file_id.clone()))
                 .or_default()
-                .0
+                .bases
                 .push(BaseFile {
                     rel_path: rel,
                     name: parsed,
                     size: meta.size,
                 });
         }
-        let mut slices = Vec::new();
-        for ((partition, file_id), (mut bases, logs)) in groups {
-            if replaced.contains(&(partition.clone(), file_id.clone())) {
-                continue;
-            }
-            bases.sort_by(|a, b| a.name.instant.cmp(&b.name.instant));
-            let base = bases.pop();
-            let base_instant = base.as_ref().map(|b| b.name.instant.clone());
-            // committed logs of the latest slice
-            let mut log_files: Vec<&(String, LogFileName)> = logs
+        Ok(Self { groups })
+    }
+
+    /// The file groups listed, as (partition path, file id).
+    pub fn groups(&self) -> impl Iterator<Item = &(String, String)> {
+        self.groups.keys()
+    }
+
+    /// The slice of file group `file_id` in `partition` that a reader seeing the instants
+    /// `visible` accepts (committed ones, up to some instant) reads: its latest visible base
+    /// file and the logs after it. `None` when the group has no such file.
+    pub fn slice<'a>(
+        &'a self,
+        timeline: &Timeline,
+        partition: &str,
+        file_id: &str,
+        visible: &dyn Fn(&str) -> bool,
+    ) -> Option<FileSlice> {
+        let files = self
+            .groups
+            .get(&(partition.to_string(), file_id.to_string()))?;
+        let base = files
+            .bases
+            .iter()
+            .filter(|b| visible(&b.name.instant) && timeline.is_committed(&b.name.instant))
+            .max_by(|a, b| a.name.instant.cmp(&b.name.instant))
+            .cloned();
+        let base_instant = base.as_ref().map(|b| b.name.instant.clone());
+        // committed logs of the latest slice
+        let of_slice = |logs: &'a [(String, LogFileName)]| -> Vec<&'a (String, LogFileName)> {
+            let mut kept: Vec<&(String, LogFileName)> = logs
                 .iter()
                 .filter(|(_, l)| {
                     let after_base = base_instant
                         .as_deref()
                         .is_none_or(|b| l.instant.as_str() >= b);
                     let committed = if timeline.layout() >= 2 {
-                        visible(&l.instant)
+                        visible(&l.instant) && timeline.is_committed(&l.instant)
                     } else {
-                        as_of.is_none_or(|a| l.instant.as_str() <= a)
+                        visible(&l.instant)
                     };
                     after_base && committed
                 })
                 .collect();
-            log_files.sort_by(|a, b| (&a.1.instant, a.1.version).cmp(&(&b.1.instant, b.1.version)));
-            if base.is_none() && log_files.is_empty() {
-                continue;
-            }
-            let base_instant = base_instant
-                .or_else(|| log_files.first().map(|l| l.1.instant.clone()))
-                .unwrap_or_default();
-            slices.push(FileSlice {
-                partition_path: partition,
-                file_id,
-                base_instant,
-                base_file: base,
-                log_files: log_files.into_iter().map(|(r, _)| r.clone()).collect(),
-            });
+            kept.sort_by(|a, b| (&a.1.instant, a.1.version).cmp(&(&b.1.instant, b.1.version)));
+            kept
+        };
+        let log_files = of_slice(&files.logs);
+        let cdc_logs = of_slice(&files.cdc_logs);
+        if base.is_none() && log_files.is_empty() {
+            return None;
         }
+        let base_instant = base_instant
+            .or_else(|| log_files.first().map(|l| l.1.instant.clone()))
+            .unwrap_or_default();
+        Some(FileSlice {
+            partition_path: partition.to_string(),
+            file_id: file_id.to_string(),
+            base_instant,
+            base_file: base,
+            log_files: log_files.into_iter().map(|(r, _)| r.clone()).collect(),
+            cdc_logs: cdc_logs.into_iter().map(|(r, _)| r.clone()).collect(),
+        })
+    }
+}
+
+/// The file groups replacecommits of `timeline` replaced, up to `as_of` (`None`: all).
+pub async fn replaced_file_groups(
+    storage: &TableStorage,
+    timeline: &Timeline,
+    as_of: Option<&str>,
+) -> Result<HashSet<(String, String)>> {
+    let mut replaced = HashSet::new();
+    for i in timeline.completed_writes() {
+        if i.action == Action::ReplaceCommit && as_of.is_none_or(|a| i.timestamp.as_str() <= a) {
+            let m = timeline.read_commit_metadata(storage, i).await?;
+            for (p, id) in m.replaced_file_ids() {
+                replaced.insert((p.to_string(), id.to_string()));
+            }
+        }
+    }
+    Ok(replaced)
+}
+
+impl FileSystemView {
+    /// The latest committed slice of every file group as of `as_of` (an instant time; `None` =
+    /// the latest completed write). Files of instants that never completed are invisible;
+    /// file groups replaced by a completed replacecommit are left out.
+    pub async fn load(
+        storage: &TableStorage,
+        timeline: &Timeline,
+        as_of: Option<&str>,
+    ) -> Result<Self> {
+        let replaced = replaced_file_groups(storage, timeline, as_of).await?;
+        let listing = TableListing::read(storage).await?;
+        let visible = |instant: &str| as_of.is_none_or(|a| instant <= a);
+        let slices = listing
+            .groups()
+            .filter(|g| !replaced.contains(*g))
+            .filter_map(|(p, id)| listing.slice(timeline, p, id, &visible))
+            .collect();
         Ok(Self { slices })
     }
 

@@ -8,6 +8,7 @@ pub mod avro;
 pub mod base_file;
 pub mod bloom;
 pub mod bucket;
+pub mod cdc;
 pub mod compaction;
 pub mod config;
 pub mod error;

@@ -375,6 +375,18 @@ impl TableConfig {
         parse_bool(&k, self.get(&k).unwrap_or("true"))
     }
 
+    /// The CDC logging mode when `hoodie.table.cdc.enabled` is true (`None`: CDC is off).
+    pub fn cdc_mode(&self) -> Result<Option<crate::cdc::CdcMode>> {
+        let k = config::CDC_ENABLED;
+        if !parse_bool(&k, self.get(&k).unwrap_or("false"))? {
+            return Ok(None);
+        }
+        let mode = self
+            .get(&config::CDC_LOGGING_MODE)
+            .unwrap_or("DATA_BEFORE_AFTER");
+        crate::cdc::CdcMode::parse(mode).map(Some)
+    }
+
     /// The merge mode, inferred like Java when not recorded.
     pub fn merge_mode(&self) -> Result<MergeMode> {
         if let Some(m) = self.props.get(config::RECORD_MERGE_MODE.key) {

@@ -57,7 +57,11 @@ pub async fn open_or_create(
         };
         return Ok(
             match crate::scan::read_kind::read_from_options(option, zone)? {
-                Some(read) => (provider.read_view(read), false),
+                Some(read) => {
+                    let view = provider.read_view(read);
+                    view.check_readable()?;
+                    (view, false)
+                }
                 None => (provider, false),
             },
         );

@@ -225,10 +225,8 @@ impl TableSpec {
                 continue;
             }
             if let Some(c) = known {
-                if c == config::CDC_ENABLED && v.eq_ignore_ascii_case("true") {
-                    return Err(HoodieError::Unsupported {
-                        feature: "CDC logging (hoodie.table.cdc.enabled = true)".into(),
-                    });
+                if c == config::CDC_ENABLED || c == config::CDC_LOGGING_MODE {
+                    c.check(v).map_err(hoodie_format::FormatError::from)?;
                 }
                 if c == config::PAYLOAD_CLASS && !v.contains('.') {
                     // Java loads the class by its full name
@@ -243,6 +241,26 @@ impl TableSpec {
                     message: format!("unknown table option {k:?}: use primaryKey, preCombineField, orderingFields, type, recordMergeMode, payloadClass or a hoodie.* key"),
                 });
             }
+        }
+        // Hudi records the logging mode of a CDC table, its default included
+        let cdc = p
+            .get(config::CDC_ENABLED.key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if cdc
+            && p.get(config::POPULATE_META_FIELDS.key)
+                .is_some_and(|v| v.eq_ignore_ascii_case("false"))
+        {
+            return Err(HoodieError::Unsupported {
+                feature: "CDC logging (hoodie.table.cdc.enabled) on a table without meta fields (hoodie.populate.meta.fields = false)".into(),
+            });
+        }
+        if cdc && p.get(config::CDC_LOGGING_MODE.key).is_none() {
+            p.set(
+                config::CDC_LOGGING_MODE.key,
+                config::CDC_LOGGING_MODE
+                    .default
+                    .unwrap_or("DATA_BEFORE_AFTER"),
+            );
         }
         Ok(TableConfig::from_properties(p)?)
     }

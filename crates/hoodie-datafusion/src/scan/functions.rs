@@ -12,6 +12,7 @@ use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::Expr;
 use hoodie_format::history::{incremental_instant, query_instant};
 
+use super::cdc::{CdcTableProvider, ImageFormat};
 use super::read_kind::{instant_zone, ReadKind};
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
@@ -173,27 +174,31 @@ impl TableFunctionImpl for HudiTableChangesFunction {
             .get(3)
             .map(|e| text_arg(NAME, e, "end instant"))
             .transpose()?;
-        match format.as_str() {
-            "latest_state" => {}
-            "cdc" => {
-                return Err(HoodieError::Unsupported {
-                    feature: format!("{NAME} in the cdc format; 'latest_state' gives the latest state of each changed record"),
-                }
-                .into_datafusion())
-            }
+        let cdc = match format.as_str() {
+            "latest_state" => false,
+            "cdc" => true,
             other => {
                 return Err(DataFusionError::Plan(format!(
                     "'{NAME}' doesn't support `{other}` (use 'latest_state' or 'cdc')"
                 )))
             }
-        }
+        };
+        let images = crate::session::write_options::SessionOptions::of_session(args.session())
+            .get(hoodie_format::config::CDC_IMAGE_FORMAT.key)
+            .map(str::to_string);
         with_table(NAME, &args, &target, |h| {
             let zone = instant_zone(h.table().config());
             let normal = |t: &str| incremental_instant(t, zone).map_err(crate::error::df_err);
-            let read = ReadKind::Incremental {
-                begin: normal(&begin)?,
-                end: end.as_deref().map(normal).transpose()?,
-            };
+            let (begin, end) = (normal(&begin)?, end.as_deref().map(normal).transpose()?);
+            if cdc {
+                let images =
+                    ImageFormat::parse(images.as_deref()).map_err(HoodieError::into_datafusion)?;
+                let provider =
+                    CdcTableProvider::try_new(h.table().clone(), h.schema(), begin, end, images)
+                        .map_err(HoodieError::into_datafusion)?;
+                return Ok(Arc::new(provider) as Arc<dyn TableProvider>);
+            }
+            let read = ReadKind::Incremental { begin, end };
             Ok(Arc::new(h.read_view(read)) as Arc<dyn TableProvider>)
         })
     }

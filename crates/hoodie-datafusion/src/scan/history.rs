@@ -44,6 +44,9 @@ impl HistoryRead {
                     window: None,
                 })
             }
+            ReadKind::Changes { .. } => Err(FormatError::Unsupported {
+                feature: "change rows through a scan of the table's columns (a CDC read is planned by its own provider)".into(),
+            }),
             ReadKind::Incremental { begin, end } => {
                 if !table.config().populate_meta_fields()? {
                     return Err(FormatError::Unsupported {

@@ -1,6 +1,7 @@
 //! Scans of Hudi tables: base files through DataFusion's parquet scan, merge-on-read slices
 //! with log files through [`merged::MergedSliceExec`].
 
+pub mod cdc;
 pub(crate) mod functions;
 pub(crate) mod history;
 pub(crate) mod merged;

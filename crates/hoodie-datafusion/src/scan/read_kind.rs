@@ -3,7 +3,8 @@
 //! `hoodie.datasource.read.begin.instanttime`, `as.of.instant`, ...) choose it.
 
 use hoodie_format::config::{
-    self, AS_OF_INSTANT, INCREMENTAL_FORMAT, QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT,
+    self, AS_OF_INSTANT, CDC_IMAGE_FORMAT, INCREMENTAL_FORMAT, QUERY_TYPE, READ_BEGIN_INSTANT,
+    READ_END_INSTANT,
 };
 use hoodie_format::history::{incremental_instant, query_instant, InstantZone};
 use hoodie_format::TableConfig;
@@ -28,6 +29,16 @@ pub enum ReadKind {
         /// Inclusive end (`None`: the latest commit).
         end: Option<String>,
     },
+    /// The change rows of the completed writes of `(begin, end]` on requested time (Hudi's
+    /// incremental query in its `cdc` format): `op`, `ts_ms`, `before`, `after`.
+    Changes {
+        /// Exclusive start (`000`: from the first commit).
+        begin: String,
+        /// Inclusive end (`None`: the latest commit).
+        end: Option<String>,
+        /// How the images are given.
+        images: crate::scan::cdc::ImageFormat,
+    },
 }
 
 impl ReadKind {
@@ -41,6 +52,9 @@ impl ReadKind {
                 "incremental ({begin}, {}]",
                 end.as_deref().unwrap_or("latest")
             ),
+            ReadKind::Changes { begin, end, .. } => {
+                format!("CDC ({begin}, {}]", end.as_deref().unwrap_or("latest"))
+            }
         }
     }
 }
@@ -73,11 +87,8 @@ pub fn read_from_options<'a>(
     let query = value(&QUERY_TYPE)?.map(|q| q.trim().to_ascii_lowercase());
     match query.as_deref() {
         Some("incremental") => {
-            if value(&INCREMENTAL_FORMAT)?.is_some_and(|f| f.trim().eq_ignore_ascii_case("cdc")) {
-                return Err(HoodieError::Unsupported {
-                    feature: "incremental queries in the cdc format (hoodie.datasource.query.incremental.format = cdc); read the latest state of the changed records with latest_state".into(),
-                });
-            }
+            let cdc =
+                value(&INCREMENTAL_FORMAT)?.is_some_and(|f| f.trim().eq_ignore_ascii_case("cdc"));
             let begin = value(&READ_BEGIN_INSTANT)?.ok_or_else(|| HoodieError::Invalid {
                 message: format!(
                     "Specify the start completion time to pull from using option {}",
@@ -87,10 +98,12 @@ pub fn read_from_options<'a>(
             let end = value(&READ_END_INSTANT)?
                 .map(|e| incremental_instant(e, zone))
                 .transpose()?;
-            Ok(Some(ReadKind::Incremental {
-                begin: incremental_instant(begin, zone)?,
-                end,
-            }))
+            let begin = incremental_instant(begin, zone)?;
+            if cdc {
+                let images = crate::scan::cdc::ImageFormat::parse(value(&CDC_IMAGE_FORMAT)?)?;
+                return Ok(Some(ReadKind::Changes { begin, end, images }));
+            }
+            Ok(Some(ReadKind::Incremental { begin, end }))
         }
         Some("read_optimized") => Ok(Some(ReadKind::ReadOptimized)),
         _ => Ok(as_of
@@ -157,8 +170,28 @@ mod tests {
             ("hoodie.datasource.query.type", "incremental"),
             ("hoodie.datasource.read.begin.instanttime", "000"),
             ("hoodie.datasource.query.incremental.format", "cdc"),
+            ("hoodie.datafusion.cdc.image.format", "xml"),
         ])
         .unwrap_err();
-        assert!(e.to_string().contains("cdc"), "{e}");
+        assert!(e.to_string().contains("json, struct"), "{e}");
+    }
+
+    #[test]
+    fn the_cdc_format_reads_changes() {
+        let got = read(&[
+            ("hoodie.datasource.query.type", "incremental"),
+            ("hoodie.datasource.read.begin.instanttime", "earliest"),
+            ("hoodie.datasource.query.incremental.format", "cdc"),
+            ("hoodie.datafusion.cdc.image.format", "STRUCT"),
+        ])
+        .unwrap();
+        assert_eq!(
+            got,
+            Some(ReadKind::Changes {
+                begin: "000".into(),
+                end: None,
+                images: crate::scan::cdc::ImageFormat::Struct
+            })
+        );
     }
 }

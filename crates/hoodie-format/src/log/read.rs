@@ -141,7 +141,13 @@ pub async fn read_slice_logs(
     Ok(out)
 }
 
-fn decode_avro_block(block: &LogBlock, schema: &SchemaRef, rel: &str) -> Result<RecordBatch> {
+/// The records of an Avro data block (AVRO_DATA, or CDC_DATA, which Hudi encodes alike) in
+/// `schema`, by the writer schema of the block's SCHEMA header.
+pub(crate) fn decode_avro_block(
+    block: &LogBlock,
+    schema: &SchemaRef,
+    rel: &str,
+) -> Result<RecordBatch> {
     let corrupt = |reason: &str| FormatError::Corrupt {
         path: rel.to_string(),
         reason: reason.to_string(),

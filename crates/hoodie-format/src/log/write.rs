@@ -9,7 +9,7 @@ use crate::avro::datum::RowEncoder;
 use crate::error::Result;
 
 /// Bytes of Avro records per data block at most (`hoodie.logfile.data.block.max.size`).
-const MAX_DATA_BLOCK_BYTES: usize = 256 * 1024 * 1024;
+pub(crate) const MAX_DATA_BLOCK_BYTES: usize = 256 * 1024 * 1024;
 
 /// The bytes of a new log file of `instant`: `rows` (table rows, meta columns first, in
 /// storage types) as AVRO_DATA blocks, then `deletes` as one DELETE block. `schema_json` is
@@ -37,13 +37,13 @@ pub fn log_file_bytes(
             records.extend_from_slice(&datum);
             count += 1;
             if records.len() >= MAX_DATA_BLOCK_BYTES {
-                data_block(&head, count, &records, &mut out);
+                data_block(BlockType::AvroData, &head, count, &records, &mut out);
                 records.clear();
                 count = 0;
             }
         }
         if count > 0 {
-            data_block(&head, count, &records, &mut out);
+            data_block(BlockType::AvroData, &head, count, &records, &mut out);
         }
     }
     if !deletes.is_empty() {
@@ -52,12 +52,19 @@ pub fn log_file_bytes(
     Ok(out)
 }
 
-fn data_block(head: &[(u32, &str)], count: i32, records: &[u8], out: &mut Vec<u8>) {
+/// Appends an Avro-encoded block of `count` length-prefixed `records` (content version 3).
+pub(crate) fn data_block(
+    block_type: BlockType,
+    head: &[(u32, &str)],
+    count: i32,
+    records: &[u8],
+    out: &mut Vec<u8>,
+) {
     let mut content = Vec::with_capacity(records.len() + 8);
     content.extend_from_slice(&3i32.to_be_bytes());
     content.extend_from_slice(&count.to_be_bytes());
     content.extend_from_slice(records);
-    encode_block(BlockType::AvroData, head, &content, out);
+    encode_block(block_type, head, &content, out);
 }
 
 /// The name of a log file: `.<fileId>_<instant>.log.<version>_<writeToken>`.

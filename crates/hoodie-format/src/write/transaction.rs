@@ -303,7 +303,9 @@ pub async fn rollback_failed_writes(
                     continue;
                 }
                 let name = rel.rsplit('/').next().unwrap_or_default();
-                if BaseFileName::parse(name).is_ok_and(|b| b.instant == ts) {
+                let cdc_log = crate::file_name::LogFileName::parse(name)
+                    .is_some_and(|l| l.is_cdc && l.instant == ts);
+                if cdc_log || BaseFileName::parse(name).is_ok_and(|b| b.instant == ts) {
                     files.push(rel);
                 }
             }

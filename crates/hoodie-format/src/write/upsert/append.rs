@@ -37,11 +37,13 @@ pub(super) struct AppendJob {
     pub(super) state: Option<Arc<StoredState>>,
 }
 
-/// The log file version a new log of `slice` takes: one above its latest.
+/// The log file version a new log of `slice` takes: one above its latest (its `.cdc` logs
+/// included).
 fn next_version(slice: &FileSlice) -> u32 {
     slice
         .log_files
         .iter()
+        .chain(&slice.cdc_logs)
         .filter_map(|l| crate::file_name::LogFileName::parse(l.rsplit('/').next().unwrap_or(l)))
         .map(|l| l.version)
         .max()

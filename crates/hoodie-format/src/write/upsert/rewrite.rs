@@ -46,6 +46,27 @@ pub(super) async fn merge_file_group(
         (Some(f), MergeMode::EventTimeOrdering) => Some(FieldPath::resolve(schema, f)?),
         _ => None,
     };
+    let token = write_token(task);
+    let changes = options
+        .cdc
+        .as_ref()
+        .map(|spec| crate::cdc::write::RewriteChanges {
+            storage,
+            schema,
+            spec,
+            instant,
+            old_rel: &base_path,
+            dropped: &options.dropped_columns,
+            incoming,
+            incoming_keys,
+            by_key: &by_key,
+            inserts: &bucket.inserts,
+            ordering: ordering_path.as_ref(),
+            changed: options.changed_columns.as_deref(),
+            partition_path: &slice.partition_path,
+            file_id: &slice.file_id,
+            token: &token,
+        });
     let mut meta = MetaValues {
         instant,
         task_partition_id: task,
@@ -94,7 +115,9 @@ pub(super) async fn merge_file_group(
                 size: done.size,
                 rows: done.rows,
             };
-            return Ok((rewrite_stat(&slice, &written, &counts), counts));
+            let mut stat = rewrite_stat(&slice, &written, &counts);
+            stat.cdc_stats = log_changes(&changes, &written, &counts).await?;
+            return Ok((stat, counts));
         }
     }
     // decode the old file on its own task, a couple of batches ahead: decoding overlaps merging
@@ -200,7 +223,24 @@ pub(super) async fn merge_file_group(
     }
     let written = writer.close().await?;
     counts.inserted = bucket.inserts.len() as u64;
-    Ok((rewrite_stat(&slice, &written, &counts), counts))
+    let mut stat = rewrite_stat(&slice, &written, &counts);
+    stat.cdc_stats = log_changes(&changes, &written, &counts).await?;
+    Ok((stat, counts))
+}
+
+/// A CDC table's `.cdc` log of a rewrite, and the write stat's `cdcStats` naming it (`None`
+/// when the table logs no changes, or Hudi would log none for this rewrite).
+async fn log_changes(
+    changes: &Option<crate::cdc::write::RewriteChanges<'_>>,
+    written: &crate::write::writer::WrittenFile,
+    counts: &MergeCounts,
+) -> Result<Option<BTreeMap<String, i64>>> {
+    match changes {
+        Some(c) if crate::cdc::write::needs_log(written.rows, counts.inserted) => {
+            Ok(Some(c.write().await?))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// The write stat of a file group rewritten from `slice` as `written`.

@@ -1,0 +1,258 @@
+//! CDC reads: `hudi_table_changes(t, 'cdc', begin[, end])` as a table of change rows (`op`,
+//! `ts_ms`, `before`, `after`). Planning picks the splits (per commit of the window and file
+//! group, how its changes are found, `hoodie_format::cdc::extract`); the scan reads them on
+//! as many partitions as the session runs, each split's files alone.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::TableType;
+use datafusion::error::Result as DFResult;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+};
+use futures::StreamExt;
+use hoodie_format::cdc::changes::ChangeReader;
+use hoodie_format::cdc::extract::{cdc_splits, CdcSplit};
+use hoodie_format::HudiTable;
+
+use crate::error::df_err;
+
+/// How a CDC read gives its images (`hoodie.datafusion.cdc.image.format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// JSON text, as Hudi.
+    Json,
+    /// Struct columns of the table's data columns.
+    Struct,
+}
+
+impl ImageFormat {
+    /// The format an option value names (`json` when unset).
+    pub fn parse(value: Option<&str>) -> Result<Self, crate::error::HoodieError> {
+        let key = hoodie_format::config::CDC_IMAGE_FORMAT;
+        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("json") => Ok(Self::Json),
+            Some("struct") => Ok(Self::Struct),
+            Some(_) => Err(crate::error::HoodieError::Format(
+                hoodie_format::FormatError::from(key.check(value.unwrap_or_default()).unwrap_err()),
+            )),
+        }
+    }
+}
+
+/// The change rows of a window of a CDC table's commits.
+#[derive(Debug)]
+pub struct CdcTableProvider {
+    table: HudiTable,
+    table_schema: SchemaRef,
+    begin: String,
+    end: Option<String>,
+    images: ImageFormat,
+    schema: SchemaRef,
+}
+
+impl CdcTableProvider {
+    /// The changes of `table` (its records in `table_schema`) in `(begin, end]`, normalised
+    /// instants; fails unless the table logs changes.
+    pub fn try_new(
+        table: HudiTable,
+        table_schema: SchemaRef,
+        begin: String,
+        end: Option<String>,
+        images: ImageFormat,
+    ) -> Result<Self, crate::error::HoodieError> {
+        if table.config().cdc_mode()?.is_none() {
+            return Err(hoodie_format::FormatError::NotCdcTable {
+                location: table.storage().location().trim_end_matches('/').to_string(),
+            }
+            .into());
+        }
+        let schema = match images {
+            ImageFormat::Json => hoodie_format::cdc::json::json_change_schema(),
+            ImageFormat::Struct => hoodie_format::cdc::change_schema(&table_schema),
+        };
+        Ok(Self {
+            table,
+            table_schema,
+            begin,
+            end,
+            images,
+            schema,
+        })
+    }
+}
+
+#[async_trait]
+impl TableProvider for CdcTableProvider {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::View
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let timeline = self.table.timeline().await.map_err(df_err)?;
+        let splits = cdc_splits(
+            self.table.storage(),
+            &timeline,
+            &self.begin,
+            self.end.as_deref(),
+        )
+        .await
+        .map_err(df_err)?;
+        let reader =
+            ChangeReader::new(&self.table, &timeline, self.table_schema.clone()).map_err(df_err)?;
+        let partitions = state
+            .config_options()
+            .execution
+            .target_partitions
+            .clamp(1, splits.len().max(1));
+        let schema = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
+        };
+        Ok(Arc::new(CdcExec {
+            properties: Arc::new(PlanProperties::new(
+                EquivalenceProperties::new(schema.clone()),
+                Partitioning::UnknownPartitioning(partitions),
+                EmissionType::Incremental,
+                Boundedness::Bounded,
+            )),
+            reader: Arc::new(reader),
+            splits: Arc::new(splits),
+            images: self.images,
+            projection: projection.cloned(),
+            schema,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+}
+
+/// Reads CDC splits: partition `p` takes every split whose index is `p` modulo the partitions.
+#[derive(Debug)]
+pub struct CdcExec {
+    properties: Arc<PlanProperties>,
+    reader: Arc<ChangeReader>,
+    splits: Arc<Vec<CdcSplit>>,
+    images: ImageFormat,
+    projection: Option<Vec<usize>>,
+    schema: SchemaRef,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl DisplayAs for CdcExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let groups: std::collections::HashSet<(&str, &str)> = self
+            .splits
+            .iter()
+            .map(|s| (s.partition_path.as_str(), s.file_id.as_str()))
+            .collect();
+        write!(
+            f,
+            "CdcExec: splits={}, file_groups={}, images={:?}",
+            self.splits.len(),
+            groups.len(),
+            self.images
+        )
+    }
+}
+
+impl ExecutionPlan for CdcExec {
+    fn name(&self) -> &str {
+        "CdcExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DFResult<TreeNodeRecursion>,
+    ) -> DFResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> DFResult<SendableRecordBatchStream> {
+        let count = self.properties.partitioning.partition_count();
+        let mine: Vec<usize> = (partition..self.splits.len()).step_by(count).collect();
+        let output_rows = MetricBuilder::new(&self.metrics).output_rows(partition);
+        let read = MetricBuilder::new(&self.metrics).counter("splits_read", partition);
+        let (reader, splits, images) = (self.reader.clone(), self.splits.clone(), self.images);
+        let projection = self.projection.clone();
+        let stream = futures::stream::iter(mine)
+            .then(move |i| {
+                let (reader, splits, read) = (reader.clone(), splits.clone(), read.clone());
+                async move {
+                    read.add(1);
+                    reader.changes(&splits[i]).await.map_err(df_err)
+                }
+            })
+            .flat_map(move |batches| {
+                let out: Vec<DFResult<RecordBatch>> = match batches {
+                    Err(e) => vec![Err(e)],
+                    Ok(bs) => bs
+                        .iter()
+                        .map(|b| {
+                            let b = match images {
+                                ImageFormat::Json => {
+                                    hoodie_format::cdc::json::with_json_images(b).map_err(df_err)?
+                                }
+                                ImageFormat::Struct => b.clone(),
+                            };
+                            let b = match &projection {
+                                Some(p) => b.project(p)?,
+                                None => b,
+                            };
+                            output_rows.add(b.num_rows());
+                            Ok(b)
+                        })
+                        .collect(),
+                };
+                futures::stream::iter(out)
+            });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            stream,
+        )))
+    }
+}

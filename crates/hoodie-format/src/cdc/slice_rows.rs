@@ -1,0 +1,95 @@
+//! The records of one file slice as a reader sees them: the base file merged with the log
+//! blocks admitted, optionally only some keys' records.
+
+use std::collections::HashSet;
+
+use arrow::array::{RecordBatch, UInt32Array};
+use arrow::compute::take_record_batch;
+use arrow::datatypes::SchemaRef;
+use futures::StreamExt;
+
+use crate::base_file::stream_base_file;
+use crate::error::Result;
+use crate::log::merge::{LogMerger, MergeRules};
+use crate::log::read::read_slice_logs;
+use crate::storage::TableStorage;
+
+/// A file slice to read: a base file and log files (paths relative to the table).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SliceFiles {
+    /// The base file, if the slice has one.
+    pub base: Option<String>,
+    /// The log files, in slice order.
+    pub logs: Vec<String>,
+}
+
+impl SliceFiles {
+    /// A slice of a base file alone.
+    pub fn base_only(rel: &str) -> Self {
+        Self {
+            base: Some(rel.to_string()),
+            logs: Vec::new(),
+        }
+    }
+}
+
+/// How a slice is read: the table schema (meta columns first), its merge rules, the columns the
+/// data files leave out, and which log blocks' instants are let in.
+pub(crate) struct SliceReader<'a> {
+    pub storage: &'a TableStorage,
+    pub schema: &'a SchemaRef,
+    pub rules: &'a MergeRules,
+    pub dropped: &'a [String],
+}
+
+impl SliceReader<'_> {
+    /// The live records of `slice` (those of `wanted` keys alone, when given), merged with the
+    /// log blocks `admits` lets in.
+    pub(crate) async fn rows(
+        &self,
+        slice: &SliceFiles,
+        admits: &(dyn Fn(&str) -> bool + Send + Sync),
+        wanted: Option<&HashSet<String>>,
+    ) -> Result<Vec<RecordBatch>> {
+        let logs = read_slice_logs(self.storage, &slice.logs, admits, self.schema).await?;
+        let keys_of = |b: &RecordBatch| Ok(crate::meta::record_keys_by_name(b)?.clone());
+        let mut merger = LogMerger::new(self.schema, logs.contents, &keys_of, self.rules.clone())?;
+        let mut out = Vec::new();
+        if let Some(base) = &slice.base {
+            let (mut stream, _) =
+                stream_base_file(self.storage, base, self.schema, self.dropped).await?;
+            while let Some(b) = stream.next().await {
+                let b = b?;
+                let keys = crate::meta::record_keys_by_name(&b)?.clone();
+                keep(merger.merge_base(&b, &keys)?, wanted, &mut out)?;
+            }
+        }
+        if let Some(rest) = merger.remaining()? {
+            keep(rest, wanted, &mut out)?;
+        }
+        Ok(out)
+    }
+}
+
+/// Pushes the rows of `batch` whose key is wanted (all when `wanted` is `None`).
+fn keep(
+    batch: RecordBatch,
+    wanted: Option<&HashSet<String>>,
+    out: &mut Vec<RecordBatch>,
+) -> Result<()> {
+    let Some(wanted) = wanted else {
+        if batch.num_rows() > 0 {
+            out.push(batch);
+        }
+        return Ok(());
+    };
+    let keys = crate::meta::record_keys_by_name(&batch)?;
+    let rows: Vec<u32> = (0..batch.num_rows())
+        .filter(|&r| wanted.contains(keys.value(r)))
+        .map(|r| r as u32)
+        .collect();
+    if !rows.is_empty() {
+        out.push(take_record_batch(&batch, &UInt32Array::from(rows))?);
+    }
+    Ok(())
+}

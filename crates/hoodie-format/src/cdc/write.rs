@@ -1,0 +1,186 @@
+//! The `.cdc` log of one rewritten file group (Hudi's `HoodieMergeHandleWithChangeLog`): a `d`
+//! for each stored record deleted, a `u` for each stored record an incoming one was routed to
+//! (also when the stored one wins under event-time ordering: the after image is then the
+//! stored record), an `i` for each incoming record new to the file group. The images are full
+//! records without the meta columns, although an UPDATE's change set carries only the columns
+//! it assigns: the stored record fills the rest, as the rewrite does.
+//!
+//! Hudi writes none when the rewrite wrote no record or only inserted ones (the reader infers
+//! those changes from the files); [`needs_log`] says so.
+
+use std::collections::BTreeMap;
+
+use arrow::array::{make_comparator, RecordBatch, StringArray, UInt32Array};
+use arrow::compute::kernels::sort::SortOptions;
+use arrow::compute::{interleave_record_batch, take_record_batch};
+use arrow::datatypes::SchemaRef;
+use futures::StreamExt;
+
+use super::{change_schema, CdcMode, CdcOp, ChangeRows};
+use crate::error::Result;
+use crate::field_path::FieldPath;
+use crate::storage::TableStorage;
+use crate::tasks::FastMap;
+
+/// A CDC-enabled table's logging, as a write needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CdcSpec {
+    /// The supplemental logging mode.
+    pub mode: CdcMode,
+    /// The table name (the images' Avro record name).
+    pub table_name: String,
+}
+
+/// Whether a rewrite that wrote `rows` records, `inserted` of them new, gets a `.cdc` log.
+pub(crate) fn needs_log(rows: u64, inserted: u64) -> bool {
+    rows != 0 && rows != inserted
+}
+
+/// What one file group's rewrite changed, to log.
+pub(crate) struct RewriteChanges<'a> {
+    pub storage: &'a TableStorage,
+    /// The table schema (meta columns first, storage types).
+    pub schema: &'a SchemaRef,
+    pub spec: &'a CdcSpec,
+    pub instant: &'a str,
+    /// The old base file and the columns the data files leave out.
+    pub old_rel: &'a str,
+    pub dropped: &'a [String],
+    /// The incoming rows routed to the file group and their keys.
+    pub incoming: &'a RecordBatch,
+    pub incoming_keys: &'a StringArray,
+    /// Incoming row per stored key it changes, and whether it deletes it.
+    pub by_key: &'a FastMap<&'a str, (u32, bool)>,
+    /// Incoming rows new to the file group.
+    pub inserts: &'a [u32],
+    /// The ordering field under event-time ordering.
+    pub ordering: Option<&'a FieldPath>,
+    /// The data columns an UPDATE assigns (the others come from the stored record).
+    pub changed: Option<&'a [String]>,
+    /// Where the log goes: partition path, file id, write token.
+    pub partition_path: &'a str,
+    pub file_id: &'a str,
+    pub token: &'a str,
+}
+
+impl RewriteChanges<'_> {
+    /// Writes the `.cdc` log (after its marker) and returns the write stat's `cdcStats`: its
+    /// path relative to the table and its size.
+    pub(crate) async fn write(&self) -> Result<BTreeMap<String, i64>> {
+        let (changes, keys) = self.collect().await?;
+        let schema_json =
+            super::log::cdc_schema(self.spec.mode, &self.spec.table_name, self.schema)?.to_string();
+        let bytes =
+            super::log::cdc_log_bytes(self.spec.mode, self.instant, &schema_json, &changes, &keys)?;
+        let name = super::log::cdc_file_name(self.file_id, self.instant, 1, self.token);
+        let rel = if self.partition_path.is_empty() {
+            name
+        } else {
+            format!("{}/{name}", self.partition_path)
+        };
+        let marker = format!(
+            "{}/{rel}.marker.CREATE",
+            crate::write::transaction::marker_dir(self.instant)
+        );
+        self.storage.put(&marker, Vec::<u8>::new()).await?;
+        let size = bytes.len() as i64;
+        self.storage.put(&rel, bytes).await?;
+        Ok(BTreeMap::from([(rel, size)]))
+    }
+
+    /// The change rows and their record keys: the stored records the incoming ones touch, read
+    /// again from the old file, then the inserts.
+    async fn collect(&self) -> Result<(RecordBatch, StringArray)> {
+        let out_schema = change_schema(self.schema);
+        let mut rows = ChangeRows::new(out_schema.clone(), self.instant);
+        let mut keys: Vec<String> = Vec::new();
+        let (mut stream, _) = crate::base_file::stream_base_file(
+            self.storage,
+            self.old_rel,
+            self.schema,
+            self.dropped,
+        )
+        .await?;
+        while let Some(old) = stream.next().await {
+            let old = old?;
+            let old_keys = crate::meta::record_keys(&old);
+            let (mut deleted, mut updated, mut by) = (Vec::new(), Vec::new(), Vec::new());
+            for r in 0..old.num_rows() {
+                match self.by_key.get(old_keys.value(r)) {
+                    Some(&(_, true)) => deleted.push(r as u32),
+                    Some(&(i, false)) => {
+                        updated.push(r as u32);
+                        by.push(i);
+                    }
+                    None => {}
+                }
+            }
+            if !deleted.is_empty() {
+                let before = take_record_batch(&old, &UInt32Array::from(deleted.clone()))?;
+                rows.push(CdcOp::Delete, deleted.len(), Some(&before), None)?;
+                keys.extend(
+                    deleted
+                        .iter()
+                        .map(|&r| old_keys.value(r as usize).to_string()),
+                );
+            }
+            if !updated.is_empty() {
+                let before = take_record_batch(&old, &UInt32Array::from(updated.clone()))?;
+                let after = self.after_images(&old, &updated, &by)?;
+                rows.push(CdcOp::Update, updated.len(), Some(&before), Some(&after))?;
+                keys.extend(
+                    updated
+                        .iter()
+                        .map(|&r| old_keys.value(r as usize).to_string()),
+                );
+            }
+        }
+        if !self.inserts.is_empty() {
+            let after =
+                take_record_batch(self.incoming, &UInt32Array::from(self.inserts.to_vec()))?;
+            rows.push(CdcOp::Insert, self.inserts.len(), None, Some(&after))?;
+            keys.extend(
+                self.inserts
+                    .iter()
+                    .map(|&i| self.incoming_keys.value(i as usize).to_string()),
+            );
+        }
+        let batches = rows.into_batches();
+        let changes = arrow::compute::concat_batches(&out_schema, &batches)?;
+        Ok((changes, StringArray::from(keys)))
+    }
+
+    /// The records stored rows `stored` of `old` become, each updated by incoming row `by`: the
+    /// incoming record (the columns it does not assign from the stored one), or the stored
+    /// record where it wins under event-time ordering.
+    fn after_images(&self, old: &RecordBatch, stored: &[u32], by: &[u32]) -> Result<RecordBatch> {
+        let cmp = match self.ordering {
+            Some(path) => Some(make_comparator(
+                path.values(self.incoming.column(path.top()))?.as_ref(),
+                path.values(old.column(path.top()))?.as_ref(),
+                SortOptions::default(),
+            )?),
+            None => None,
+        };
+        let positions: Vec<(usize, usize)> = stored
+            .iter()
+            .zip(by)
+            .map(|(&r, &i)| match &cmp {
+                Some(c) if c(i as usize, r as usize).is_lt() => (0, r as usize),
+                _ => (1, i as usize),
+            })
+            .collect();
+        let merged = interleave_record_batch(&[old, self.incoming], &positions)?;
+        let Some(changed) = self.changed else {
+            return Ok(merged);
+        };
+        let rows = UInt32Array::from(stored.to_vec());
+        let mut cols = merged.columns().to_vec();
+        for (c, field) in merged.schema().fields().iter().enumerate() {
+            if !crate::schema::is_meta_column(field.name()) && !changed.contains(field.name()) {
+                cols[c] = arrow::compute::take(old.column(c).as_ref(), &rows, None)?;
+            }
+        }
+        Ok(RecordBatch::try_new(merged.schema(), cols)?)
+    }
+}
