@@ -83,3 +83,12 @@ SELECT rider, fare FROM hudi_query('trips_mor', 'read_optimized') WHERE city = '
 SELECT count(*) FROM trips TIMESTAMP AS OF '2000-01-01';
 -- Incremental read: the latest state of every record the commits after 'earliest' (the start) wrote.
 SELECT rider, fare, city FROM hudi_table_changes('trips_mor', 'latest_state', 'earliest') ORDER BY rider;
+
+-- CDC: a table that logs its changes; every insert, update and delete with its before and after image.
+DROP TABLE IF EXISTS fares;
+CREATE TABLE fares USING hudi
+  TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true')
+  AS SELECT uuid, rider, fare, ts FROM trips WHERE city = 'chennai';
+UPDATE fares SET fare = fare * 2 WHERE rider = 'rider-D';
+DELETE FROM fares WHERE rider = 'rider-H';
+SELECT op, before, after FROM hudi_table_changes('fares', 'cdc', 'earliest') ORDER BY ts_ms, op, after;

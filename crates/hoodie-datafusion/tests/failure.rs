@@ -185,14 +185,19 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
     );
 }
 
-#[tokio::test]
-async fn failed_updates_leave_the_table_unchanged() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
+/// A table made with `props` holding ids 1 to 3 (partitions x and y), and the change set of
+/// `UPDATE t SET name = 'zz' WHERE id >= 2` written through a store that fails each of its
+/// writes in turn (the table reads as before after every failure). Returns the session, the
+/// table's location and how many write points failed.
+async fn fail_every_write_of_an_update(
+    tmp: &std::path::Path,
+    props: &str,
+) -> (HoodieContext, std::path::PathBuf, usize) {
+    let loc = tmp.join("t");
     let ctx = session_with_table(
-        tmp.path(),
+        tmp,
         None,
-        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id')",
+        &format!("CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES ({props})"),
         &loc,
     )
     .await;
@@ -200,8 +205,6 @@ async fn failed_updates_leave_the_table_unchanged() {
         .await
         .unwrap();
     let before = snapshot(&ctx).await;
-
-    // the change set an `UPDATE t SET name = 'zz' WHERE id >= 2` produces
     let StatementOutput::Rows { batches, .. } = ctx
         .run("SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, id, 'zz' AS name, price, dt, false AS __hoodie_is_delete FROM t WHERE id >= 2")
         .await
@@ -211,7 +214,6 @@ async fn failed_updates_leave_the_table_unchanged() {
     };
     let storage = TableStorage::local(&loc).unwrap();
     let points = fail_every_write_of_change_set(&ctx, &storage, &batches, 2, &before).await;
-    assert!(points > 4, "only {points} write points were exercised");
     let after = snapshot(&ctx).await;
     assert!(
         after.iter().filter(|r| r.contains("\"zz\"")).count() == 2,
@@ -224,6 +226,14 @@ async fn failed_updates_leave_the_table_unchanged() {
         .await
         .unwrap();
     assert!(timeline.pending_writes().is_empty());
+    (ctx, loc, points)
+}
+
+#[tokio::test]
+async fn failed_updates_leave_the_table_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, _, points) = fail_every_write_of_an_update(tmp.path(), "primaryKey = 'id'").await;
+    assert!(points > 4, "only {points} write points were exercised");
 }
 
 #[tokio::test]
@@ -296,27 +306,11 @@ async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
 #[tokio::test]
 async fn failed_updates_of_a_cdc_table_leave_no_cdc_log() {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
+    let (ctx, loc, points) = fail_every_write_of_an_update(
         tmp.path(),
-        None,
-        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true')",
-        &loc,
+        "primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true'",
     )
     .await;
-    ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
-        .await
-        .unwrap();
-    let before = snapshot(&ctx).await;
-    let StatementOutput::Rows { batches, .. } = ctx
-        .run("SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, id, 'zz' AS name, price, dt, false AS __hoodie_is_delete FROM t WHERE id >= 2")
-        .await
-        .unwrap()
-    else {
-        panic!("rows expected")
-    };
-    let storage = TableStorage::local(&loc).unwrap();
-    let points = fail_every_write_of_change_set(&ctx, &storage, &batches, 2, &before).await;
     assert!(points > 5, "only {points} write points were exercised");
     // one rewrite of partition y's file group, so one .cdc log: every failed attempt's was
     // rolled back with its instant

@@ -1,8 +1,9 @@
 //! Reading base files back: streamed batch by batch for rewriting, the record key column for index checks.
 
-use arrow::array::{AsArray, StringArray};
+use arrow::array::{AsArray, BooleanArray, StringArray};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
+use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
@@ -28,9 +29,56 @@ pub async fn stream_base_file(
     impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
 )> {
+    stream_rows(storage, rel, schema, dropped, None).await
+}
+
+/// [`stream_base_file`] of the records whose keys are in `keys` alone: the record key column
+/// is read first and the other columns are decoded for those rows only.
+pub(crate) async fn stream_base_file_keys(
+    storage: &TableStorage,
+    rel: &str,
+    schema: &SchemaRef,
+    dropped: &[String],
+    keys: std::sync::Arc<crate::tasks::FastSet<Box<str>>>,
+) -> Result<impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static> {
+    Ok(stream_rows(storage, rel, schema, dropped, Some(keys))
+        .await?
+        .0)
+}
+
+async fn stream_rows(
+    storage: &TableStorage,
+    rel: &str,
+    schema: &SchemaRef,
+    dropped: &[String],
+    keys: Option<std::sync::Arc<crate::tasks::FastSet<Box<str>>>>,
+) -> Result<(
+    impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
+    std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+)> {
     use futures::StreamExt;
     let builder = stream_builder(storage, rel).await?;
     let footer = builder.metadata().clone();
+    let builder =
+        match keys {
+            Some(keys) => {
+                let key_root = builder.schema().index_of(RECORD_KEY).map_err(|_| {
+                    FormatError::MissingColumn {
+                        column: format!("{RECORD_KEY} in {rel}"),
+                    }
+                })?;
+                let mask = ProjectionMask::roots(builder.parquet_schema(), [key_root]);
+                let predicate = ArrowPredicateFn::new(mask, move |batch: RecordBatch| {
+                    let col = batch.column(0).as_string::<i32>();
+                    Ok(BooleanArray::from_iter(
+                        col.iter()
+                            .map(|k| Some(k.is_some_and(|k| keys.contains(k)))),
+                    ))
+                });
+                builder.with_row_filter(RowFilter::new(vec![Box::new(predicate)]))
+            }
+            None => builder,
+        };
     // only the columns of `schema` are decoded (a merge-on-read scan asks for a projection)
     let roots: Vec<usize> = builder
         .schema()

@@ -19,11 +19,11 @@ use arrow::row::{RowConverter, SortField};
 
 use super::extract::{CdcSplit, Inference};
 use super::log::read_cdc_log;
-use super::slice_rows::{SliceFiles, SliceReader};
 use super::{change_schema, CdcMode, CdcOp, ChangeRows, AFTER, BEFORE};
 use crate::error::Result;
 use crate::log::merge::MergeRules;
 use crate::log::read::{read_slice_logs, Admission, LogContent};
+use crate::log::slice::{SliceFiles, SliceReader};
 use crate::meta::RECORD_KEY;
 use crate::storage::TableStorage;
 
@@ -192,7 +192,8 @@ impl ChangeReader {
             .map(|r| keys.value(r).to_string())
             .collect();
         let admits = |i: &str| upto(i) && self.admission.admits(i);
-        let found = self.slices().rows(slice, &admits, Some(&wanted)).await?;
+        let is_wanted = |k: &str| wanted.contains(k);
+        let found = self.slices().rows(slice, &admits, Some(&is_wanted)).await?;
         let found = arrow::compute::concat_batches(&self.schema, &found)?;
         let found_keys = crate::meta::record_keys_by_name(&found)?;
         let at: HashMap<&str, u32> = (0..found.num_rows())
@@ -299,7 +300,8 @@ impl ChangeReader {
         admits: &(dyn Fn(&str) -> bool + Send + Sync),
         wanted: &HashSet<String>,
     ) -> Result<(RecordBatch, HashMap<String, u32>)> {
-        let parts = self.slices().rows(slice, admits, Some(wanted)).await?;
+        let is_wanted = |k: &str| wanted.contains(k);
+        let parts = self.slices().rows(slice, admits, Some(&is_wanted)).await?;
         let batch = arrow::compute::concat_batches(&self.schema, &parts)?;
         let keys = crate::meta::record_keys_by_name(&batch)?;
         let at = (0..batch.num_rows())

@@ -9,7 +9,7 @@ use crate::storage::TableStorage;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::timeline::Timeline;
 
-use super::slice_rows::SliceFiles;
+use crate::log::slice::SliceFiles;
 
 /// The operations whose commits can yield changes (`WriteOperationType.yieldChanges`):
 /// compaction, clustering and prepped inserts rewrite records without changing them.

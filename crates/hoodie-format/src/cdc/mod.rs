@@ -2,8 +2,8 @@
 //!
 //! Writing: with `hoodie.table.cdc.enabled`, a write that rewrites an existing file group logs
 //! the records it changed to a `.cdc` log file beside the new base file (a CDC_DATA block in the
-//! schema of the table's supplemental logging mode), and names it in the write stat's
-//! `cdcStats` ([`write`]). New file groups, whole file groups deleted, replaced file groups and
+//! schema of the table's supplemental logging mode, [`log`]), and names it in the write stat's
+//! `cdcStats` (`crate::write::cdc_log`). New file groups, whole file groups deleted, replaced file groups and
 //! merge-on-read log files get no `.cdc` log: a reader infers their changes.
 //!
 //! Reading: [`extract`] picks, per commit of a window and file group, how its changes are
@@ -14,8 +14,6 @@ pub mod changes;
 pub mod extract;
 pub mod json;
 pub mod log;
-mod slice_rows;
-pub(crate) mod write;
 
 use std::sync::Arc;
 

@@ -5,6 +5,7 @@ pub mod block;
 pub mod delete;
 pub mod merge;
 pub mod read;
+pub mod slice;
 pub mod write;
 
 #[cfg(test)]

@@ -22,7 +22,9 @@ use crate::storage::TableStorage;
 /// The columns among `candidates` (table column indices; the file's columns are the table's,
 /// in order) whose stored value differs, in some row whose key `updates` holds, from the
 /// incoming row's (`incoming`, in the table schema). Values compare bit for bit (so `-0.0`
-/// differs from `0.0`); NULL equals NULL.
+/// differs from `0.0`); NULL equals NULL. With `keep_rows`, every updated row is read and the
+/// stored rows (the key and candidate columns, in the file's order) are returned too.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn differing_columns(
     storage: &TableStorage,
     rel: &str,
@@ -31,7 +33,8 @@ pub(crate) async fn differing_columns(
     incoming: &RecordBatch,
     updates: &crate::tasks::FastMap<&str, u32>,
     candidates: &[usize],
-) -> Result<Vec<usize>> {
+    keep_rows: bool,
+) -> Result<(Vec<usize>, Vec<RecordBatch>)> {
     let key_col = schema.index_of(RECORD_KEY)?;
     let filter_keys: Arc<crate::tasks::FastSet<Box<str>>> =
         Arc::new(updates.keys().map(|k| (*k).into()).collect());
@@ -58,8 +61,12 @@ pub(crate) async fn differing_columns(
         Some(RowFilter::new(vec![Box::new(predicate)])),
     )?;
     let mut changed: Vec<bool> = vec![false; schema.fields().len()];
+    let mut kept = Vec::new();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
+        if keep_rows {
+            kept.push(batch.clone());
+        }
         let stored_keys = batch.column(position(key_col)).as_string::<i32>();
         let rows: UInt32Array = stored_keys
             .iter()
@@ -78,11 +85,12 @@ pub(crate) async fn differing_columns(
             let new = arrow::compute::take(incoming.column(c).as_ref(), &rows, None)?;
             changed[c] = stored.to_data() != new.to_data();
         }
-        if candidates.iter().all(|&c| changed[c]) {
+        if !keep_rows && candidates.iter().all(|&c| changed[c]) {
             break;
         }
     }
-    Ok(candidates.iter().copied().filter(|&c| changed[c]).collect())
+    let differing = candidates.iter().copied().filter(|&c| changed[c]).collect();
+    Ok((differing, kept))
 }
 
 #[cfg(test)]
@@ -144,9 +152,11 @@ mod tests {
             incoming,
             &updates,
             &[5, 6, 7],
+            false,
         )
         .await
         .unwrap()
+        .0
     }
 
     #[tokio::test]

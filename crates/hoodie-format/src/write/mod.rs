@@ -5,6 +5,7 @@
 //! (replacecommit), the [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`].
 //! What a write does is one [`spec::WriteSpec`], resolved from the [`options`] it sees.
 
+pub mod cdc_log;
 pub mod change_set;
 mod column_diff;
 pub mod incoming;

@@ -125,7 +125,7 @@ pub struct WriteSpec {
     /// Merge-on-read: what follows the write's deltacommit.
     pub compaction: InlineCompaction,
     /// A CDC-enabled table's logging: rewrites log their changes to `.cdc` files.
-    pub cdc: Option<crate::cdc::write::CdcSpec>,
+    pub cdc: Option<crate::write::cdc_log::CdcSpec>,
 }
 
 impl WriteSpec {
@@ -213,10 +213,12 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
             .get(&config::SQL_OPTIMIZED_WRITES)
             .is_none_or(|v| !v.eq_ignore_ascii_case("false")),
         compaction: InlineCompaction::resolve(options)?,
-        cdc: table.cdc_mode()?.map(|mode| crate::cdc::write::CdcSpec {
-            mode,
-            table_name: table.name().to_string(),
-        }),
+        cdc: table
+            .cdc_mode()?
+            .map(|mode| crate::write::cdc_log::CdcSpec {
+                mode,
+                table_name: table.name().to_string(),
+            }),
     })
 }
 

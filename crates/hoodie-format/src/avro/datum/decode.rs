@@ -101,12 +101,84 @@ enum Sink {
     Str(StringBuilder),
     Bin(BinaryBuilder),
     Decimal(Decimal128Builder, u8, i8),
+    /// A record into a struct column: field by field into child sinks.
+    Record(Box<RecordSink>),
     /// Anything else: values kept as a tree, built into an array at the end.
     Tree(Vec<Val>),
 }
 
+/// A record column decoded straight into builders, a child sink per target field (a CDC log's
+/// images are such records, one per change).
+struct RecordSink {
+    fields: Fields,
+    /// Per writer field: the target field it fills, if any.
+    at: Vec<Option<usize>>,
+    children: Vec<Option<Sink>>,
+    valid: Vec<bool>,
+}
+
+impl RecordSink {
+    fn new(writer: &[(String, AvroType)], fields: &Fields) -> Self {
+        let mut children: Vec<Option<Sink>> = (0..fields.len()).map(|_| None).collect();
+        let at = writer
+            .iter()
+            .map(|(name, t)| {
+                let c = fields
+                    .iter()
+                    .position(|f| f.name() == name)
+                    .filter(|&c| children[c].is_none())?;
+                children[c] = Some(Sink::new(t, fields[c].data_type()));
+                Some(c)
+            })
+            .collect();
+        Self {
+            fields: fields.clone(),
+            at,
+            children,
+            valid: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, writer: &[(String, AvroType)], buf: &mut &[u8]) -> Option<()> {
+        for ((_, t), at) in writer.iter().zip(&self.at) {
+            match at {
+                Some(c) => self.children[*c].as_mut()?.push(t, buf)?,
+                None => skip(t, buf)?,
+            }
+        }
+        self.valid.push(true);
+        Some(())
+    }
+
+    fn push_null(&mut self) {
+        for child in self.children.iter_mut().flatten() {
+            child.push_null();
+        }
+        self.valid.push(false);
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let rows = self.valid.len();
+        let cols = self
+            .fields
+            .iter()
+            .zip(self.children.iter_mut())
+            .map(|(f, child)| match child {
+                Some(s) => s.finish(f),
+                None => Ok(new_null_array(f.data_type(), rows)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let valid = std::mem::take(&mut self.valid);
+        Ok(Arc::new(StructArray::try_new(
+            self.fields.clone(),
+            cols,
+            Some(valid.into()),
+        )?))
+    }
+}
+
 impl Sink {
-    fn new(t: &AvroType, _target: &DataType) -> Sink {
+    fn new(t: &AvroType, target: &DataType) -> Sink {
         let inner = match t {
             AvroType::Union(b) => match AvroType::nullable_branch(b) {
                 Some((_, inner)) => inner,
@@ -127,6 +199,10 @@ impl Sink {
             AvroType::Decimal {
                 precision, scale, ..
             } => Sink::Decimal(Decimal128Builder::new(), *precision, *scale),
+            AvroType::Record(writer) => match target {
+                DataType::Struct(fields) => Sink::Record(Box::new(RecordSink::new(writer, fields))),
+                _ => Sink::Tree(Vec::new()),
+            },
             _ => Sink::Tree(Vec::new()),
         }
     }
@@ -173,6 +249,7 @@ impl Sink {
                 };
                 b.append_value(be_to_i128(bytes)?)
             }
+            (Sink::Record(r), AvroType::Record(writer)) => r.push(writer, buf)?,
             _ => return None,
         }
         Some(())
@@ -189,6 +266,7 @@ impl Sink {
             Sink::Str(b) => b.append_null(),
             Sink::Bin(b) => b.append_null(),
             Sink::Decimal(b, _, _) => b.append_null(),
+            Sink::Record(r) => r.push_null(),
             Sink::Tree(v) => v.push(Val::Null),
         }
     }
@@ -217,6 +295,7 @@ impl Sink {
             Sink::Str(b) => Arc::new(b.finish()),
             Sink::Bin(b) => Arc::new(b.finish()),
             Sink::Decimal(b, p, s) => Arc::new(b.finish().with_precision_and_scale(*p, *s)?),
+            Sink::Record(r) => r.finish()?,
             Sink::Tree(vals) => return vals_to_array(&std::mem::take(vals), target),
         };
         Ok(if natural.data_type() == target {

@@ -60,6 +60,9 @@ pub(crate) struct SpliceInput<'a> {
     pub old_rel: &'a str,
     /// The new base file.
     pub new_rel: &'a str,
+    /// Whether to hand back the stored rows of the updated keys when they are read anyway (a
+    /// CDC table's before images).
+    pub keep_stored: bool,
 }
 
 /// What a spliced rewrite wrote.
@@ -75,6 +78,9 @@ pub(crate) struct Spliced {
     pub inserted: u64,
     /// Incoming rows older than the stored ones (event-time ordering), not written.
     pub dropped: u64,
+    /// With `keep_stored`, the stored rows of the updated keys (their key and data columns), if
+    /// the splice read them to find the changed columns.
+    pub stored: Option<Vec<RecordBatch>>,
 }
 
 /// Footer entries of the key index, carried over unchanged.
@@ -115,6 +121,7 @@ pub(crate) async fn splice_rewrite(
         return Ok(None);
     }
     let detected: Vec<String>;
+    let mut stored = None;
     let changed: &[String] = match input.changed {
         Some(changed) => changed,
         None if input.updates.is_empty() => &[],
@@ -131,8 +138,11 @@ pub(crate) async fn splice_rewrite(
                 input.incoming,
                 input.updates,
                 &candidates,
+                input.keep_stored,
             )
             .await?;
+            stored = Some(differing.1);
+            let differing = differing.0;
             detected = differing
                 .iter()
                 .map(|&c| fields[c].name().clone())
@@ -153,7 +163,10 @@ pub(crate) async fn splice_rewrite(
         input.storage.store().clone(),
         input.storage.path(input.new_rel),
     );
-    let mut done = Spliced::default();
+    let mut done = Spliced {
+        stored,
+        ..Default::default()
+    };
     let mut stream = crate::base_file::stream_leaves(
         input.storage,
         input.old_rel,

@@ -154,6 +154,7 @@ async fn splice_with_inserts(
         settings: &FileSpec::default(),
         old_rel: OLD,
         new_rel: NEW,
+        keep_stored: false,
     };
     let meta = MetaValues {
         instant: "200",

@@ -4,8 +4,8 @@
 //! not live, and an upsert under event-time ordering compares with the merged value.
 
 use super::*;
-use crate::log::merge::{LogMerger, MergeRules};
-use crate::log::read::{read_slice_logs, Admission};
+use crate::log::merge::MergeRules;
+use crate::log::read::Admission;
 use crate::meta::RECORD_KEY;
 
 /// The merged state of some keys of one slice.
@@ -48,7 +48,6 @@ pub(super) async fn stored_state(
     slice: &FileSlice,
     wanted: &FastMap<&str, ()>,
 ) -> Result<StoredState> {
-    use futures::StreamExt;
     let mut cols = vec![schema.index_of(RECORD_KEY)?];
     if let Some(o) = &options.ordering_field {
         cols.push(schema.index_of(o.split('.').next().unwrap_or(o))?);
@@ -60,34 +59,19 @@ pub(super) async fn stored_state(
     cols.dedup();
     let proj = Arc::new(schema.project(&cols)?);
     let admits = |i: &str| admission.admits(i);
-    let logs = read_slice_logs(storage, &slice.log_files, &admits, &proj).await?;
     let rules = MergeRules::new(&proj, options.merge_mode, options.ordering_field.as_deref());
-    let keys_of = |b: &RecordBatch| Ok(crate::meta::record_keys_by_name(b)?.clone());
-    let mut merger = LogMerger::new(&proj, logs.contents, &keys_of, rules)?;
-    let mut parts: Vec<RecordBatch> = Vec::new();
-    let keep = |b: RecordBatch, parts: &mut Vec<RecordBatch>| -> Result<()> {
-        let keys = crate::meta::record_keys_by_name(&b)?;
-        let rows: Vec<u32> = (0..b.num_rows())
-            .filter(|&r| wanted.contains_key(keys.value(r)))
-            .map(|r| r as u32)
-            .collect();
-        if !rows.is_empty() {
-            parts.push(take_record_batch(&b, &UInt32Array::from(rows))?);
-        }
-        Ok(())
+    let reader = crate::log::slice::SliceReader {
+        storage,
+        schema: &proj,
+        rules: &rules,
+        dropped: &options.dropped_columns,
     };
-    if let Some(base) = &slice.base_file {
-        let (mut stream, _) =
-            stream_base_file(storage, &base.rel_path, &proj, &options.dropped_columns).await?;
-        while let Some(b) = stream.next().await {
-            let b = b?;
-            let keys = crate::meta::record_keys_by_name(&b)?.clone();
-            keep(merger.merge_base(&b, &keys)?, &mut parts)?;
-        }
-    }
-    if let Some(rest) = merger.remaining()? {
-        keep(rest, &mut parts)?;
-    }
+    let files = crate::log::slice::SliceFiles {
+        base: slice.base_file.as_ref().map(|b| b.rel_path.clone()),
+        logs: slice.log_files.clone(),
+    };
+    let is_wanted = |k: &str| wanted.contains_key(k);
+    let parts = reader.rows(&files, &admits, Some(&is_wanted)).await?;
     let stored = arrow::compute::concat_batches(&proj, &parts)?;
     let keys = crate::meta::record_keys_by_name(&stored)?;
     let rows = (0..stored.num_rows())

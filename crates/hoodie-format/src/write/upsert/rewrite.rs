@@ -47,10 +47,10 @@ pub(super) async fn merge_file_group(
         _ => None,
     };
     let token = write_token(task);
-    let changes = options
+    let mut changes = options
         .cdc
         .as_ref()
-        .map(|spec| crate::cdc::write::RewriteChanges {
+        .map(|spec| crate::write::cdc_log::RewriteChanges {
             storage,
             schema,
             spec,
@@ -66,6 +66,7 @@ pub(super) async fn merge_file_group(
             partition_path: &slice.partition_path,
             file_id: &slice.file_id,
             token: &token,
+            stored: None,
         });
     let mut meta = MetaValues {
         instant,
@@ -105,8 +106,9 @@ pub(super) async fn merge_file_group(
             settings: &options.files,
             old_rel: &base_path,
             new_rel: writer.rel_path(),
+            keep_stored: changes.is_some(),
         };
-        if let Some(done) = crate::write::splice::splice_rewrite(input, meta.clone()).await? {
+        if let Some(mut done) = crate::write::splice::splice_rewrite(input, meta.clone()).await? {
             counts.updated = done.updated;
             counts.dropped = done.dropped;
             counts.inserted = done.inserted;
@@ -116,6 +118,9 @@ pub(super) async fn merge_file_group(
                 rows: done.rows,
             };
             let mut stat = rewrite_stat(&slice, &written, &counts);
+            if let Some(c) = changes.as_mut() {
+                c.stored = done.stored.take();
+            }
             stat.cdc_stats = log_changes(&changes, &written, &counts).await?;
             return Ok((stat, counts));
         }
@@ -231,12 +236,12 @@ pub(super) async fn merge_file_group(
 /// A CDC table's `.cdc` log of a rewrite, and the write stat's `cdcStats` naming it (`None`
 /// when the table logs no changes, or Hudi would log none for this rewrite).
 async fn log_changes(
-    changes: &Option<crate::cdc::write::RewriteChanges<'_>>,
+    changes: &Option<crate::write::cdc_log::RewriteChanges<'_>>,
     written: &crate::write::writer::WrittenFile,
     counts: &MergeCounts,
 ) -> Result<Option<BTreeMap<String, i64>>> {
     match changes {
-        Some(c) if crate::cdc::write::needs_log(written.rows, counts.inserted) => {
+        Some(c) if crate::write::cdc_log::needs_log(written.rows, counts.inserted) => {
             Ok(Some(c.write().await?))
         }
         _ => Ok(None),

@@ -1,8 +1,6 @@
 //! The records of one file slice as a reader sees them: the base file merged with the log
 //! blocks admitted, optionally only some keys' records.
 
-use std::collections::HashSet;
-
 use arrow::array::{RecordBatch, UInt32Array};
 use arrow::compute::take_record_batch;
 use arrow::datatypes::SchemaRef;
@@ -43,13 +41,13 @@ pub(crate) struct SliceReader<'a> {
 }
 
 impl SliceReader<'_> {
-    /// The live records of `slice` (those of `wanted` keys alone, when given), merged with the
-    /// log blocks `admits` lets in.
+    /// The live records of `slice` (those whose keys `wanted` accepts, when given), merged with
+    /// the log blocks `admits` lets in.
     pub(crate) async fn rows(
         &self,
         slice: &SliceFiles,
         admits: &(dyn Fn(&str) -> bool + Send + Sync),
-        wanted: Option<&HashSet<String>>,
+        wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
     ) -> Result<Vec<RecordBatch>> {
         let logs = read_slice_logs(self.storage, &slice.logs, admits, self.schema).await?;
         let keys_of = |b: &RecordBatch| Ok(crate::meta::record_keys_by_name(b)?.clone());
@@ -74,7 +72,7 @@ impl SliceReader<'_> {
 /// Pushes the rows of `batch` whose key is wanted (all when `wanted` is `None`).
 fn keep(
     batch: RecordBatch,
-    wanted: Option<&HashSet<String>>,
+    wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
     out: &mut Vec<RecordBatch>,
 ) -> Result<()> {
     let Some(wanted) = wanted else {
@@ -85,7 +83,7 @@ fn keep(
     };
     let keys = crate::meta::record_keys_by_name(&batch)?;
     let rows: Vec<u32> = (0..batch.num_rows())
-        .filter(|&r| wanted.contains(keys.value(r)))
+        .filter(|&r| wanted(keys.value(r)))
         .map(|r| r as u32)
         .collect();
     if !rows.is_empty() {

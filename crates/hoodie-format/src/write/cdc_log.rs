@@ -16,7 +16,7 @@ use arrow::compute::{interleave_record_batch, take_record_batch};
 use arrow::datatypes::SchemaRef;
 use futures::StreamExt;
 
-use super::{change_schema, CdcMode, CdcOp, ChangeRows};
+use crate::cdc::{change_schema, CdcMode, CdcOp, ChangeRows};
 use crate::error::Result;
 use crate::field_path::FieldPath;
 use crate::storage::TableStorage;
@@ -61,6 +61,9 @@ pub(crate) struct RewriteChanges<'a> {
     pub partition_path: &'a str,
     pub file_id: &'a str,
     pub token: &'a str,
+    /// The stored records of the updated keys when the rewrite read them already (a splice that
+    /// compared them with the incoming ones; it takes no deletes): not read again.
+    pub stored: Option<Vec<RecordBatch>>,
 }
 
 impl RewriteChanges<'_> {
@@ -69,10 +72,16 @@ impl RewriteChanges<'_> {
     pub(crate) async fn write(&self) -> Result<BTreeMap<String, i64>> {
         let (changes, keys) = self.collect().await?;
         let schema_json =
-            super::log::cdc_schema(self.spec.mode, &self.spec.table_name, self.schema)?.to_string();
-        let bytes =
-            super::log::cdc_log_bytes(self.spec.mode, self.instant, &schema_json, &changes, &keys)?;
-        let name = super::log::cdc_file_name(self.file_id, self.instant, 1, self.token);
+            crate::cdc::log::cdc_schema(self.spec.mode, &self.spec.table_name, self.schema)?
+                .to_string();
+        let bytes = crate::cdc::log::cdc_log_bytes(
+            self.spec.mode,
+            self.instant,
+            &schema_json,
+            &changes,
+            &keys,
+        )?;
+        let name = crate::cdc::log::cdc_file_name(self.file_id, self.instant, 1, self.token);
         let rel = if self.partition_path.is_empty() {
             name
         } else {
@@ -94,13 +103,29 @@ impl RewriteChanges<'_> {
         let out_schema = change_schema(self.schema);
         let mut rows = ChangeRows::new(out_schema.clone(), self.instant);
         let mut keys: Vec<String> = Vec::new();
-        let (mut stream, _) = crate::base_file::stream_base_file(
-            self.storage,
-            self.old_rel,
-            self.schema,
-            self.dropped,
-        )
-        .await?;
+        let mut stream = match &self.stored {
+            // inserts alone: no stored record changes
+            None if self.by_key.is_empty() => futures::stream::empty().boxed(),
+            Some(stored) => {
+                let batches: Vec<Result<RecordBatch>> =
+                    stored.iter().map(|b| table_rows(self.schema, b)).collect();
+                futures::stream::iter(batches).boxed()
+            }
+            // only the touched records are decoded beyond their keys
+            None => {
+                let touched: crate::tasks::FastSet<Box<str>> =
+                    self.by_key.keys().map(|k| (*k).into()).collect();
+                crate::base_file::stream_base_file_keys(
+                    self.storage,
+                    self.old_rel,
+                    self.schema,
+                    self.dropped,
+                    std::sync::Arc::new(touched),
+                )
+                .await?
+                .boxed()
+            }
+        };
         while let Some(old) = stream.next().await {
             let old = old?;
             let old_keys = crate::meta::record_keys(&old);
@@ -183,4 +208,29 @@ impl RewriteChanges<'_> {
         }
         Ok(RecordBatch::try_new(merged.schema(), cols)?)
     }
+}
+
+/// Stored rows of some columns as rows of the table schema `schema` (columns by name, cast
+/// where the file's type differs; the others NULL: images take the data columns alone).
+fn table_rows(schema: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
+    let cols = schema
+        .fields()
+        .iter()
+        .map(|f| match batch.column_by_name(f.name()) {
+            Some(c) if c.data_type() == f.data_type() => Ok(c.clone()),
+            Some(c) => Ok(arrow::compute::cast(c, f.data_type())?),
+            None => Ok(arrow::array::new_null_array(
+                f.data_type(),
+                batch.num_rows(),
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect::<Vec<_>>(),
+    ));
+    Ok(RecordBatch::try_new(schema, cols)?)
 }
