@@ -133,6 +133,47 @@ pub(super) async fn live_locations(
     Ok(states)
 }
 
+/// For a merge-on-read change set (UPDATE, MERGE) under event-time ordering: the merged state
+/// of every slice in which an update assigns a NULL ordering value (the rows `keep`, located in
+/// `rows`). Such an update loses to a stored non-NULL value (NULL orders first) and must not be
+/// logged: a log record that loses is read by other readers (hudi-rs) as the winner. Other
+/// updates of a change set need no state: readers agree on how they merge.
+pub(super) async fn prepped_states(
+    ctx: &Arc<append::AppendContext>,
+    slices: &[FileSlice],
+    incoming: &Incoming,
+    keep: &[u32],
+    rows: &[Option<usize>],
+) -> Result<HashMap<usize, Arc<StoredState>>> {
+    let event_time = ctx.options.merge_mode == MergeMode::EventTimeOrdering
+        && ctx.options.ordering_field.is_some();
+    let (Some(ordering), Some(keys), true) = (incoming.ordering(), incoming.keys(), event_time)
+    else {
+        return Ok(HashMap::new());
+    };
+    let located_rows = || {
+        keep.iter()
+            .zip(rows)
+            .filter_map(|(&r, s)| s.map(|s| (r as usize, s)))
+    };
+    let touched: std::collections::HashSet<usize> = located_rows()
+        .filter(|&(r, _)| !incoming.is_delete(r) && ordering.is_null(r))
+        .map(|(_, s)| s)
+        .collect();
+    if touched.is_empty() {
+        return Ok(HashMap::new());
+    }
+    // every row of those slices, deletes included: the append then looks each one up
+    let mut located: HashMap<String, Vec<usize>> = HashMap::new();
+    for (r, s) in located_rows().filter(|(_, s)| touched.contains(s)) {
+        located
+            .entry(keys.value(r).to_string())
+            .or_default()
+            .push(s);
+    }
+    live_locations(ctx, slices, &mut located).await
+}
+
 /// With a BUCKET index a merge-on-read file group also takes inserts into its logs, so a key may
 /// live in a log alone, where an index lookup of base files does not see it: every key not
 /// found is a candidate of its bucket's file group when that group has logs

@@ -291,7 +291,11 @@ pub async fn write_upserts(
         let files = incoming
             .base_files()
             .expect("a change set keeps its base file names");
-        locate_prepped(&keep, paths, files, &slices)?
+        let rows = locate_prepped(&keep, paths, files, &slices)?;
+        if let Some(ctx) = &mor {
+            states = merged_state::prepped_states(ctx, &slices, &incoming, &keep, &rows).await?;
+        }
+        rows
     } else {
         let mut sorted_keys: Vec<u32> = keep.clone();
         let key = |i: &u32| keys.value(*i as usize);
