@@ -1,6 +1,7 @@
 //! `CALL` procedures, with Hudi's names, parameters (named `p => v` or by position) and result
 //! columns. An unknown procedure or parameter is an error that lists what exists.
 
+mod commits;
 mod compaction;
 
 use std::collections::HashMap;
@@ -60,6 +61,16 @@ const PROCEDURES: &[(&str, &[Param])] = &[
             opt("endtime"),
         ],
     ),
+    ("show_commits", &[opt("table"), opt("path"), opt("limit")]),
+    (
+        "show_commits_metadata",
+        &[opt("table"), opt("path"), opt("limit")],
+    ),
+    (
+        "show_table_properties",
+        &[opt("table"), opt("path"), opt("limit")],
+    ),
+    ("help", &[opt("cmd")]),
 ];
 
 /// A call's arguments by parameter name.
@@ -152,6 +163,10 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
     match args.procedure {
         "run_compaction" => compaction::run_compaction(ctx, &args).await,
         "show_compaction" => compaction::show_compaction(ctx, &args).await,
+        "show_commits" => commits::show_commits(ctx, &args).await,
+        "show_commits_metadata" => commits::show_commits_metadata(ctx, &args).await,
+        "show_table_properties" => commits::show_table_properties(ctx, &args).await,
+        "help" => help(ctx, &args),
         other => unreachable!("procedure {other} is listed but not run"),
     }
 }
@@ -175,4 +190,53 @@ pub(super) async fn target(ctx: &SessionContext, args: &Args) -> Result<HudiTabl
             ),
         }),
     }
+}
+
+/// `CALL help([cmd => '<procedure>'])`: every procedure with its parameters (required ones
+/// marked), or one procedure's.
+fn help(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    use datafusion::arrow::array::{RecordBatch, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    let wanted = args.get("cmd").map(str::to_ascii_lowercase);
+    if let Some(w) = &wanted {
+        if !PROCEDURES.iter().any(|(n, _)| n == w) {
+            let names: Vec<&str> = PROCEDURES.iter().map(|(n, _)| *n).collect();
+            return Err(HoodieError::Invalid {
+                message: format!(
+                    "there is no procedure named {w}; hoodie has: {}",
+                    names.join(", ")
+                ),
+            });
+        }
+    }
+    let (mut names, mut params) = (Vec::new(), Vec::new());
+    for (name, ps) in PROCEDURES {
+        if wanted.as_deref().is_some_and(|w| w != *name) {
+            continue;
+        }
+        names.push(*name);
+        let list: Vec<String> = ps
+            .iter()
+            .map(|p| {
+                if p.required {
+                    format!("{} (required)", p.name)
+                } else {
+                    p.name.to_string()
+                }
+            })
+            .collect();
+        params.push(list.join(", "));
+    }
+    let schema = Schema::new(vec![
+        Field::new("procedure", DataType::Utf8, false),
+        Field::new("parameters", DataType::Utf8, false),
+    ]);
+    let batch = RecordBatch::try_new(
+        std::sync::Arc::new(schema),
+        vec![
+            std::sync::Arc::new(StringArray::from(names)),
+            std::sync::Arc::new(StringArray::from(params)),
+        ],
+    )?;
+    Ok(ctx.read_batch(batch)?)
 }

@@ -1,0 +1,81 @@
+//! The values of `CALL show_commits` and `show_commits_metadata`, which carry instants and
+//! sizes (sql-tests/services/show_procedures.slt checks the rest): one row per completed write,
+//! newest first, and one per write stat, against the commit files on disk.
+
+mod common;
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::Int64Type;
+use hoodie_datafusion::{HoodieConfig, HoodieContext, StatementOutput};
+
+async fn batch(ctx: &HoodieContext, sql: &str) -> RecordBatch {
+    let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
+        panic!("{sql} returned no rows")
+    };
+    datafusion::arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+fn texts(b: &RecordBatch, col: &str) -> Vec<String> {
+    let c = b.column_by_name(col).unwrap().as_string::<i32>();
+    (0..c.len()).map(|r| c.value(r).to_string()).collect()
+}
+
+fn longs(b: &RecordBatch, col: &str) -> Vec<i64> {
+    b.column_by_name(col)
+        .unwrap()
+        .as_primitive::<Int64Type>()
+        .values()
+        .to_vec()
+}
+
+/// The requested times of the completed commits on disk, oldest first.
+fn commits_on_disk(table: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(table.join(".hoodie"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter_map(|n| n.strip_suffix(".commit").map(str::to_string))
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn show_commits_and_their_metadata_describe_the_timeline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    ctx.run("CREATE TABLE t (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id')")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', 'y')")
+        .await
+        .unwrap();
+    ctx.run("UPDATE t SET v = 'B' WHERE id = 2").await.unwrap();
+    let on_disk = commits_on_disk(&tmp.path().join("wh").join("t"));
+    assert_eq!(on_disk.len(), 2);
+
+    let c = batch(&ctx, "CALL show_commits(table => 't')").await;
+    assert_eq!(
+        texts(&c, "commit_time"),
+        [on_disk[1].clone(), on_disk[0].clone()]
+    );
+    assert_eq!(texts(&c, "action"), ["commit", "commit"]);
+    assert_eq!(longs(&c, "total_files_added"), [0, 2]);
+    assert_eq!(longs(&c, "total_files_updated"), [1, 0]);
+    assert_eq!(longs(&c, "total_partitions_written"), [1, 2]);
+    assert_eq!(longs(&c, "total_records_written"), [2, 3]);
+    assert_eq!(longs(&c, "total_update_records_written"), [1, 0]);
+    assert!(longs(&c, "total_bytes_written").iter().all(|&b| b > 0));
+    let one = batch(&ctx, "CALL show_commits('t', NULL, 1)").await;
+    assert_eq!(one.num_rows(), 1);
+
+    let m = batch(&ctx, "CALL show_commits_metadata(table => 't')").await;
+    assert_eq!(m.num_rows(), 3);
+    assert_eq!(texts(&m, "commit_time")[0], on_disk[1]);
+    assert_eq!(texts(&m, "partition")[0], "dt=y");
+    assert_eq!(texts(&m, "previous_commit")[0], on_disk[0]);
+    assert_eq!(longs(&m, "num_update_writes"), [1, 0, 0]);
+    assert_eq!(longs(&m, "num_inserts"), [0, 1, 2]);
+}
