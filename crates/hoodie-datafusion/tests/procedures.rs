@@ -68,7 +68,7 @@ async fn show_commits_and_their_metadata_describe_the_timeline() {
     assert_eq!(longs(&c, "total_records_written"), [2, 3]);
     assert_eq!(longs(&c, "total_update_records_written"), [1, 0]);
     assert!(longs(&c, "total_bytes_written").iter().all(|&b| b > 0));
-    let one = batch(&ctx, "CALL show_commits('t', NULL, 1)").await;
+    let one = batch(&ctx, "CALL show_commits('t', 1)").await;
     assert_eq!(one.num_rows(), 1);
 
     let m = batch(&ctx, "CALL show_commits_metadata(table => 't')").await;
@@ -78,4 +78,24 @@ async fn show_commits_and_their_metadata_describe_the_timeline() {
     assert_eq!(texts(&m, "previous_commit")[0], on_disk[0]);
     assert_eq!(longs(&m, "num_update_writes"), [1, 0, 0]);
     assert_eq!(longs(&m, "num_inserts"), [0, 1, 2]);
+
+    let f = batch(
+        &ctx,
+        &format!(
+            "CALL show_commit_files(table => 't', instant_time => '{}')",
+            on_disk[0]
+        ),
+    )
+    .await;
+    assert_eq!(texts(&f, "partition_path"), ["dt=x", "dt=y"]);
+    assert_eq!(texts(&f, "previous_commit"), ["null", "null"]);
+    assert_eq!(longs(&f, "total_records_written"), [1, 2]);
+    assert_eq!(longs(&f, "total_bytes_written"), longs(&f, "file_size"));
+    let positional = batch(
+        &ctx,
+        &format!("CALL show_commit_files('t', 1, '{}')", on_disk[1]),
+    )
+    .await;
+    assert_eq!(texts(&positional, "partition_path"), ["dt=y"]);
+    assert_eq!(longs(&positional, "total_records_updated"), [1]);
 }

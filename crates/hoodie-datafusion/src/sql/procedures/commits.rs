@@ -77,7 +77,7 @@ fn adds_file(s: &WriteStat) -> bool {
     s.prev_commit.as_deref().is_none_or(|p| p == "null")
 }
 
-/// `CALL show_commits(table | path [, limit])`: one row per completed write, newest first.
+/// `CALL show_commits(table [, limit] | path => ...)`: one row per completed write, newest first.
 pub(super) async fn show_commits(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
     let rows = commits(&table, args).await?;
@@ -121,7 +121,7 @@ pub(super) async fn show_commits(ctx: &SessionContext, args: &Args) -> Result<Da
         .frame(ctx)
 }
 
-/// `CALL show_commits_metadata(table | path [, limit])`: one row per write stat of the
+/// `CALL show_commits_metadata(table [, limit] | path => ...)`: one row per write stat of the
 /// completed writes, newest first.
 pub(super) async fn show_commits_metadata(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
@@ -187,5 +187,51 @@ pub(super) async fn show_table_properties(ctx: &SessionContext, args: &Args) -> 
             "value",
             props.iter().map(|(_, v)| Some(v.clone())).collect(),
         )
+        .frame(ctx)
+}
+
+/// `CALL show_commit_files(table, limit, instant_time | path => ...)`: one row per write stat of the
+/// completed write `instant_time`, at most `limit` (default 10).
+pub(super) async fn show_commit_files(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    let wanted = args
+        .get("instant_time")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let limit = args.number("limit")?.unwrap_or(DEFAULT_LIMIT).max(0) as usize;
+    let timeline = table.timeline().await?;
+    let Some(instant) = timeline.completed_writes().find(|i| i.timestamp == wanted) else {
+        return Err(crate::error::HoodieError::Invalid {
+            message: format!(
+                "Commit {wanted} not found in Commits of {}: give the instant of a completed write (CALL show_commits lists them)",
+                table.storage().location().trim_end_matches('/')
+            ),
+        });
+    };
+    let metadata = timeline
+        .read_commit_metadata(table.storage(), instant)
+        .await?;
+    let stats: Vec<(&String, &WriteStat)> = metadata
+        .partition_to_write_stats
+        .iter()
+        .flat_map(|(p, ss)| ss.iter().map(move |s| (p, s)))
+        .take(limit)
+        .collect();
+    let text = |f: &dyn Fn(&String, &WriteStat) -> Option<String>| {
+        stats.iter().map(|(p, s)| f(p, s)).collect::<Vec<_>>()
+    };
+    let long = |f: &dyn Fn(&WriteStat) -> i64| stats.iter().map(|(_, s)| f(s)).collect();
+    let action = instant.action.as_str().to_string();
+    Columns::new()
+        .text("action", text(&|_, _| Some(action.clone())))
+        .text("partition_path", text(&|p, _| Some(p.clone())))
+        .text("file_id", text(&|_, s| s.file_id.clone()))
+        .text("previous_commit", text(&|_, s| s.prev_commit.clone()))
+        .long("total_records_updated", long(&|s| s.num_update_writes))
+        .long("total_records_written", long(&|s| s.num_writes))
+        .long("total_bytes_written", long(&|s| s.total_write_bytes))
+        .long("total_errors", long(&|s| s.total_write_errors))
+        .long("file_size", long(&|s| s.file_size_in_bytes))
         .frame(ctx)
 }

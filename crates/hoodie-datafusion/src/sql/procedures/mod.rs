@@ -61,14 +61,18 @@ const PROCEDURES: &[(&str, &[Param])] = &[
             opt("endtime"),
         ],
     ),
-    ("show_commits", &[opt("table"), opt("path"), opt("limit")]),
+    ("show_commits", &[opt("table"), opt("limit"), opt("path")]),
     (
         "show_commits_metadata",
-        &[opt("table"), opt("path"), opt("limit")],
+        &[opt("table"), opt("limit"), opt("path")],
     ),
     (
         "show_table_properties",
         &[opt("table"), opt("path"), opt("limit")],
+    ),
+    (
+        "show_commit_files",
+        &[opt("table"), opt("limit"), req("instant_time"), opt("path")],
     ),
     ("help", &[opt("cmd")]),
 ];
@@ -166,6 +170,7 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
         "show_commits" => commits::show_commits(ctx, &args).await,
         "show_commits_metadata" => commits::show_commits_metadata(ctx, &args).await,
         "show_table_properties" => commits::show_table_properties(ctx, &args).await,
+        "show_commit_files" => commits::show_commit_files(ctx, &args).await,
         "help" => help(ctx, &args),
         other => unreachable!("procedure {other} is listed but not run"),
     }
