@@ -19,20 +19,10 @@ async fn ctx(tmp: &Path) -> HoodieContext {
 
 /// Files under `dir` ending in `suffix`, relative to it.
 fn files(dir: &Path, suffix: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.to_string_lossy().ends_with(suffix) {
-                out.push(p.strip_prefix(dir).unwrap().display().to_string());
-            }
-        }
-    }
-    out.sort();
-    out
+    common::files_under(dir)
+        .into_iter()
+        .filter(|f| f.ends_with(suffix))
+        .collect()
 }
 
 /// The completed commit file of the latest write, parsed.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 mod common;
 
-use common::session_with_table;
+use common::{files_under, session_with_table};
 use datafusion::arrow::array::{Float64Array, Int32Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use hoodie_datafusion::HudiTableProvider;
@@ -42,23 +42,6 @@ async fn snapshot(ctx: &HoodieContext) -> Vec<String> {
             ));
         }
     }
-    out
-}
-
-fn files_under(dir: &std::path::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().display().to_string());
-            }
-        }
-    }
-    out.sort();
     out
 }
 

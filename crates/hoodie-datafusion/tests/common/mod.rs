@@ -28,6 +28,24 @@ pub async fn session_with_table(
     ctx
 }
 
+/// Every file under `dir`, relative to it, sorted.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// The single BIGINT a query like `SELECT count(*) ...` returns.
 pub async fn count(ctx: &HoodieContext, sql: &str) -> i64 {
     let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
