@@ -4,17 +4,23 @@ use crate::error::{HoodieError, Result};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
+/// The tokens of `sql`, each keeping its text as written (quotes not unescaped), so text re-joined
+/// from them reads as the user wrote it.
+pub(crate) fn tokens_as_written(sql: &str) -> Result<Vec<Token>> {
+    Tokenizer::new(&GenericDialect {}, sql)
+        .with_unescape(false)
+        .tokenize()
+        .map_err(|e| HoodieError::Parse {
+            message: e.to_string(),
+        })
+}
+
 /// Splits a SQL script into statements at top-level `;`, respecting quotes and comments.
 /// Empty statements (and comment-only ones) are dropped.
 pub fn split_statements(sql: &str) -> Result<Vec<String>> {
     // tokens keep their text as written (`'o''k'` stays doubled), so a statement re-joined from
     // them reads as the user wrote it
-    let tokens = Tokenizer::new(&GenericDialect {}, sql)
-        .with_unescape(false)
-        .tokenize()
-        .map_err(|e| HoodieError::Parse {
-            message: e.to_string(),
-        })?;
+    let tokens = tokens_as_written(sql)?;
     let mut out = Vec::new();
     let mut current = String::new();
     let mut meaningful = false;

@@ -195,3 +195,30 @@ async fn a_cdc_read_of_one_commit_plans_the_file_groups_it_wrote() {
     .await;
     assert!(all.contains("CdcExec: splits=4, file_groups=3"), "{all}");
 }
+
+#[tokio::test]
+async fn a_log_after_a_cdc_log_takes_the_next_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = ctx(tmp.path()).await;
+    let t = tmp.path().join("wh").join("f");
+    ctx.run("CREATE TABLE f (id INT, v STRING, ts BIGINT) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true')")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO f VALUES (1, 'a', 1)").await.unwrap();
+    // a new key fills the small base-only file group: a rewrite, with its .cdc log (version 1)
+    ctx.run("INSERT INTO f VALUES (2, 'b', 1)").await.unwrap();
+    ctx.run("UPDATE f SET v = 'a2' WHERE id = 1").await.unwrap();
+    let cdc = files(&t, ".cdc");
+    assert_eq!(cdc.len(), 1, "{cdc:?}");
+    assert!(cdc[0].contains(".log.1_"), "{cdc:?}");
+    let logs: Vec<String> = files(&t, "")
+        .into_iter()
+        .filter(|f| f.contains(".log.") && !f.ends_with(".cdc"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    assert!(logs[0].contains(".log.2_"), "{logs:?}");
+    assert_eq!(
+        common::count(&ctx, "SELECT count(*) FROM f WHERE v = 'a2'").await,
+        1
+    );
+}

@@ -3,9 +3,8 @@
 //! The clause is rewritten into hoodie's table function `hudi_time_travel('<t>', '<instant>')`,
 //! aliased as the table so qualified names keep working; `VERSION AS OF` fails as in Hudi 1.2.
 
-use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::{Keyword, RESERVED_FOR_TABLE_ALIAS};
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 use crate::error::{HoodieError, Result};
 
@@ -23,12 +22,7 @@ pub fn rewrite(sql: &str) -> Result<Option<String>> {
     if !words.windows(2).any(|w| w == ["as", "of"]) {
         return Ok(None);
     }
-    let tokens = Tokenizer::new(&GenericDialect {}, sql)
-        .with_unescape(false)
-        .tokenize()
-        .map_err(|e| HoodieError::Parse {
-            message: e.to_string(),
-        })?;
+    let tokens = crate::statements::tokens_as_written(sql)?;
     let sig: Vec<usize> = (0..tokens.len())
         .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
         .collect();

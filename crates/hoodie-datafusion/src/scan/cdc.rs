@@ -41,14 +41,17 @@ pub enum ImageFormat {
 impl ImageFormat {
     /// The format an option value names (`json` when unset).
     pub fn parse(value: Option<&str>) -> Result<Self, crate::error::HoodieError> {
-        let key = hoodie_format::config::CDC_IMAGE_FORMAT;
-        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-            None | Some("json") => Ok(Self::Json),
-            Some("struct") => Ok(Self::Struct),
-            Some(_) => Err(crate::error::HoodieError::Format(
-                hoodie_format::FormatError::from(key.check(value.unwrap_or_default()).unwrap_err()),
-            )),
-        }
+        let Some(v) = value else {
+            return Ok(Self::Json);
+        };
+        hoodie_format::config::CDC_IMAGE_FORMAT
+            .check(v.trim())
+            .map_err(hoodie_format::FormatError::from)?;
+        Ok(if v.trim().eq_ignore_ascii_case("struct") {
+            Self::Struct
+        } else {
+            Self::Json
+        })
     }
 }
 

@@ -23,7 +23,7 @@ use super::{change_schema, CdcMode, CdcOp, ChangeRows, AFTER, BEFORE};
 use crate::error::Result;
 use crate::log::merge::MergeRules;
 use crate::log::read::{read_slice_logs, Admission, LogContent};
-use crate::log::slice::{SliceFiles, SliceReader};
+use crate::log::slice::{KeySet, SliceFiles, SliceReader};
 use crate::meta::RECORD_KEY;
 use crate::storage::TableStorage;
 
@@ -187,13 +187,15 @@ impl ChangeReader {
         want: &(dyn Fn(usize) -> bool + Sync),
         upto: &(dyn Fn(&str) -> bool + Send + Sync),
     ) -> Result<StructArray> {
-        let wanted: HashSet<String> = (0..keys.len())
+        let wanted: crate::tasks::FastSet<Box<str>> = (0..keys.len())
             .filter(|&r| want(r) && keys.is_valid(r))
-            .map(|r| keys.value(r).to_string())
+            .map(|r| keys.value(r).into())
             .collect();
         let admits = |i: &str| upto(i) && self.admission.admits(i);
-        let is_wanted = |k: &str| wanted.contains(k);
-        let found = self.slices().rows(slice, &admits, Some(&is_wanted)).await?;
+        let found = self
+            .slices()
+            .rows_of_keys(slice, &admits, Arc::new(wanted))
+            .await?;
         let found = arrow::compute::concat_batches(&self.schema, &found)?;
         let found_keys = crate::meta::record_keys_by_name(&found)?;
         let at: HashMap<&str, u32> = (0..found.num_rows())
@@ -249,8 +251,9 @@ impl ChangeReader {
         }
         let before_t = |i: &str| i < t && self.admission.admits(i);
         let upto_t = |i: &str| i <= t && self.admission.admits(i);
-        let before = self.keyed(slice, &before_t, &seen).await?;
-        let after = self.keyed(slice, &upto_t, &seen).await?;
+        let wanted: KeySet = Arc::new(seen.into_iter().map(String::into_boxed_str).collect());
+        let before = self.keyed(slice, &before_t, wanted.clone()).await?;
+        let after = self.keyed(slice, &upto_t, wanted).await?;
         let converter = RowConverter::new(
             self.schema
                 .fields()
@@ -298,10 +301,9 @@ impl ChangeReader {
         &self,
         slice: &SliceFiles,
         admits: &(dyn Fn(&str) -> bool + Send + Sync),
-        wanted: &HashSet<String>,
+        wanted: KeySet,
     ) -> Result<(RecordBatch, HashMap<String, u32>)> {
-        let is_wanted = |k: &str| wanted.contains(k);
-        let parts = self.slices().rows(slice, admits, Some(&is_wanted)).await?;
+        let parts = self.slices().rows_of_keys(slice, admits, wanted).await?;
         let batch = arrow::compute::concat_batches(&self.schema, &parts)?;
         let keys = crate::meta::record_keys_by_name(&batch)?;
         let at = (0..batch.num_rows())

@@ -40,6 +40,9 @@ pub(crate) struct SliceReader<'a> {
     pub dropped: &'a [String],
 }
 
+/// Record keys, shared with the base file's row filter.
+pub(crate) type KeySet = std::sync::Arc<crate::tasks::FastSet<Box<str>>>;
+
 impl SliceReader<'_> {
     /// The live records of `slice` (those whose keys `wanted` accepts, when given), merged with
     /// the log blocks `admits` lets in.
@@ -49,13 +52,50 @@ impl SliceReader<'_> {
         admits: &(dyn Fn(&str) -> bool + Send + Sync),
         wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
     ) -> Result<Vec<RecordBatch>> {
+        self.read(slice, admits, wanted, None).await
+    }
+
+    /// The live records of `keys` in `slice`: the base file's other records are not decoded
+    /// beyond their keys (a row filter on the record key column), which the merge does not
+    /// need either, since only these keys' results are kept.
+    pub(crate) async fn rows_of_keys(
+        &self,
+        slice: &SliceFiles,
+        admits: &(dyn Fn(&str) -> bool + Send + Sync),
+        keys: KeySet,
+    ) -> Result<Vec<RecordBatch>> {
+        let wanted = |k: &str| keys.contains(k);
+        self.read(slice, admits, Some(&wanted), Some(keys.clone()))
+            .await
+    }
+
+    async fn read(
+        &self,
+        slice: &SliceFiles,
+        admits: &(dyn Fn(&str) -> bool + Send + Sync),
+        wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
+        filter: Option<KeySet>,
+    ) -> Result<Vec<RecordBatch>> {
         let logs = read_slice_logs(self.storage, &slice.logs, admits, self.schema).await?;
         let keys_of = |b: &RecordBatch| Ok(crate::meta::record_keys_by_name(b)?.clone());
         let mut merger = LogMerger::new(self.schema, logs.contents, &keys_of, self.rules.clone())?;
         let mut out = Vec::new();
         if let Some(base) = &slice.base {
-            let (mut stream, _) =
-                stream_base_file(self.storage, base, self.schema, self.dropped).await?;
+            let mut stream = match filter {
+                Some(keys) => crate::base_file::stream_base_file_keys(
+                    self.storage,
+                    base,
+                    self.schema,
+                    self.dropped,
+                    keys,
+                )
+                .await?
+                .boxed(),
+                None => stream_base_file(self.storage, base, self.schema, self.dropped)
+                    .await?
+                    .0
+                    .boxed(),
+            };
             while let Some(b) = stream.next().await {
                 let b = b?;
                 let keys = crate::meta::record_keys_by_name(&b)?.clone();

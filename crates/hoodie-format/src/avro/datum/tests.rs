@@ -127,6 +127,41 @@ fn target_columns_are_matched_by_name_and_missing_ones_are_null() {
 }
 
 #[test]
+fn record_fields_are_matched_by_name_inside_a_struct_column() {
+    // the writer's struct `s` holds a and b; the target wants b (cast to Float32) and c, which
+    // the writer lacks: a is skipped, c is NULL, and the null struct row stays null
+    let batch = sample();
+    let schema_json = avro_schema_with_meta("t", &batch.schema())
+        .unwrap()
+        .to_string();
+    let inner = Fields::from(vec![
+        Field::new("b", DataType::Float32, true),
+        Field::new("c", DataType::Utf8, true),
+    ]);
+    let target = Arc::new(Schema::new(vec![
+        Field::new("s", DataType::Struct(inner), true),
+        Field::new("id", DataType::Int32, false),
+    ]));
+    let enc = RowEncoder::new(&batch).unwrap();
+    let mut dec = RowDecoder::new(&schema_json, target).unwrap();
+    for r in 0..batch.num_rows() {
+        let mut buf = Vec::new();
+        enc.encode(r, &mut buf);
+        dec.push(&buf).unwrap();
+    }
+    let out = dec.finish().unwrap();
+    let s = out.column(0).as_struct();
+    assert_eq!(
+        (0..3).map(|r| s.is_valid(r)).collect::<Vec<_>>(),
+        [true, false, true]
+    );
+    let b = s.column(0).as_primitive::<Float32Type>();
+    assert_eq!((b.value(0), b.value(2)), (1.5, -2.0));
+    assert_eq!(s.column(1).null_count(), 3);
+    assert_eq!(out.column(1).as_primitive::<Int32Type>().value(1), -2);
+}
+
+#[test]
 fn a_truncated_datum_is_an_error() {
     let batch = sample();
     let schema_json = avro_schema_with_meta("t", &batch.schema())
