@@ -219,47 +219,42 @@ async fn upsert_copies_the_columns_whose_values_do_not_change() {
     assert_eq!(count(ctx, again).await, 1);
 }
 
-/// A DELETE's change set carries only the columns that locate its rows, and a MERGE does not
-/// read the target's commit time or sequence id: the target scans leave the rest out.
+/// The columns the scan of table `t` in `plan` (an EXPLAIN's text) reads.
+fn scanned(plan: &str) -> Vec<String> {
+    let line = plan.lines().find(|l| l.contains("TableScan: t "));
+    let line = line.unwrap_or_else(|| panic!("{plan}"));
+    let list = line
+        .split("projection=[")
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap();
+    list.split(", ").map(str::to_string).collect()
+}
+
+/// A DELETE's change set carries only the columns that locate its rows (not the ordering
+/// value: a statement's delete wins without a comparison), and a MERGE does not read the
+/// target's commit time or sequence id: the target scans leave the rest out. With a simple key
+/// on an integer column the stored key is that column's text, so neither reads
+/// `_hoodie_record_key`.
 #[tokio::test]
 async fn change_sets_read_only_what_the_write_needs() {
     let tmp = tempfile::tempdir().unwrap();
     let f = two_partitions(tmp.path()).await;
     let ctx = &f.ctx;
-    // the columns the target scan reads
-    let scanned = |plan: &str| -> Vec<String> {
-        let line = plan.lines().find(|l| l.contains("TableScan: t "));
-        let line = line.unwrap_or_else(|| panic!("{plan}"));
-        let list = line
-            .split("projection=[")
-            .nth(1)
-            .unwrap()
-            .split(']')
-            .next()
-            .unwrap();
-        list.split(", ").map(str::to_string).collect()
-    };
 
     let plan = text(ctx, "EXPLAIN DELETE FROM t WHERE id % 5 = 3").await;
-    let want = [
-        "_hoodie_record_key",
-        "_hoodie_partition_path",
-        "_hoodie_file_name",
-        "id",
-        "ts",
-        "p",
-    ];
+    let want = ["_hoodie_partition_path", "_hoodie_file_name", "id", "p"];
     assert_eq!(scanned(&plan), want, "{plan}");
+    assert!(
+        plan.contains("CAST(t.id AS Utf8) AS _hoodie_record_key"),
+        "{plan}"
+    );
 
     let merge = "EXPLAIN MERGE INTO t USING (SELECT 3 AS id, 'n' AS name, 'm' AS note, 1.0 AS price, 9 AS ts, 1 AS p) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *";
     let plan = text(ctx, merge).await;
-    let want = [
-        "_hoodie_record_key",
-        "_hoodie_partition_path",
-        "_hoodie_file_name",
-        "id",
-        "p",
-    ];
+    let want = ["_hoodie_partition_path", "_hoodie_file_name", "id", "p"];
     assert_eq!(scanned(&plan), want, "{plan}");
 
     // and they still do what they say
@@ -269,4 +264,77 @@ async fn change_sets_read_only_what_the_write_needs() {
         count(ctx, "SELECT count(*) FROM t WHERE note LIKE 'note %'").await,
         1600
     );
+}
+
+/// Where a stored key is not exactly the text of one column (a complex key, a decimal key
+/// Java formats its own way), change sets read `_hoodie_record_key` itself; where it is (a
+/// mixed-case string key, on COW and MOR), they take it from the column, and every statement
+/// keeps the stored keys.
+#[tokio::test]
+async fn stored_keys_come_from_the_key_column_only_where_that_is_exact() {
+    let cases = [
+        (
+            "(a INT, b STRING, v INT)",
+            "'a,b'",
+            "(1, 'x', 1), (2, 'y', 2), (3, 'z', 3)",
+            "t.a = s.a AND t.b = s.b",
+            false,
+        ),
+        (
+            "(d DECIMAL(10,2), v INT)",
+            "'d'",
+            "(1.50, 1), (2.00, 2), (3.25, 3)",
+            "t.d = s.d",
+            false,
+        ),
+        (
+            "(\"UserId\" STRING, v INT)",
+            "'UserId'",
+            "('u1', 1), ('U2', 2), ('u3', 3)",
+            "t.userid = s.\"UserId\"",
+            true,
+        ),
+    ];
+    for (columns, key, rows, on, derived) in cases {
+        for ty in ["cow", "mor"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let create = format!(
+                "CREATE TABLE t {columns} USING hudi TBLPROPERTIES (type = '{ty}', primaryKey = {key})"
+            );
+            let f = fixture(tmp.path(), &create, vec![rows.to_string()]).await;
+            let ctx = &f.ctx;
+            let plan = text(ctx, "EXPLAIN DELETE FROM t WHERE v = 1").await;
+            let reads_key = scanned(&plan).contains(&"_hoodie_record_key".to_string());
+            assert_eq!(reads_key, !derived, "{columns} {ty}: {plan}");
+            let keys = "SELECT _hoodie_record_key, v FROM t ORDER BY v";
+            let before = text(ctx, keys).await;
+            ctx.run("DELETE FROM t WHERE v = 1").await.unwrap();
+            ctx.run("UPDATE t SET v = v + 10 WHERE v = 2")
+                .await
+                .unwrap();
+            let merge = format!("MERGE INTO t USING (SELECT * FROM t WHERE v = 3) s ON {on} WHEN MATCHED THEN UPDATE SET v = 30");
+            ctx.run(&merge).await.unwrap();
+            let after = text(ctx, keys).await;
+            let key_of = |table: &str, v: &str| -> String {
+                let line = table.lines().find(|l| l.contains(&format!("| {v} ")));
+                line.unwrap_or_else(|| panic!("{v} in {table}"))
+                    .split('|')
+                    .nth(1)
+                    .unwrap()
+                    .trim()
+                    .to_string()
+            };
+            assert_eq!(
+                key_of(&after, "12"),
+                key_of(&before, "2"),
+                "{before}{after}"
+            );
+            assert_eq!(
+                key_of(&after, "30"),
+                key_of(&before, "3"),
+                "{before}{after}"
+            );
+            assert_eq!(count(ctx, "SELECT count(*) FROM t").await, 2, "{after}");
+        }
+    }
 }

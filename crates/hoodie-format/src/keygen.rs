@@ -3,7 +3,7 @@
 
 use arrow::array::{Array, ArrayRef, AsArray, StringArray, StringBuilder};
 use arrow::compute::{cast, cast_with_options, CastOptions};
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
 
 use crate::error::{FormatError, Result};
@@ -157,6 +157,31 @@ impl KeyGenerator {
         Ok(out.finish())
     }
 
+    /// The top-level column a stored record key is exactly the text of, when there is one: a
+    /// simple (or non-partitioned) key generator on one integer or string column, whose keys
+    /// Hudi writes as the bare value (`Long.toString`, the string itself; never null or
+    /// empty). A change set can then take a stored row's key from that column instead of
+    /// reading `_hoodie_record_key`. Other key types (decimals, floats, timestamps) are
+    /// formatted by Java in ways a cast need not match, so they keep the stored key.
+    pub fn key_column_of_stored_keys<'a>(&self, schema: &'a Schema) -> Option<&'a Field> {
+        if !matches!(self.kind, KeyGenKind::Simple | KeyGenKind::NonPartitioned) {
+            return None;
+        }
+        let [field] = self.record_key_fields.as_slice() else {
+            return None;
+        };
+        let f = schema
+            .fields()
+            .iter()
+            .find(|f| f.name().eq_ignore_ascii_case(field))?;
+        let exact = f.data_type().is_integer()
+            || matches!(
+                f.data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            );
+        exact.then_some(f.as_ref())
+    }
+
     /// Partition paths of every row (`""` for non-partitioned tables).
     pub fn partition_paths(&self, batch: &RecordBatch) -> Result<StringArray> {
         let n = batch.num_rows();
@@ -251,7 +276,6 @@ fn column(batch: &RecordBatch, field: &str) -> Result<ArrayRef> {
 mod tests {
     use super::*;
     use arrow::array::{Date32Array, Int32Array, StringArray as S};
-    use arrow::datatypes::{Field, Schema};
     use std::sync::Arc;
 
     fn batch() -> RecordBatch {
@@ -309,6 +333,34 @@ mod tests {
         assert_eq!(keys.value(1), "id:2,name:__null__");
         assert_eq!(keys.value(2), "id:3,name:__empty__");
         assert_eq!(k.partition_paths(&batch()).unwrap().value(0), "1/a");
+    }
+
+    #[test]
+    fn stored_keys_are_a_column_only_for_simple_integer_or_string_keys() {
+        let schema = Schema::new(vec![
+            Field::new("Id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8View, true),
+            Field::new("price", DataType::Float64, true),
+            Field::new("dt", DataType::Date32, true),
+        ]);
+        let of = |kind, keys: &[&str]| {
+            let keys = keys.iter().map(|k| k.to_string()).collect();
+            KeyGenerator::new(kind, keys, vec![], false)
+                .key_column_of_stored_keys(&schema)
+                .map(|f| f.name().clone())
+        };
+        assert_eq!(of(KeyGenKind::Simple, &["id"]), Some("Id".into()));
+        assert_eq!(
+            of(KeyGenKind::NonPartitioned, &["NAME"]),
+            Some("name".into())
+        );
+        // Java formats doubles and dates its own way; complex keys are `field:value`
+        assert_eq!(of(KeyGenKind::Simple, &["price"]), None);
+        assert_eq!(of(KeyGenKind::Simple, &["dt"]), None);
+        assert_eq!(of(KeyGenKind::Complex, &["id"]), None);
+        assert_eq!(of(KeyGenKind::Simple, &["id", "name"]), None);
+        assert_eq!(of(KeyGenKind::Simple, &[]), None);
+        assert_eq!(of(KeyGenKind::Simple, &["missing"]), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::Field;
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::DFSchemaRef;
@@ -22,7 +22,7 @@ use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::dml::WriteOp;
 use datafusion::logical_expr::{
-    lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNodeCore,
+    cast, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNodeCore,
 };
 use datafusion::optimizer::analyzer::type_coercion::TypeCoercion;
 use datafusion::optimizer::AnalyzerRule;
@@ -32,6 +32,8 @@ use crate::dml::write_node::count_schema;
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::SessionOptions;
+use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::meta::RECORD_KEY;
 use hoodie_format::write::change_set::DELETE_FLAG;
 use hoodie_format::write::spec::{WriteSpec, WriteStatement};
 use hoodie_format::TableType;
@@ -224,20 +226,25 @@ fn change_set_of(
             // (a merge-on-read table logs whole records: an UPDATE carries every column)
             let mor = hudi.table().config().table_type().ok() == Some(TableType::MergeOnRead);
             let carried = |f: &Field| match (&changed, kind) {
-                (_, DmlKind::Delete) => carries_column(hudi, &[], f),
-                (Some(changed), _) if !mor => carries_column(hudi, changed, f),
+                (_, DmlKind::Delete) => carries_column(hudi, &[], f, false),
+                (Some(changed), _) if !mor => carries_column(hudi, changed, f, true),
                 _ => true,
             };
+            let stored_key = stored_key_expr(hudi, &input);
             let mut exprs: Vec<Expr> = Vec::with_capacity(input.schema().fields().len() + 1);
             for (qualifier, field) in input.schema().iter() {
-                exprs.push(if carried(field) {
-                    Expr::Column(datafusion::common::Column::from((qualifier, field)))
-                } else {
-                    lit(datafusion::common::ScalarValue::try_from(
-                        field.data_type(),
-                    )?)
-                    .alias(field.name())
-                });
+                exprs.push(
+                    if let Some(key) = stored_key.as_ref().filter(|_| field.name() == RECORD_KEY) {
+                        key.clone().alias(RECORD_KEY)
+                    } else if carried(field) {
+                        Expr::Column(datafusion::common::Column::from((qualifier, field)))
+                    } else {
+                        lit(datafusion::common::ScalarValue::try_from(
+                            field.data_type(),
+                        )?)
+                        .alias(field.name())
+                    },
+                );
             }
             exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
             LogicalPlanBuilder::from(input).project(exprs)?.build()?
@@ -255,6 +262,27 @@ fn change_set_of(
     Ok(LogicalPlan::Extension(Extension {
         node: Arc::new(node),
     }))
+}
+
+/// The record key of a stored row as an expression of the key column, when the table's keys
+/// are exactly that column's text ([`KeyGenerator::key_column_of_stored_keys`]): the scan
+/// then reads the key column the predicate usually reads anyway instead of
+/// `_hoodie_record_key`, whose values are spread over every page. `input` is the change set's
+/// input, the table's rows (an UPDATE may not assign the key column).
+///
+/// [`KeyGenerator::key_column_of_stored_keys`]: hoodie_format::keygen::KeyGenerator::key_column_of_stored_keys
+pub(crate) fn stored_key_expr(hudi: &HudiTableProvider, input: &LogicalPlan) -> Option<Expr> {
+    let keygen = KeyGenerator::from_config(hudi.table().config()).ok()?;
+    let table = hudi.schema();
+    let key = keygen.key_column_of_stored_keys(&table)?;
+    let (qualifier, field) = input
+        .schema()
+        .iter()
+        .find(|(_, f)| f.name() == key.name())?;
+    Some(cast(
+        Expr::Column(datafusion::common::Column::from((qualifier, field))),
+        DataType::Utf8,
+    ))
 }
 
 /// Whether `expr`, the projection of column `name` in an UPDATE's input, leaves it as stored.
@@ -283,13 +311,19 @@ fn assigned_columns(input: &LogicalPlan) -> Option<Vec<String>> {
 }
 
 /// Whether an UPDATE's or DELETE's change set carries column `field` (given the columns an
-/// UPDATE assigns; none for a DELETE, whose rows are deleted by key without a comparison): the
-/// meta columns that locate a row (key, partition path, file name), the assigned columns, the
-/// key, partition and ordering columns and non-nullable ones. The others go as NULL, so the
-/// scan never decodes them: the write restamps the commit time and sequence id and takes every
-/// other value from the stored rows (`WriteSpec::changed_columns`).
-fn carries_column(hudi: &HudiTableProvider, changed: &[String], field: &Field) -> bool {
-    use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
+/// UPDATE assigns; none for a DELETE): the meta columns that locate a row (key, partition path,
+/// file name), the assigned columns, the key and partition columns, the ordering column when
+/// `ordering` (a DELETE's rows are deleted by key without a comparison, so it goes without)
+/// and non-nullable ones. The others go as NULL, so the scan never decodes them: the write
+/// restamps the commit time and sequence id and takes every other value from the stored rows
+/// (`WriteSpec::changed_columns`).
+fn carries_column(
+    hudi: &HudiTableProvider,
+    changed: &[String],
+    field: &Field,
+    ordering: bool,
+) -> bool {
+    use hoodie_format::meta::{FILE_NAME, PARTITION_PATH};
     let cfg = hudi.table().config();
     let name = field.name();
     // a nested field (`nested.a2`) is carried in its top-level column
@@ -300,7 +334,7 @@ fn carries_column(hudi: &HudiTableProvider, changed: &[String], field: &Field) -
         || named(changed)
         || named(&cfg.record_key_fields())
         || named(&cfg.partition_fields())
-        || cfg.ordering_field().is_some_and(|o| top(&o))
+        || (ordering && cfg.ordering_field().is_some_and(|o| top(&o)))
 }
 
 /// Hudi's rule: an UPDATE may not assign the record key or a partition column.

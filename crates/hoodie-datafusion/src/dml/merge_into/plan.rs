@@ -466,8 +466,25 @@ fn plan(
     // the target columns, per clause
     let clause_col = || Expr::Column(Column::from_name(CLAUSE));
     let mut out: Vec<Expr> = Vec::with_capacity(schema.fields().len() + 1);
+    // a stored row's key from the key column the join reads anyway, where that is exact
+    let stored_key = hoodie_format::keygen::KeyGenerator::from_config(cfg)
+        .ok()
+        .and_then(|k| {
+            k.key_column_of_stored_keys(&schema)
+                .map(|f| f.name().clone())
+        })
+        .map(|k| {
+            cast(
+                Expr::Column(Column::new(Some(target.clone()), k)),
+                DataType::Utf8,
+            )
+        });
     for f in schema.fields() {
         let current = Expr::Column(Column::new(Some(target.clone()), f.name()));
+        if let Some(key) = stored_key.as_ref().filter(|_| f.name() == RECORD_KEY) {
+            out.push(key.clone().alias(RECORD_KEY));
+            continue;
+        }
         if is_meta_column(f.name()) {
             // the write restamps the commit time and sequence id of every row it changes: only
             // the columns that locate a row are read from the target
