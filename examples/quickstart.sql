@@ -92,3 +92,8 @@ CREATE TABLE fares USING hudi
 UPDATE fares SET fare = fare * 2 WHERE rider = 'rider-D';
 DELETE FROM fares WHERE rider = 'rider-H';
 SELECT op, before, after FROM hudi_table_changes('fares', 'cdc', 'earliest') ORDER BY ts_ms, op, after;
+
+-- Cleaning: each commit is followed by a clean that deletes the file versions no read within
+-- the retention window (10 commits by default) needs; run one keeping a single commit.
+CALL run_clean(table => 'fares', retain_commits => 1, trigger_max_commits => 0);
+CALL show_cleans(table => 'fares');

@@ -103,6 +103,11 @@ class Table:
         # hoodie's table order: partition columns last
         self.columns = [c for c in cols if c.role != "partition"] + ([self.partition] if self.partition else [])
         self.event_time = self.mode == "EVENT_TIME_ORDERING"
+        # how many commits the cleaner keeps: the default (10) or few, so that cleans run in
+        # a sequence; drawn from a generator of its own, so the tables and statements of a
+        # seed stay what they were before cleaning existed
+        clean = random.Random(f"{name}-clean")
+        self.commits_retained = f.get("commits_retained", clean.choice([None, None, 1, 2, 3]))
 
     # columns an UPDATE may assign
     @property
@@ -124,6 +129,7 @@ class Table:
                 f"{'index=BUCKET ' if self.bucket else ''}"
                 f"{'drop.partition.columns ' if self.drop_partition else ''}"
                 f"{'cdc=' + self.cdc + ' ' if self.cdc else ''}"
+                f"{'commits.retained=' + str(self.commits_retained) + ' ' if self.commits_retained else ''}"
                 f"ordering={self.ordering.name + ':' + self.ordering.typ if self.ordering else None} "
                 f"mode={self.mode} partition={self.partition.name + ':' + self.partition.typ if self.partition else None}")
 

@@ -95,15 +95,42 @@ def canon_rows(rows):
     return sorted(tuple(sorted((k, str(v)) for k, v in r.items())) for r in rows)
 
 
+def earliest_kept(seq, wh, binary):
+    """The earliest commit the table's last clean kept, as `CALL show_cleans` gives it (None:
+    the table was never cleaned). Reads before it fail; reads from it on see every state."""
+    base = os.path.join(wh, seq.table.name, ".hoodie")
+    if not any(n.endswith(".clean") for n in os.listdir(base)):
+        return None
+    script = os.path.join(wh, f"cleans-{seq.seed}.sql")
+    write_script(script, [f"CALL show_cleans(table => '{seq.table.name}', limit => 1)"])
+    rc, so, se = run_hoodie(binary, wh, script)
+    lines = [[c.strip() for c in line.strip().strip("|").split("|")]
+             for line in so.splitlines() if line.startswith("|")]
+    if rc != 0 or len(lines) < 2 or "earliest_commit_to_retain" not in lines[0]:
+        raise RuntimeError("show_cleans failed: " + error_line(so, se))
+    return lines[1][lines[0].index("earliest_commit_to_retain")] or None
+
+
+def states_match(want, got, cleaned):
+    """Whether the states read (`got`, consecutive repeats dropped) are those the statements
+    went through (`want`), or, once a clean dropped the oldest commits, the last of them."""
+    return want[-len(got):] == got if cleaned else want == got
+
+
 def history_check(seq, wh, binary):
     """Time travel against the states the sequence went through: the table as of each completed
     write, in order, must pass through the same states as the copies taken after each statement
-    (consecutive repeats dropped: a compaction or a statement that changes nothing). Returns the
-    first difference, or None."""
+    (consecutive repeats dropped: a compaction or a statement that changes nothing). After a
+    clean, the reads as of the commits it kept must be the last of those states, and a read as
+    of a commit before them must fail with Hudi's message. Returns the first difference, or
+    None."""
     same = os.path.join(wh, f"{seq.seed}-same.parquet")
     steps = [canon_rows(read_parquet(f"{same}.step{k}")) for k in range(len(seq.units))
              if os.path.exists(f"{same}.step{k}")]
+    kept = earliest_kept(seq, wh, binary)
     instants = completed_writes(os.path.join(wh, seq.table.name))
+    cleaned = [i for i in instants if kept is not None and i < kept]
+    instants = [i for i in instants if i not in cleaned]
     stmts = [f"COPY (SELECT {select_cols(seq.table)} FROM {seq.table.name} TIMESTAMP AS OF '{i}') "
              f"TO '{same}.asof{i}' STORED AS PARQUET" for i in instants]
     script = os.path.join(wh, f"history-{seq.seed}.sql")
@@ -111,11 +138,16 @@ def history_check(seq, wh, binary):
     rc, so, se = run_hoodie(binary, wh, script)
     if rc != 0:
         return "time travel failed: " + error_line(so, se)
+    if cleaned:
+        write_script(script, [f"SELECT count(*) FROM {seq.table.name} TIMESTAMP AS OF '{cleaned[-1]}'"])
+        rc, so, se = run_hoodie(binary, wh, script)
+        if rc == 0 or "Cleaner cleaned up the timestamp of interest" not in error_line(so, se):
+            return f"time travel to {cleaned[-1]}, before the earliest commit kept {kept}, did not fail as Hudi's: {error_line(so, se)}"
     travelled = [canon_rows(read_parquet(f"{same}.asof{i}")) for i in instants]
-    want, got = dedup([[]] + steps), dedup([[]] + travelled)
-    if want != got:
+    want, got = dedup([[]] + steps), dedup(([] if cleaned else [[]]) + travelled)
+    if not states_match(want, got, bool(cleaned)):
         return (f"{len(want) - 1} states after the statements, {len(got) - 1} as of the "
-                f"{len(instants)} commits; first difference at state "
+                f"{len(instants)} commits{' kept' if cleaned else ''}; first difference at state "
                 f"{next((k for k, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))}")
     return None
 
@@ -154,30 +186,38 @@ def cdc_check(seq, wh, binary):
     same = os.path.join(wh, f"{seq.seed}-same.parquet")
     out = f"{same}.cdc"
     script = os.path.join(wh, f"cdc-{seq.seed}.sql")
-    write_script(script, [
-        "SET hoodie.datafusion.cdc.image.format = 'struct'",
-        f"COPY (SELECT op, ts_ms, before, after FROM hudi_table_changes('{seq.table.name}', 'cdc', 'earliest')) "
-        f"TO '{out}' STORED AS PARQUET"])
+    # after a clean, the changes from the earliest commit kept on, replayed from the table as of it
+    kept = earliest_kept(seq, wh, binary)
+    stmts = ["SET hoodie.datafusion.cdc.image.format = 'struct'",
+             f"COPY (SELECT op, ts_ms, before, after FROM hudi_table_changes('{seq.table.name}', 'cdc', "
+             f"'{kept or 'earliest'}')) TO '{out}' STORED AS PARQUET"]
+    if kept:
+        stmts.append(f"COPY (SELECT {select_cols(seq.table)} FROM {seq.table.name} TIMESTAMP AS OF '{kept}') "
+                     f"TO '{out}.start' STORED AS PARQUET")
+    write_script(script, stmts)
     rc, so, se = run_hoodie(binary, wh, script)
     if rc != 0:
         return "CDC read failed: " + error_line(so, se)
     rows = read_parquet(out)
     data = [c.name for c in seq.table.columns]
     commits = sorted({r["ts_ms"] for r in rows})
-    state, states = {}, []
+    start = read_parquet(f"{out}.start") if kept else []
+    state = {identity(seq.table, r): {c: r[c] for c in data} for r in start}
+    states = []
     for ts in commits:
         err = replay_commit(seq.table, state, [r for r in rows if r["ts_ms"] == ts])
         if err:
             return f"commit {ts}: {err}"
         states.append(canon_rows(list(state.values())))
     final = canon_rows([{c: r[c] for c in data} for r in read_parquet(same)])
-    if (states[-1] if states else []) != final:
+    first = canon_rows(list({identity(seq.table, r): {c: r[c] for c in data} for r in start}.values()))
+    if (states[-1] if states else first) != final:
         return f"replaying {len(rows)} change rows of {len(commits)} commits does not give the table"
     if checks_history(seq):
         steps = [canon_rows([{c: r[c] for c in data} for r in read_parquet(f"{same}.step{k}")])
                  for k in range(len(seq.units)) if os.path.exists(f"{same}.step{k}")]
-        want, got = dedup([[]] + steps), dedup([[]] + states)
-        if want != got:
+        want, got = dedup([[]] + steps), dedup([first] + states)
+        if not states_match(want, got, kept is not None):
             return (f"{len(want) - 1} states after the statements, {len(got) - 1} replayed from the "
                     f"change rows of {len(commits)} commits")
     return None

@@ -180,6 +180,36 @@ def cdc_replay_tests():
           "already held" in (replay_commit(t, dict(state), [{"op": "i", "before": None, "after": a2}]) or ""), True)
 
 
+def cleaned_history_tests(hoodie):
+    """Cleaned tables: the history and CDC checks compare the states of the commits a clean
+    kept (which must be the last states), and they catch a wrong one."""
+    import shutil
+    import fuzz
+    import runner
+    a, b, c = [("a",)], [("b",)], [("c",)]
+    check("cleaned history: the last states match", runner.states_match([[], a, b, c], [b, c], True), True)
+    check("cleaned history: a gap is caught", runner.states_match([[], a, b, c], [a, c], True), False)
+    check("cleaned history: uncleaned needs them all", runner.states_match([[], a, b, c], [b, c], False), False)
+    # a CDC table that keeps one commit, checking history (seed % 4 == 0): cleaned, and passing
+    force = {"ttype": "cow", "cdc": True, "cdc_mode": "DATA_BEFORE_AFTER", "commits_retained": 1}
+    seq = fuzz.make(8, 12, force=force)
+    work = tempfile.mkdtemp(prefix="fuzz-selftest-clean-")
+    out = runner.run_batch([seq], hoodie, work, "quoted")[seq.seed]
+    wh = os.path.join(work, "b1")
+    check("cleaned history: the table was cleaned",
+          runner.earliest_kept(seq, wh, hoodie) is not None, True)
+    check("cleaned history: hoodie passes", fuzz.verdict(seq, out), None)
+    # a wrong state after the last statement: both checks see it
+    same = os.path.join(wh, f"{seq.seed}-same.parquet")
+    last = max(k for k in range(len(seq.units)) if os.path.exists(f"{same}.step{k}"))
+    shutil.copy(f"{same}.step0", f"{same}.step{last}")
+    check("cleaned history: a wrong state is caught by time travel",
+          runner.history_check(seq, wh, hoodie) is not None, True)
+    check("cleaned history: a wrong state is caught by the CDC replay",
+          runner.cdc_check(seq, wh, hoodie) is not None, True)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hoodie", default=os.path.join(ROOT, "target", "debug", "hoodie"))
@@ -188,6 +218,7 @@ def main():
     oracle_tests()
     cdc_replay_tests()
     if not a.oracle_only:
+        cleaned_history_tests(os.path.abspath(a.hoodie))
         plant_tests(os.path.abspath(a.hoodie))
     if failures:
         print(f"selftest: {len(failures)} failed")

@@ -51,6 +51,8 @@ class Create:
         if getattr(t, "cdc", None):
             props.append("'hoodie.table.cdc.enabled' = 'true'")
             props.append(f"'hoodie.table.cdc.supplemental.logging.mode' = '{t.cdc}'")
+        if getattr(t, "commits_retained", None):
+            props.append(f"'hoodie.cleaner.commits.retained' = '{t.commits_retained}'")
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")

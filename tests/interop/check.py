@@ -162,6 +162,17 @@ check("cdc_cow rows", sorted((r["id"], r["name"], r["price"]) for r in pq.read_t
 check("cdc_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "cdc_mor.parquet")).to_pylist()),
       [(2, "TWO"), (3, "three")])
 
+for name in ["cleaned_cow", "cleaned_mor"]:
+    same_as_hoodie(name)
+    cleans = glob.glob(os.path.join(WH, name, ".hoodie", "*.clean"))
+    check(f"{name} was cleaned", len(cleans) > 0, True)
+check("cleaned_cow rows", sorted((r["id"], r["v"], r["ts"]) for r in pq.read_table(os.path.join(DUMP, "cleaned_cow.parquet")).to_pylist()),
+      [(1, "a3", 5), (2, "b2", 5), (4, "d", 1)])
+check("cleaned_cow keeps at most 3 versions of the x group",
+      len(glob.glob(os.path.join(WH, "cleaned_cow", "dt=x", "*.parquet"))) <= 3, True)
+check("cleaned_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "cleaned_mor.parquet")).to_pylist()),
+      [(1, "uno"), (2, "dos"), (4, "four")])
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

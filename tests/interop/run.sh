@@ -15,13 +15,14 @@ trap 'rm -rf "$WORK"' EXIT
 "$HOODIE" --warehouse "$WORK/wh" -f "$HERE/write_tables.sql"
 # hoodie's own read of the merge-on-read tables, for check.py to compare hudi-rs's with
 mkdir -p "$WORK/dump"
-for t in mor_part mor_np mor_ow cdc_cow cdc_mor; do
+for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor; do
   "$HOODIE" --warehouse "$WORK/wh" -c "COPY (SELECT * FROM $t) TO '$WORK/dump/$t.parquet' STORED AS PARQUET" > /dev/null
 done
 "$VENV/bin/python" "$HERE/check.py" "$WORK/wh" "$WORK/dump"
 # time travel to every commit and incremental reads between every pair of commits, against
 # hudi-rs: on the tables above (hudi-rs cannot open dpc, which drops its partition columns) and
-# on the Spark-written fixtures (but the Lance ones, whose base files hoodie cannot read)
+# on the Spark-written fixtures (but the Lance ones, whose base files hoodie cannot read); the
+# cleaned tables are left out: reads as of cleaned commits fail in hoodie as in Hudi
 FIXTURES=$HERE/../fixtures/hudi-tables/data
 for zip in $(find "$FIXTURES" -name '*.zip' ! -name '*lance*' | sort); do
   rel=${zip#"$FIXTURES"/}
@@ -31,4 +32,4 @@ for zip in $(find "$FIXTURES" -name '*.zip' ! -name '*lance*' | sort); do
   rm -rf "$dir/__MACOSX"
 done
 "$VENV/bin/python" "$HERE/history.py" "$HOODIE" "$WORK" \
-  $(ls -d "$WORK"/wh/* | grep -v '/dpc$') $(ls -d "$WORK"/fixtures/*/*)
+  $(ls -d "$WORK"/wh/* | grep -v -e '/dpc$' -e '/cleaned_') $(ls -d "$WORK"/fixtures/*/*)

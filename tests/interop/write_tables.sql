@@ -137,3 +137,23 @@ INSERT INTO cdc_mor VALUES (3, 'z', 'three');
 RESET hoodie.datasource.write.operation;
 UPDATE cdc_mor SET v = 'TWO' WHERE id = 2;
 DELETE FROM cdc_mor WHERE id = 1;
+
+-- cleaning (automatic, two commits retained): old file slices deleted, clean instants written
+CREATE TABLE cleaned_cow (id INT, v STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.cleaner.commits.retained' = '2');
+INSERT INTO cleaned_cow VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'x'), (3, 'c', 1, 'y');
+UPDATE cleaned_cow SET v = 'a2' WHERE id = 1;
+UPDATE cleaned_cow SET v = 'b2' WHERE id = 2;
+DELETE FROM cleaned_cow WHERE id = 3;
+INSERT INTO cleaned_cow VALUES (4, 'd', 1, 'y'), (1, 'a3', 2, 'x');
+UPDATE cleaned_cow SET ts = 5 WHERE dt = 'x';
+CREATE TABLE cleaned_mor (id INT, v STRING) USING hudi
+  TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline.max.delta.commits' = '2',
+                 'hoodie.cleaner.commits.retained' = '2');
+INSERT INTO cleaned_mor VALUES (1, 'one'), (2, NULL), (3, 'three');
+UPDATE cleaned_mor SET v = 'ONE' WHERE id = 1;
+UPDATE cleaned_mor SET v = 'TWO' WHERE id = 2;
+DELETE FROM cleaned_mor WHERE id = 3;
+UPDATE cleaned_mor SET v = 'uno' WHERE id = 1;
+INSERT INTO cleaned_mor VALUES (4, 'four');
+UPDATE cleaned_mor SET v = 'dos' WHERE id = 2;

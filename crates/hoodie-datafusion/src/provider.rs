@@ -534,6 +534,12 @@ impl TableProvider for HudiTableProvider {
             .await
             .map_err(df_err)?;
         let slices = history.keep_slices(slices);
+        if let Some(window) = history.window() {
+            window
+                .check_files(self.table.storage(), &slices)
+                .await
+                .map_err(df_err)?;
+        }
         let slices = self.prune_partitions(state, slices, filters)?;
         let Some(window) = history.window() else {
             let read_optimized = read == ReadKind::ReadOptimized;

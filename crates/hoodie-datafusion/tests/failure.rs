@@ -2,7 +2,7 @@
 //! rolls back what the failed one left (deletes its files, records a rollback).
 //! Failures are injected by failing the N-th object store write of an INSERT, for every N.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod common;
@@ -83,12 +83,7 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
     let mut failures = 0;
     let mut n = 1;
     loop {
-        let store = Arc::new(FailingStore {
-            inner: storage.store().clone(),
-            writes: AtomicUsize::new(0),
-            fail_at: n,
-            parquet_reads: AtomicUsize::new(0),
-        });
+        let store = Arc::new(FailingStore::new(storage.store().clone(), n));
         let table = HudiTable::open(storage.with_store(store.clone()))
             .await
             .unwrap();
@@ -373,12 +368,7 @@ async fn scans_read_through_the_tables_store() {
         .await
         .unwrap();
     let storage = TableStorage::local(&loc).unwrap();
-    let store = Arc::new(FailingStore {
-        inner: storage.store().clone(),
-        writes: AtomicUsize::new(0),
-        fail_at: usize::MAX,
-        parquet_reads: AtomicUsize::new(0),
-    });
+    let store = Arc::new(FailingStore::new(storage.store().clone(), usize::MAX));
     let table = HudiTable::open(storage.with_store(store.clone()))
         .await
         .unwrap();

@@ -201,6 +201,14 @@ keys! {
     COMPACT_INLINE = ("hoodie.compact.inline", [], Some("true"), Bool, "Merge-on-read: compact after a write once hoodie.compact.inline.max.delta.commits deltacommits followed the last compaction (Spark's SQL writes do this by default; Hudi's write client defaults to false). On a copy-on-write table an explicit true fails, as in Hudi.");
     COMPACT_INLINE_MAX_DELTA_COMMITS = ("hoodie.compact.inline.max.delta.commits", [], Some("5"), Count { min: 1 }, "Merge-on-read: the deltacommits after which an inline compaction runs.");
     COMPACT_SCHEDULE_INLINE = ("hoodie.compact.schedule.inline", [], Some("false"), Bool, "Merge-on-read: plan a compaction inline but leave it to RUN COMPACTION (table version 6: the next write runs it first).");
+    CLEAN_AUTOMATIC = ("hoodie.clean.automatic", [], Some("true"), Bool, "Clean after every commit: delete the file slices the retention policy no longer needs.");
+    CLEAN_ASYNC = ("hoodie.clean.async", [], Some("false"), Bool, "Accepted for Hudi compatibility; hoodie cleans at the end of the statement either way.");
+    CLEANER_POLICY = ("hoodie.cleaner.policy", [], Some("KEEP_LATEST_COMMITS"), OneOf(&["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"]), "What a clean keeps: the slices the last N commits read (KEEP_LATEST_COMMITS), the last N slices of each file group (KEEP_LATEST_FILE_VERSIONS) or the slices of the last N hours' commits (KEEP_LATEST_BY_HOURS). Unset: inferred from which retention key is set.");
+    CLEANER_COMMITS_RETAINED = ("hoodie.cleaner.commits.retained", [], Some("10"), Count { min: 1 }, "KEEP_LATEST_COMMITS: how many of the latest commits stay readable (time travel, incremental reads).");
+    CLEANER_HOURS_RETAINED = ("hoodie.cleaner.hours.retained", [], Some("24"), Count { min: 0 }, "KEEP_LATEST_BY_HOURS: how many hours of commits before the latest stay readable.");
+    CLEANER_FILE_VERSIONS_RETAINED = ("hoodie.cleaner.fileversions.retained", [], Some("3"), Count { min: 1 }, "KEEP_LATEST_FILE_VERSIONS: how many slices of each file group are kept.");
+    CLEAN_TRIGGER_STRATEGY = ("hoodie.clean.trigger.strategy", [], Some("NUM_COMMITS"), OneOf(&["NUM_COMMITS"]), "When a clean is planned: NUM_COMMITS (after hoodie.clean.max.commits commits).");
+    CLEAN_MAX_COMMITS = ("hoodie.clean.max.commits", [], Some("1"), Count { min: 0 }, "Commits after the last clean before the next one is planned.");
     // ---- read options ----
     QUERY_TYPE = ("hoodie.datasource.query.type", [], Some("snapshot"), OneOf(&["snapshot", "read_optimized", "incremental"]), "How a table is read: snapshot (the latest merged state), read_optimized (base files alone) or incremental (the records a window of commits changed).");
     READ_BEGIN_INSTANT = ("hoodie.datasource.read.begin.instanttime", [], None, Text, "Incremental reads: the window starts after this instant (exclusive; earliest or 000 for the first commit on).");
@@ -240,6 +248,14 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     BUCKET_NUM_BUCKETS,
     BUCKET_HASH_FIELD,
     BUCKET_ENGINE,
+    CLEAN_AUTOMATIC,
+    CLEAN_ASYNC,
+    CLEANER_POLICY,
+    CLEANER_COMMITS_RETAINED,
+    CLEANER_HOURS_RETAINED,
+    CLEANER_FILE_VERSIONS_RETAINED,
+    CLEAN_TRIGGER_STRATEGY,
+    CLEAN_MAX_COMMITS,
 ];
 
 /// Checks every write option `get` finds (under its key or an alias) against the values the

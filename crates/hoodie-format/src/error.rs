@@ -180,6 +180,22 @@ pub enum FormatError {
         /// The earliest commit the last clean kept (none: it kept file versions, not commits).
         earliest_retained: Option<String>,
     },
+    /// A CDC read needs a file the cleaner deleted.
+    #[error("the CDC read needs {what}, which the cleaner has deleted (commit {instant}); start the read at a later commit, or retain more commits (hoodie.cleaner.commits.retained)")]
+    CdcFilesCleaned {
+        /// The commit whose changes need it.
+        instant: String,
+        /// The file or file version.
+        what: String,
+    },
+    /// An incremental read needs a file the cleaner deleted.
+    #[error("the incremental read needs {file}, which commit {instant} wrote and the cleaner has since deleted; start the read at a later commit, or retain more commits (hoodie.cleaner.commits.retained)")]
+    IncrementalFilesCleaned {
+        /// The commit that wrote the file.
+        instant: String,
+        /// The file (relative to the table).
+        file: String,
+    },
     /// Arrow failed.
     #[error("arrow error: {0}")]
     Arrow(#[from] arrow::error::ArrowError),

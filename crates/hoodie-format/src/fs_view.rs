@@ -184,6 +184,100 @@ impl TableListing {
     }
 }
 
+impl TableListing {
+    /// Whether file group `file_id` of `partition` still holds a file of the version that
+    /// instant `base` began (its base file, or a log file of that base instant).
+    pub fn has_version(&self, partition: &str, file_id: &str, base: &str) -> bool {
+        self.groups
+            .get(&(partition.to_string(), file_id.to_string()))
+            .is_some_and(|g| {
+                g.bases.iter().any(|b| b.name.instant == base)
+                    || g.logs.iter().any(|(_, l)| l.instant == base)
+            })
+    }
+
+    /// Whether the listing holds the file at `rel` (relative to the table).
+    pub fn has_file(&self, rel: &str) -> bool {
+        let partition = rel.rsplit_once('/').map_or("", |(p, _)| p);
+        self.groups.iter().any(|((p, _), g)| {
+            p == partition
+                && (g.bases.iter().any(|b| b.rel_path == rel)
+                    || g.logs.iter().chain(&g.cdc_logs).any(|(r, _)| r == rel))
+        })
+    }
+
+    /// Every committed slice of file group `file_id` in `partition`, newest first (Hudi's
+    /// `HoodieFileGroup.getAllFileSlices`): one per committed base file, holding the logs
+    /// (and `.cdc` logs) from its instant up to the next base file's, then, for a group whose
+    /// oldest logs precede every base file, a log-only slice. The cleaner picks old ones.
+    pub fn all_slices(
+        &self,
+        timeline: &Timeline,
+        partition: &str,
+        file_id: &str,
+    ) -> Vec<FileSlice> {
+        let Some(files) = self
+            .groups
+            .get(&(partition.to_string(), file_id.to_string()))
+        else {
+            return Vec::new();
+        };
+        let mut bases: Vec<&BaseFile> = files
+            .bases
+            .iter()
+            .filter(|b| timeline.is_committed(&b.name.instant))
+            .collect();
+        bases.sort_by(|a, b| b.name.instant.cmp(&a.name.instant));
+        let committed =
+            |l: &LogFileName| timeline.layout() < 2 || timeline.is_committed(&l.instant);
+        let in_range = |logs: &[(String, LogFileName)], from: Option<&str>, to: Option<&str>| {
+            let mut kept: Vec<&(String, LogFileName)> = logs
+                .iter()
+                .filter(|(_, l)| {
+                    committed(l)
+                        && from.is_none_or(|f| l.instant.as_str() >= f)
+                        && to.is_none_or(|t| l.instant.as_str() < t)
+                })
+                .collect();
+            kept.sort_by(|a, b| (&a.1.instant, a.1.version).cmp(&(&b.1.instant, b.1.version)));
+            kept.into_iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()
+        };
+        let mut slices = Vec::with_capacity(bases.len() + 1);
+        let mut next: Option<&str> = None;
+        for b in &bases {
+            let from = Some(b.name.instant.as_str());
+            slices.push(FileSlice {
+                partition_path: partition.to_string(),
+                file_id: file_id.to_string(),
+                base_instant: b.name.instant.clone(),
+                base_file: Some((*b).clone()),
+                log_files: in_range(&files.logs, from, next),
+                cdc_logs: in_range(&files.cdc_logs, from, next),
+            });
+            next = from;
+        }
+        let log_files = in_range(&files.logs, None, next);
+        if !log_files.is_empty() {
+            let first = files
+                .logs
+                .iter()
+                .filter(|(_, l)| committed(l) && next.is_none_or(|t| l.instant.as_str() < t))
+                .map(|(_, l)| l.instant.clone())
+                .min()
+                .unwrap_or_default();
+            slices.push(FileSlice {
+                partition_path: partition.to_string(),
+                file_id: file_id.to_string(),
+                base_instant: first,
+                base_file: None,
+                log_files,
+                cdc_logs: in_range(&files.cdc_logs, None, next),
+            });
+        }
+        slices
+    }
+}
+
 /// The file groups replacecommits of `timeline` replaced, up to `as_of` (`None`: all).
 pub async fn replaced_file_groups(
     storage: &TableStorage,

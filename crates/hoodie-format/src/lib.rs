@@ -9,6 +9,7 @@ pub mod base_file;
 pub mod bloom;
 pub mod bucket;
 pub mod cdc;
+pub mod clean;
 pub mod compaction;
 pub mod config;
 pub mod error;

@@ -29,6 +29,7 @@ use hoodie_format::HudiTable;
 use crate::error::df_err;
 
 mod budget;
+mod clean;
 mod compact;
 mod metrics;
 
@@ -334,5 +335,6 @@ async fn write_incoming(
     };
     let commit = txn.commit(avro).await.map_err(df_err)?;
     compact::after_commit(table, mode).await?;
+    clean::after_commit(table, mode).await?;
     Ok(counts.with_commit(&commit))
 }

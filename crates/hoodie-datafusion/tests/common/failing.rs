@@ -20,6 +20,8 @@ pub struct FailingStore {
     pub fail_at: usize,
     /// Reads of Parquet files.
     pub parquet_reads: AtomicUsize,
+    /// Deletes count (and fail) as writes.
+    pub deletes: bool,
 }
 
 impl fmt::Display for FailingStore {
@@ -36,6 +38,15 @@ impl FailingStore {
             writes: AtomicUsize::new(0),
             fail_at,
             parquet_reads: AtomicUsize::new(0),
+            deletes: false,
+        }
+    }
+
+    /// A store over `inner` that also counts deletes as writes, failing the `fail_at`-th.
+    pub fn with_deletes(inner: Arc<dyn ObjectStore>, fail_at: usize) -> Self {
+        Self {
+            deletes: true,
+            ..Self::new(inner, fail_at)
         }
     }
 
@@ -85,7 +96,31 @@ impl ObjectStore for FailingStore {
         &self,
         locations: BoxStream<'static, Result<Path>>,
     ) -> BoxStream<'static, Result<Path>> {
-        self.inner.delete_stream(locations)
+        if !self.deletes {
+            return self.inner.delete_stream(locations);
+        }
+        // each delete is checked as it is asked for; a failed one never reaches the store
+        let mut checked = Vec::new();
+        let mut pending = locations;
+        let inner = self.inner.clone();
+        let this: &Self = self;
+        let mut failed = None;
+        while let Some(Ok(p)) = futures::executor::block_on(futures::StreamExt::next(&mut pending))
+        {
+            if let Err(e) = this.check(&p) {
+                failed = Some(e);
+                break;
+            }
+            checked.push(Ok(p));
+        }
+        let deleted = inner.delete_stream(Box::pin(futures::stream::iter(checked)));
+        match failed {
+            None => deleted,
+            Some(e) => Box::pin(futures::StreamExt::chain(
+                deleted,
+                futures::stream::iter(vec![Err(e)]),
+            )),
+        }
     }
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
         self.inner.list(prefix)

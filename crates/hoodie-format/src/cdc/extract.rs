@@ -116,6 +116,7 @@ pub async fn cdc_splits(
                 continue;
             };
             let partition = stat.partition_path.clone().unwrap_or_default();
+            check_kept(&listing, t, &partition, file_id, stat)?;
             let name = path.rsplit('/').next().unwrap_or(path);
             if stat.cdc_stats.as_ref().is_none_or(|c| c.is_empty())
                 && LogFileName::parse(name).is_some()
@@ -152,19 +153,62 @@ pub async fn cdc_splits(
             });
         }
         for (partition, file_id) in metadata.replaced_file_ids() {
-            if let Some(slice) = before(partition, file_id) {
-                splits.push(CdcSplit {
+            let Some(slice) = before(partition, file_id) else {
+                // a replacecommit names the groups it replaced: gone, they were cleaned
+                return Err(FormatError::CdcFilesCleaned {
                     instant: t.to_string(),
-                    partition_path: partition.to_string(),
-                    file_id: file_id.to_string(),
-                    inference: Inference::Replaced {
-                        before: files_of(Some(slice)),
-                    },
+                    what: format!("the file group {partition}/{file_id} it replaced"),
                 });
-            }
+            };
+            splits.push(CdcSplit {
+                instant: t.to_string(),
+                partition_path: partition.to_string(),
+                file_id: file_id.to_string(),
+                inference: Inference::Replaced {
+                    before: files_of(Some(slice)),
+                },
+            });
         }
     }
     Ok(splits)
+}
+
+/// Fails when the cleaner deleted a file the changes of `stat` are read from: the file it
+/// wrote, its `.cdc` logs, or the version of the file group it changed (`prevCommit`), which
+/// the before images come from. A read from the listing's remaining files would otherwise
+/// infer the wrong changes (an update as an insert) without a word.
+fn check_kept(
+    listing: &TableListing,
+    instant: &str,
+    partition: &str,
+    file_id: &str,
+    stat: &WriteStat,
+) -> Result<()> {
+    let gone = |what: String| FormatError::CdcFilesCleaned {
+        instant: instant.to_string(),
+        what,
+    };
+    let written = stat
+        .path
+        .iter()
+        .chain(stat.cdc_stats.iter().flat_map(|c| c.keys()));
+    for rel in written {
+        if !listing.has_file(rel) {
+            return Err(gone(rel.clone()));
+        }
+    }
+    let prev = stat
+        .prev_commit
+        .as_deref()
+        .filter(|p| !p.is_empty() && *p != "null");
+    if let Some(prev) = prev {
+        if !listing.has_version(partition, file_id, prev) {
+            return Err(gone(format!(
+                "the {prev} version of file group {partition}/{file_id} it changed"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The inference of a write stat of a base file (`before`: the group's slice before it).

@@ -2,9 +2,10 @@
 //! Hudi 1.2 picks them (`(begin, end]`, on requested times for table version 6 and on
 //! completion times for versions 8 and 9).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use crate::error::Result;
+use crate::error::{FormatError, Result};
+use crate::fs_view::FileSlice;
 use crate::storage::TableStorage;
 use crate::timeline::instant::Instant;
 use crate::timeline::Timeline;
@@ -16,6 +17,9 @@ pub struct IncrementalWindow {
     pub instants: Vec<String>,
     /// The file groups those writes wrote, as (partition path, file id).
     pub file_groups: HashSet<(String, String)>,
+    /// Per file group, the file the window's last write to it wrote (relative path) and that
+    /// write's instant: the slice the read takes must still hold it.
+    pub last_written: HashMap<(String, String), (String, String)>,
 }
 
 /// The time an instant is ranged on: its requested time on table version 6, its completion
@@ -54,13 +58,44 @@ impl IncrementalWindow {
             for stat in metadata.write_stats() {
                 if let Some(id) = &stat.file_id {
                     let partition = stat.partition_path.clone().unwrap_or_default();
-                    window.file_groups.insert((partition, id.clone()));
+                    let group = (partition, id.clone());
+                    if let Some(path) = stat.path.as_ref().filter(|p| !p.is_empty()) {
+                        let written = (path.clone(), i.timestamp.clone());
+                        window.last_written.insert(group.clone(), written);
+                    }
+                    window.file_groups.insert(group);
                 }
             }
             window.instants.push(i.timestamp.clone());
         }
         window.instants.sort();
         Ok(window)
+    }
+
+    /// Fails as Hudi's incremental relation does when the files the window's commits wrote
+    /// were deleted by the cleaner (the read would otherwise silently miss their records):
+    /// for each file group, the file its last write in the window wrote must be in the slice
+    /// `slices` holds for it, or at least still exist.
+    pub async fn check_files(&self, storage: &TableStorage, slices: &[FileSlice]) -> Result<()> {
+        let held: HashSet<&str> = slices
+            .iter()
+            .flat_map(|s| {
+                s.base_file
+                    .iter()
+                    .map(|b| b.rel_path.as_str())
+                    .chain(s.log_files.iter().map(String::as_str))
+            })
+            .collect();
+        for (path, instant) in self.last_written.values() {
+            if held.contains(path.as_str()) || storage.exists(path).await? {
+                continue;
+            }
+            return Err(FormatError::IncrementalFilesCleaned {
+                instant: instant.clone(),
+                file: path.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// The latest requested time in the window: the read is of the table as of it.
@@ -101,6 +136,7 @@ mod tests {
         let w = IncrementalWindow {
             instants: vec!["20240101000000001".into(), "20240101000000002".into()],
             file_groups: HashSet::new(),
+            last_written: HashMap::new(),
         };
         assert!(w.contains("20240101000000002"));
         assert!(!w.contains("20240101000000003"));

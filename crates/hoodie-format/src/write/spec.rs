@@ -126,6 +126,8 @@ pub struct WriteSpec {
     pub compaction: InlineCompaction,
     /// A CDC-enabled table's logging: rewrites log their changes to `.cdc` files.
     pub cdc: Option<crate::write::cdc_log::CdcSpec>,
+    /// How the table is cleaned after the commit.
+    pub clean: crate::clean::CleanSpec,
 }
 
 impl WriteSpec {
@@ -213,6 +215,10 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
             .get(&config::SQL_OPTIMIZED_WRITES)
             .is_none_or(|v| !v.eq_ignore_ascii_case("false")),
         compaction: InlineCompaction::resolve(options)?,
+        clean: crate::clean::CleanSpec::resolve(
+            |k| options.get(k),
+            |k| options.explicit(k).is_some(),
+        )?,
         cdc: table
             .cdc_mode()?
             .map(|mode| crate::write::cdc_log::CdcSpec {

@@ -18,32 +18,32 @@ use crate::error::Result;
 const DEFAULT_LIMIT: i64 = 10;
 
 /// Builds a one-batch DataFrame of string and long columns.
-struct Columns {
+pub(super) struct Columns {
     fields: Vec<Field>,
     arrays: Vec<ArrayRef>,
 }
 
 impl Columns {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             fields: Vec::new(),
             arrays: Vec::new(),
         }
     }
 
-    fn text(mut self, name: &str, values: Vec<Option<String>>) -> Self {
+    pub(super) fn text(mut self, name: &str, values: Vec<Option<String>>) -> Self {
         self.fields.push(Field::new(name, DataType::Utf8, true));
         self.arrays.push(Arc::new(StringArray::from(values)));
         self
     }
 
-    fn long(mut self, name: &str, values: Vec<i64>) -> Self {
+    pub(super) fn long(mut self, name: &str, values: Vec<i64>) -> Self {
         self.fields.push(Field::new(name, DataType::Int64, true));
         self.arrays.push(Arc::new(Int64Array::from(values)));
         self
     }
 
-    fn frame(self, ctx: &SessionContext) -> Result<DataFrame> {
+    pub(super) fn frame(self, ctx: &SessionContext) -> Result<DataFrame> {
         let batch = RecordBatch::try_new(Arc::new(Schema::new(self.fields)), self.arrays)?;
         Ok(ctx.read_batch(batch)?)
     }

@@ -15,7 +15,7 @@ use hoodie_format::{HudiTable, TableType};
 
 use super::{target, Args};
 use crate::error::{HoodieError, Result};
-use crate::session::write_options::{SessionOptions, WriteOptions};
+use crate::session::write_options::WriteOptions;
 
 /// The base-file settings a compaction writes with: the session's and table's options, and
 /// the call's `options => 'k1=v1,k2=v2'` over them.
@@ -24,19 +24,7 @@ fn file_spec(
     table: &HudiTable,
     args: &Args,
 ) -> Result<hoodie_format::write::writer::FileSpec> {
-    let session = SessionOptions::of(ctx.state_ref().read().config_options());
-    let mut all = session.all().clone();
-    for pair in args.get("options").unwrap_or_default().split(',') {
-        if pair.trim().is_empty() {
-            continue;
-        }
-        let (k, v) = pair.split_once('=').ok_or_else(|| HoodieError::Invalid {
-            message: format!(
-                "run_compaction options are k=v pairs separated by commas, got {pair:?}"
-            ),
-        })?;
-        all.insert(k.trim().to_string(), v.trim().to_string());
-    }
+    let all = super::call_options(ctx, args)?;
     let options = WriteOptions::new(all, table.config());
     options.validate()?;
     Ok(WriteSpec::resolve(&options, WriteStatement::InsertInto)?.files)

@@ -1,6 +1,7 @@
 //! `CALL` procedures, with Hudi's names, parameters (named `p => v` or by position) and result
 //! columns. An unknown procedure or parameter is an error that lists what exists.
 
+mod clean;
 mod commits;
 mod compaction;
 
@@ -13,6 +14,7 @@ use hoodie_format::HudiTable;
 use crate::error::{HoodieError, Result};
 use crate::frontend::procedure::ProcedureCall;
 use crate::provider::as_hudi;
+use crate::session::write_options::SessionOptions;
 
 /// One parameter of a procedure.
 pub(super) struct Param {
@@ -73,6 +75,31 @@ const PROCEDURES: &[(&str, &[Param])] = &[
     (
         "show_commit_files",
         &[opt("table"), opt("limit"), req("instant_time"), opt("path")],
+    ),
+    (
+        "run_clean",
+        &[
+            opt("table"),
+            opt("schedule_in_line"),
+            opt("clean_policy"),
+            opt("retain_commits"),
+            opt("hours_retained"),
+            opt("file_versions_retained"),
+            opt("trigger_strategy"),
+            opt("trigger_max_commits"),
+            opt("options"),
+            opt("path"),
+        ],
+    ),
+    (
+        "show_cleans",
+        &[
+            opt("table"),
+            opt("limit"),
+            opt("showarchived"),
+            opt("filter"),
+            opt("path"),
+        ],
     ),
     ("help", &[opt("cmd")]),
 ];
@@ -171,9 +198,33 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
         "show_commits_metadata" => commits::show_commits_metadata(ctx, &args).await,
         "show_table_properties" => commits::show_table_properties(ctx, &args).await,
         "show_commit_files" => commits::show_commit_files(ctx, &args).await,
+        "run_clean" => clean::run_clean(ctx, &args).await,
+        "show_cleans" => clean::show_cleans(ctx, &args).await,
         "help" => help(ctx, &args),
         other => unreachable!("procedure {other} is listed but not run"),
     }
+}
+
+/// The session's options with the call's `options => 'k1=v1,k2=v2'` over them.
+pub(super) fn call_options(
+    ctx: &SessionContext,
+    args: &Args,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let session = SessionOptions::of(ctx.state_ref().read().config_options());
+    let mut all = session.all().clone();
+    for pair in args.get("options").unwrap_or_default().split(',') {
+        if pair.trim().is_empty() {
+            continue;
+        }
+        let (k, v) = pair.split_once('=').ok_or_else(|| HoodieError::Invalid {
+            message: format!(
+                "{} options are k=v pairs separated by commas, got {pair:?}",
+                args.procedure
+            ),
+        })?;
+        all.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(all)
 }
 
 /// The table a call names (`table => 'name'` or `path => '...'`).

@@ -1,0 +1,352 @@
+//! Cleaning: deleting the file slices no reader within the retention window needs, as Hudi's
+//! cleaner does (table version 6). A clean is three timeline files: `C.clean.requested` (the
+//! Avro plan: the files to delete), `C.clean.inflight` (the same plan), then the files are
+//! deleted and `C.clean` records what was deleted. A clean that stopped half-way is finished
+//! from its plan by the next one, before anything new is planned.
+
+mod plan;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::avro::clean::{
+    clean_metadata_avro, cleaner_plan_avro, parse_clean_metadata, parse_cleaner_plan,
+    CleanMetadata, CleanPartition, CleanerPlan, CLEAN_METADATA_VERSION,
+};
+use crate::config::{self, ConfigKey};
+use crate::error::{FormatError, Result};
+use crate::fs_view::TableListing;
+use crate::table::HudiTable;
+use crate::table_config::TableType;
+use crate::timeline::instant::{new_instant_time, Action, Instant, State};
+use crate::timeline::Timeline;
+
+pub use plan::{earliest_commit_to_retain, plan_clean, PlanInput};
+
+/// Which file slices a clean keeps (`hoodie.cleaner.policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CleanPolicy {
+    /// The slices the last `hoodie.cleaner.commits.retained` commits may read.
+    KeepLatestCommits,
+    /// The latest `hoodie.cleaner.fileversions.retained` slices of each file group.
+    KeepLatestFileVersions,
+    /// The slices the commits of the last `hoodie.cleaner.hours.retained` hours may read.
+    KeepLatestByHours,
+}
+
+impl CleanPolicy {
+    /// Hudi's name of the policy.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CleanPolicy::KeepLatestCommits => "KEEP_LATEST_COMMITS",
+            CleanPolicy::KeepLatestFileVersions => "KEEP_LATEST_FILE_VERSIONS",
+            CleanPolicy::KeepLatestByHours => "KEEP_LATEST_BY_HOURS",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        [
+            CleanPolicy::KeepLatestCommits,
+            CleanPolicy::KeepLatestFileVersions,
+            CleanPolicy::KeepLatestByHours,
+        ]
+        .into_iter()
+        .find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+    }
+}
+
+/// How and when a table is cleaned, from the options a write or `CALL run_clean` sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanSpec {
+    /// Clean after every commit (`hoodie.clean.automatic`).
+    pub automatic: bool,
+    /// What is kept.
+    pub policy: CleanPolicy,
+    /// `hoodie.cleaner.commits.retained`.
+    pub commits_retained: usize,
+    /// `hoodie.cleaner.hours.retained`.
+    pub hours_retained: u64,
+    /// `hoodie.cleaner.fileversions.retained`.
+    pub file_versions_retained: usize,
+    /// Commits since the last clean before a new one is planned (`hoodie.clean.max.commits`).
+    pub max_commits: usize,
+}
+
+impl CleanSpec {
+    /// The spec from `get` (the option a key has, explicitly set or its default; `explicit`
+    /// tells which were set). An unset policy is inferred from the retention key set, as
+    /// Hudi 1.x does: commits, else hours, else file versions.
+    pub fn resolve(
+        get: impl Fn(&ConfigKey) -> Option<String>,
+        explicit: impl Fn(&ConfigKey) -> bool,
+    ) -> Result<Self> {
+        for key in CLEAN_KEYS {
+            if let Some(v) = get(key).filter(|_| explicit(key)) {
+                key.check(&v)?;
+            }
+        }
+        let number = |key: &ConfigKey| -> Result<u64> {
+            let v = get(key)
+                .or(key.default.map(str::to_string))
+                .unwrap_or_default();
+            v.trim().parse::<u64>().map_err(|_| {
+                FormatError::from(config::InvalidValue {
+                    key: key.key,
+                    value: v.clone(),
+                    allowed: key.kind.describe(),
+                })
+            })
+        };
+        let policy = match get(&config::CLEANER_POLICY)
+            .filter(|_| explicit(&config::CLEANER_POLICY))
+        {
+            Some(p) => CleanPolicy::parse(&p).expect("checked against the key's values"),
+            None if explicit(&config::CLEANER_COMMITS_RETAINED) => CleanPolicy::KeepLatestCommits,
+            None if explicit(&config::CLEANER_HOURS_RETAINED) => CleanPolicy::KeepLatestByHours,
+            None if explicit(&config::CLEANER_FILE_VERSIONS_RETAINED) => {
+                CleanPolicy::KeepLatestFileVersions
+            }
+            None => CleanPolicy::KeepLatestCommits,
+        };
+        let trigger = get(&config::CLEAN_TRIGGER_STRATEGY).unwrap_or_default();
+        if !trigger.trim().eq_ignore_ascii_case("NUM_COMMITS") {
+            return Err(FormatError::Unsupported {
+                feature: format!("{} = {trigger}", config::CLEAN_TRIGGER_STRATEGY.key),
+            });
+        }
+        Ok(Self {
+            automatic: get(&config::CLEAN_AUTOMATIC)
+                .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")),
+            policy,
+            commits_retained: number(&config::CLEANER_COMMITS_RETAINED)? as usize,
+            hours_retained: number(&config::CLEANER_HOURS_RETAINED)?,
+            file_versions_retained: number(&config::CLEANER_FILE_VERSIONS_RETAINED)? as usize,
+            max_commits: number(&config::CLEAN_MAX_COMMITS)? as usize,
+        })
+    }
+}
+
+/// The keys a clean reads.
+pub const CLEAN_KEYS: &[ConfigKey] = &[
+    config::CLEAN_AUTOMATIC,
+    config::CLEAN_ASYNC,
+    config::CLEANER_POLICY,
+    config::CLEANER_COMMITS_RETAINED,
+    config::CLEANER_HOURS_RETAINED,
+    config::CLEANER_FILE_VERSIONS_RETAINED,
+    config::CLEAN_TRIGGER_STRATEGY,
+    config::CLEAN_MAX_COMMITS,
+];
+
+/// What a completed clean did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CleanResult {
+    /// The clean's instant time.
+    pub instant: String,
+    /// Its metadata, as `C.clean` holds it.
+    pub metadata: CleanMetadata,
+}
+
+fn check_writable(table: &HudiTable) -> Result<()> {
+    let version = table.config().version()?;
+    if version != 6 {
+        return Err(FormatError::Unsupported {
+            feature: format!("cleaning a table of version {version} (hoodie writes table version 6; the table can be read)"),
+        });
+    }
+    Ok(())
+}
+
+/// Commits completed since the last clean's latest commit (Hudi's `getCommitsSinceLastCleaning`).
+async fn commits_since_last_clean(table: &HudiTable, timeline: &Timeline) -> Result<usize> {
+    let last = timeline
+        .instants()
+        .iter()
+        .rev()
+        .find(|i| i.action == Action::Clean && i.state == State::Completed);
+    let after = match last {
+        Some(clean) => {
+            read_metadata(table, timeline, clean)
+                .await?
+                .last_completed_commit
+        }
+        None => String::new(),
+    };
+    Ok(timeline
+        .completed_writes()
+        .filter(|i| i.timestamp > after)
+        .count())
+}
+
+async fn read_metadata(
+    table: &HudiTable,
+    timeline: &Timeline,
+    clean: &Instant,
+) -> Result<CleanMetadata> {
+    let rel = format!("{}/{}", timeline.dir(), clean.file_name(timeline.layout()));
+    parse_clean_metadata(&table.storage().get(&rel).await?, &rel)
+}
+
+/// Cleans `table` under `spec`: finishes any clean left pending, then, when at least
+/// `max_commits` commits followed the last clean and some file is no longer needed, plans,
+/// runs and completes a new one. Returns the cleans completed (none when nothing was due).
+pub async fn run_clean(table: &HudiTable, spec: &CleanSpec) -> Result<Vec<CleanResult>> {
+    check_writable(table)?;
+    let mut done = finish_pending_cleans(table).await?;
+    let timeline = table.timeline().await?;
+    if commits_since_last_clean(table, &timeline).await? < spec.max_commits {
+        return Ok(done);
+    }
+    let Some(plan) = plan_of(table, &timeline, spec).await? else {
+        return Ok(done);
+    };
+    let instant = new_instant_time(timeline.last_instant_time());
+    let dir = timeline.dir();
+    let requested = Instant::new(&instant, Action::Clean, State::Requested).file_name(1);
+    let bytes = cleaner_plan_avro(&plan, &requested)?;
+    let storage = table.storage();
+    storage
+        .put_if_absent(&format!("{dir}/{requested}"), bytes.clone())
+        .await?;
+    done.push(execute(table, &instant, &plan, bytes).await?);
+    Ok(done)
+}
+
+async fn plan_of(
+    table: &HudiTable,
+    timeline: &Timeline,
+    spec: &CleanSpec,
+) -> Result<Option<CleanerPlan>> {
+    let storage = table.storage();
+    let listing = TableListing::read(storage).await?;
+    let mut replaced = HashMap::new();
+    for i in timeline.completed_writes() {
+        if i.action == Action::ReplaceCommit {
+            let m = timeline.read_commit_metadata(storage, i).await?;
+            for (p, id) in m.replaced_file_ids() {
+                replaced.insert((p.to_string(), id.to_string()), i.timestamp.clone());
+            }
+        }
+    }
+    let mut compacting = HashSet::new();
+    for instant in crate::compaction::pending_compactions(timeline) {
+        let plan = crate::compaction::read_plan(table, timeline, &instant).await?;
+        for op in plan.operations {
+            compacting.insert((op.partition_path, op.file_id));
+        }
+    }
+    let cfg = table.config();
+    let with_logs = cfg.table_type()? == TableType::MergeOnRead || cfg.cdc_mode()?.is_some();
+    let input = PlanInput {
+        timeline,
+        listing: &listing,
+        replaced: &replaced,
+        compacting: &compacting,
+        savepointed: &HashSet::new(),
+        with_logs,
+        location: storage.location(),
+    };
+    Ok(plan_clean(spec, &input))
+}
+
+/// Finishes every clean that was planned but not completed, oldest first.
+pub async fn finish_pending_cleans(table: &HudiTable) -> Result<Vec<CleanResult>> {
+    let timeline = table.timeline().await?;
+    let pending: Vec<&Instant> = timeline
+        .instants()
+        .iter()
+        .filter(|i| i.action == Action::Clean && i.state != State::Completed)
+        .collect();
+    let mut done = Vec::new();
+    for i in pending {
+        let rel = format!(
+            "{}/{}",
+            timeline.dir(),
+            Instant::new(&i.timestamp, Action::Clean, State::Requested).file_name(1)
+        );
+        let bytes = table.storage().get(&rel).await?;
+        let plan = parse_cleaner_plan(&bytes, &rel)?;
+        done.push(execute(table, &i.timestamp, &plan, bytes.to_vec()).await?);
+    }
+    Ok(done)
+}
+
+/// Marks clean `instant` inflight, deletes its plan's files (a file already gone counts as
+/// deleted, so a clean redone after a crash completes) and completes it.
+async fn execute(
+    table: &HudiTable,
+    instant: &str,
+    plan: &CleanerPlan,
+    plan_bytes: Vec<u8>,
+) -> Result<CleanResult> {
+    let storage = table.storage();
+    let dir = table.timeline().await?.dir().to_string();
+    let inflight = Instant::new(instant, Action::Clean, State::Inflight).file_name(1);
+    if !storage.exists(&format!("{dir}/{inflight}")).await? {
+        storage
+            .put_if_absent(&format!("{dir}/{inflight}"), plan_bytes)
+            .await?;
+    }
+    let started = std::time::Instant::now();
+    let mut partitions = BTreeMap::new();
+    let mut total = 0i32;
+    for (partition, paths) in &plan.files {
+        let mut part = CleanPartition::default();
+        for path in paths {
+            let name = plan::file_name(path).to_string();
+            let rel = if partition.is_empty() {
+                name.clone()
+            } else {
+                format!("{partition}/{name}")
+            };
+            part.delete_path_patterns.push(name.clone());
+            storage.delete(&rel).await?;
+            part.success_delete_files.push(name);
+            total += 1;
+        }
+        partitions.insert(partition.clone(), part);
+    }
+    let metadata = CleanMetadata {
+        policy: plan.policy.clone(),
+        start_clean_time: instant.to_string(),
+        time_taken_ms: started.elapsed().as_millis() as i64,
+        total_files_deleted: total,
+        earliest_commit_to_retain: plan
+            .earliest_instant_to_retain
+            .as_ref()
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default(),
+        last_completed_commit: plan.last_completed_commit.clone(),
+        partitions,
+        version: CLEAN_METADATA_VERSION,
+    };
+    let completed = Instant::new(instant, Action::Clean, State::Completed).file_name(1);
+    let bytes = clean_metadata_avro(&metadata, &completed)?;
+    storage
+        .put_if_absent(&format!("{dir}/{completed}"), bytes)
+        .await?;
+    Ok(CleanResult {
+        instant: instant.to_string(),
+        metadata,
+    })
+}
+
+/// Every clean of the active timeline, newest first: its instant and, once completed, its
+/// metadata.
+pub async fn list_cleans(table: &HudiTable) -> Result<Vec<(Instant, Option<CleanMetadata>)>> {
+    let timeline = table.timeline().await?;
+    let mut out = Vec::new();
+    for i in timeline.instants().iter().rev() {
+        if i.action != Action::Clean {
+            continue;
+        }
+        let meta = match i.state {
+            State::Completed => Some(read_metadata(table, &timeline, i).await?),
+            _ => None,
+        };
+        out.push((i.clone(), meta));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;
