@@ -173,6 +173,13 @@ check("cleaned_cow keeps at most 3 versions of the x group",
 check("cleaned_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "cleaned_mor.parquet")).to_pylist()),
       [(1, "uno"), (2, "dos"), (4, "four")])
 
+for name in ["dropped", "truncated_mor"]:
+    same_as_hoodie(name)
+check("dropped rows", sorted((r["id"], r["v"], r["dt"]) for r in pq.read_table(os.path.join(DUMP, "dropped.parquet")).to_pylist()),
+      [(1, "a", "x"), (4, "d", "y")])
+check("truncated_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "truncated_mor.parquet")).to_pylist()),
+      [(3, "c")])
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

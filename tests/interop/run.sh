@@ -15,7 +15,7 @@ trap 'rm -rf "$WORK"' EXIT
 "$HOODIE" --warehouse "$WORK/wh" -f "$HERE/write_tables.sql"
 # hoodie's own read of the merge-on-read tables, for check.py to compare hudi-rs's with
 mkdir -p "$WORK/dump"
-for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor; do
+for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor dropped truncated_mor; do
   "$HOODIE" --warehouse "$WORK/wh" -c "COPY (SELECT * FROM $t) TO '$WORK/dump/$t.parquet' STORED AS PARQUET" > /dev/null
 done
 "$VENV/bin/python" "$HERE/check.py" "$WORK/wh" "$WORK/dump"

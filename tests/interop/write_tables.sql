@@ -157,3 +157,17 @@ DELETE FROM cleaned_mor WHERE id = 3;
 UPDATE cleaned_mor SET v = 'uno' WHERE id = 1;
 INSERT INTO cleaned_mor VALUES (4, 'four');
 UPDATE cleaned_mor SET v = 'dos' WHERE id = 2;
+
+-- ALTER TABLE DROP PARTITION and TRUNCATE: delete_partition replacecommits
+CREATE TABLE dropped (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (primaryKey = 'id');
+INSERT INTO dropped VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, NULL, 'z');
+ALTER TABLE dropped DROP PARTITION (dt = 'y');
+TRUNCATE TABLE dropped PARTITION (dt = 'z');
+INSERT INTO dropped VALUES (4, 'd', 'y');
+CREATE TABLE truncated_mor (id INT, v STRING) USING hudi
+  TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline' = 'false');
+INSERT INTO truncated_mor VALUES (1, 'a'), (2, 'b');
+UPDATE truncated_mor SET v = 'B' WHERE id = 2;
+TRUNCATE TABLE truncated_mor;
+INSERT INTO truncated_mor VALUES (3, 'c');

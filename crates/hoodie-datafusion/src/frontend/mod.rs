@@ -3,6 +3,7 @@
 
 pub mod columns;
 pub mod merge;
+pub mod partition_ddl;
 pub mod procedure;
 pub mod time_travel;
 pub mod types;
@@ -76,6 +77,24 @@ pub enum FrontStatement {
         name: String,
         /// Properties.
         properties: Vec<(String, String)>,
+    },
+    /// TRUNCATE [TABLE] t [PARTITION (...)].
+    Truncate {
+        /// Table name.
+        name: String,
+        /// The partition spec, if one is given.
+        partition: Option<partition_ddl::PartitionSpec>,
+    },
+    /// ALTER TABLE t DROP [IF EXISTS] PARTITION (...) [, PARTITION (...)] [PURGE].
+    DropPartitions {
+        /// Table name.
+        name: String,
+        /// IF EXISTS.
+        if_exists: bool,
+        /// The partition specs.
+        specs: Vec<partition_ddl::PartitionSpec>,
+        /// PURGE.
+        purge: bool,
     },
     /// An INSERT (parsed, so a Hudi target can be rewritten).
     Insert(Box<Statement>),
@@ -192,6 +211,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             purge,
         });
     }
+    if w(0, "TRUNCATE") {
+        return partition_ddl::parse_truncate(sql);
+    }
     if w(0, "SET") || w(0, "RESET") {
         let mut key = String::new();
         let mut i = 1;
@@ -253,6 +275,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         p.next_token();
         p.next_token();
         let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+        if let Some(drop) = partition_ddl::parse_drop_partitions(&mut p, &name)? {
+            return Ok(drop);
+        }
         if p.parse_keyword(Keyword::SET) && p.parse_keyword(Keyword::TBLPROPERTIES) {
             let properties = parse_properties(&mut p)?;
             expect_end(&mut p)?;

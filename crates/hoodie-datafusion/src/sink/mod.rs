@@ -29,8 +29,8 @@ use hoodie_format::HudiTable;
 use crate::error::df_err;
 
 mod budget;
-mod clean;
-mod compact;
+pub(crate) mod clean;
+pub(crate) mod compact;
 mod metrics;
 
 use budget::{DiskSpill, PoolBudget};

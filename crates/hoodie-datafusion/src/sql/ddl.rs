@@ -110,6 +110,13 @@ pub(super) async fn hudi_table(ctx: &SessionContext, name: &str) -> Result<Arc<d
     Ok(t)
 }
 
+/// Whether `name` is a Hudi table of the session.
+pub(super) async fn is_hudi_table(ctx: &SessionContext, name: &str) -> bool {
+    table_provider(ctx, name)
+        .await
+        .is_some_and(|t| as_hudi(&t).is_some())
+}
+
 /// Makes a table created in this session visible under `name`: a managed table is found
 /// through the warehouse (and registered in the default schema when that is another one);
 /// a table at a LOCATION of its own lives in the default schema for the session.

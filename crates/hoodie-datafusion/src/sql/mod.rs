@@ -6,6 +6,7 @@
 
 mod ddl;
 mod options;
+mod partitions;
 mod procedures;
 mod qualify;
 mod write;
@@ -88,6 +89,19 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
         FrontStatement::Set { key, value } => options::set(ctx, &key, &value),
         FrontStatement::Reset { key } => options::reset(ctx, key.as_deref()),
         FrontStatement::ShowPartitions { name } => ddl::show_partitions(ctx, &name).await,
+        FrontStatement::Truncate { name, partition } => {
+            if ddl::is_hudi_table(ctx, &name).await {
+                partitions::truncate(ctx, &name, partition).await
+            } else {
+                run_datafusion(ctx, sql).await
+            }
+        }
+        FrontStatement::DropPartitions {
+            name,
+            if_exists,
+            specs,
+            purge,
+        } => partitions::drop_partitions(ctx, &name, if_exists, specs, purge).await,
         FrontStatement::AlterSetProperties { name, properties } => {
             ddl::alter_properties(ctx, &name, properties).await
         }

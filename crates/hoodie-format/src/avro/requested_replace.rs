@@ -39,6 +39,32 @@ pub fn requested_replace_avro() -> Result<Vec<u8>, RollbackAvroError> {
     )
 }
 
+/// The `T.replacecommit.requested` file of a `delete_partition` write, as Java's
+/// `SparkDeletePartitionCommitActionExecutor` builds it: `operationType` `DELETE_PARTITION`,
+/// an empty `extraMetadata` map, no clustering plan, version 1.
+pub fn requested_delete_partition_avro() -> Result<Vec<u8>, RollbackAvroError> {
+    let value = Value::Record(vec![
+        (
+            "operationType".into(),
+            Value::Union(1, Box::new(Value::String("DELETE_PARTITION".into()))),
+        ),
+        (
+            "clusteringPlan".into(),
+            Value::Union(0, Box::new(Value::Null)),
+        ),
+        (
+            "extraMetadata".into(),
+            Value::Union(1, Box::new(Value::Map(Default::default()))),
+        ),
+        ("version".into(), Value::Union(0, Box::new(Value::Int(1)))),
+    ]);
+    encode_container(
+        "HoodieRequestedReplaceMetadata",
+        REQUESTED_REPLACE_SCHEMA,
+        value,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +103,20 @@ mod tests {
         // the encoded record is the last thing before the block's sync marker
         let body = apache_avro::to_avro_datum(&schema, records[0].clone()).unwrap();
         assert_eq!(body, [0x00, 0x00, 0x00, 0x02]);
+    }
+
+    #[test]
+    fn a_delete_partition_request_names_its_operation() {
+        let bytes = requested_delete_partition_avro().unwrap();
+        let reader = Reader::new(&bytes[..]).unwrap();
+        let records: Vec<Value> = reader.map(|r| r.unwrap()).collect();
+        let Value::Record(fields) = &records[0] else {
+            panic!("not a record: {:?}", records[0]);
+        };
+        assert_eq!(
+            fields[0].1,
+            Value::Union(1, Box::new(Value::String("DELETE_PARTITION".into())))
+        );
+        assert_eq!(fields[3].1, Value::Union(0, Box::new(Value::Int(1))));
     }
 }

@@ -2,12 +2,14 @@
 //! pre-combined, spilled when the pool is full), the [`transaction`] that begins and commits
 //! an instant, and the writes themselves: [`insert`] into new file groups, [`upsert`] (index
 //! lookup, then each touched file group rewritten through [`splice`]), [`overwrite`]
-//! (replacecommit), the [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`].
+//! (replacecommit), [`delete_partition`] (a replacecommit that writes nothing), the
+//! [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`].
 //! What a write does is one [`spec::WriteSpec`], resolved from the [`options`] it sees.
 
 pub mod cdc_log;
 pub mod change_set;
 mod column_diff;
+pub mod delete_partition;
 pub mod incoming;
 pub mod insert;
 pub mod options;

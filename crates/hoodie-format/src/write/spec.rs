@@ -361,14 +361,15 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         WriteOperation::InsertOverwriteTable => {
             base(options, op, WriteKind::Overwrite(OverwriteScope::Table))
         }
-        WriteOperation::Delete | WriteOperation::DeletePrepped | WriteOperation::UpsertPrepped => {
-            Err(FormatError::WriteRefused {
-                reason: format!(
-                    "INSERT INTO cannot run the {} operation ({why})",
-                    op.java_name().to_ascii_lowercase()
-                ),
-            })
-        }
+        WriteOperation::Delete
+        | WriteOperation::DeletePrepped
+        | WriteOperation::UpsertPrepped
+        | WriteOperation::DeletePartition => Err(FormatError::WriteRefused {
+            reason: format!(
+                "INSERT INTO cannot run the {} operation ({why})",
+                op.java_name().to_ascii_lowercase()
+            ),
+        }),
     }
 }
 

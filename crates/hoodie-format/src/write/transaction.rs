@@ -43,6 +43,9 @@ pub enum WriteOperation {
     UpsertPrepped,
     /// Delete of records read from the table (DELETE).
     DeletePrepped,
+    /// Delete of whole partitions (ALTER TABLE ... DROP PARTITION, TRUNCATE TABLE): a
+    /// replacecommit of their file groups that writes nothing.
+    DeletePartition,
 }
 
 impl WriteOperation {
@@ -57,6 +60,7 @@ impl WriteOperation {
             WriteOperation::Delete => "DELETE",
             WriteOperation::UpsertPrepped => "UPSERT_PREPPED",
             WriteOperation::DeletePrepped => "DELETE_PREPPED",
+            WriteOperation::DeletePartition => "DELETE_PARTITION",
         }
     }
 
@@ -111,9 +115,12 @@ impl Transaction {
         let after = rollback_time.as_deref().max(timeline.last_instant_time());
         let instant = new_instant_time(after);
         let action = match (operation, table.config().table_type()?) {
-            (WriteOperation::InsertOverwrite | WriteOperation::InsertOverwriteTable, _) => {
-                Action::ReplaceCommit
-            }
+            (
+                WriteOperation::InsertOverwrite
+                | WriteOperation::InsertOverwriteTable
+                | WriteOperation::DeletePartition,
+                _,
+            ) => Action::ReplaceCommit,
             (_, TableType::MergeOnRead) => Action::DeltaCommit,
             (_, TableType::CopyOnWrite) => Action::Commit,
         };
@@ -123,11 +130,14 @@ impl Transaction {
         let requested_name = requested.file_name(1);
         // a commit's request is empty; an overwrite's is Java's Avro HoodieRequestedReplaceMetadata
         let body = if action == Action::ReplaceCommit {
-            crate::avro::requested_replace::requested_replace_avro().map_err(|e| {
-                FormatError::Corrupt {
-                    path: requested_name.clone(),
-                    reason: e.to_string(),
-                }
+            let avro = if operation == WriteOperation::DeletePartition {
+                crate::avro::requested_replace::requested_delete_partition_avro()
+            } else {
+                crate::avro::requested_replace::requested_replace_avro()
+            };
+            avro.map_err(|e| FormatError::Corrupt {
+                path: requested_name.clone(),
+                reason: e.to_string(),
             })?
         } else {
             Vec::new()
