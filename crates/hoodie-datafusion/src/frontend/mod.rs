@@ -5,6 +5,7 @@ pub mod columns;
 pub mod merge;
 pub mod partition_ddl;
 pub mod procedure;
+pub mod table_info;
 pub mod time_travel;
 pub mod types;
 
@@ -95,6 +96,14 @@ pub enum FrontStatement {
         specs: Vec<partition_ddl::PartitionSpec>,
         /// PURGE.
         purge: bool,
+    },
+    /// DESCRIBE, SHOW TBLPROPERTIES or SHOW CREATE TABLE of a table (Spark's result shapes on
+    /// a Hudi table; DataFusion's statement on any other).
+    TableInfo {
+        /// Table name.
+        name: String,
+        /// What is asked.
+        info: table_info::TableInfo,
     },
     /// An INSERT (parsed, so a Hudi target can be rewritten).
     Insert(Box<Statement>),
@@ -210,6 +219,15 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             if_exists,
             purge,
         });
+    }
+    if w(0, "DESCRIBE")
+        || w(0, "DESC")
+        || (w(0, "SHOW") && (w(1, "TBLPROPERTIES") || w(1, "CREATE")))
+    {
+        if let Some(stmt) = table_info::parse_table_info(sql)? {
+            return Ok(stmt);
+        }
+        return Ok(FrontStatement::PassThrough);
     }
     if w(0, "TRUNCATE") {
         return partition_ddl::parse_truncate(sql);

@@ -117,6 +117,46 @@ pub fn arrow_type(type_name: &str) -> Result<DataType> {
 }
 
 /// `s` split at the commas outside any `<...>` or `(...)`.
+/// The Spark SQL name of an Arrow type hoodie stores (`int`, `string`, `decimal(10,2)`,
+/// `array<int>`, `struct<a:int>`), as DESCRIBE and SHOW CREATE TABLE give it.
+pub fn spark_type(dt: &DataType) -> String {
+    match dt {
+        DataType::Boolean => "boolean".into(),
+        DataType::Int8 => "tinyint".into(),
+        DataType::Int16 => "smallint".into(),
+        DataType::Int32 => "int".into(),
+        DataType::Int64 => "bigint".into(),
+        DataType::Float32 => "float".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string".into(),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => "binary".into(),
+        DataType::Date32 | DataType::Date64 => "date".into(),
+        DataType::Timestamp(_, Some(_)) => "timestamp".into(),
+        DataType::Timestamp(_, None) => "timestamp_ntz".into(),
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => format!("decimal({p},{s})"),
+        DataType::List(f) | DataType::LargeList(f) => {
+            format!("array<{}>", spark_type(f.data_type()))
+        }
+        DataType::Struct(fields) => format!(
+            "struct<{}>",
+            fields
+                .iter()
+                .map(|f| format!("{}:{}", f.name(), spark_type(f.data_type())))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => format!(
+                "map<{},{}>",
+                spark_type(kv[0].data_type()),
+                spark_type(kv[1].data_type())
+            ),
+            other => other.to_string(),
+        },
+        other => other.to_string().to_ascii_lowercase(),
+    }
+}
+
 fn split_top(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0i32, 0);
@@ -138,6 +178,26 @@ fn split_top(s: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_arrow_types_as_spark_does() {
+        for name in [
+            "int",
+            "bigint",
+            "string",
+            "double",
+            "boolean",
+            "date",
+            "decimal(10,2)",
+            "array<int>",
+            "struct<a:int,B:string>",
+            "map<string,bigint>",
+        ] {
+            assert_eq!(spark_type(&arrow_type(name).unwrap()), name);
+        }
+        assert_eq!(spark_type(&arrow_type("long").unwrap()), "bigint");
+        assert_eq!(spark_type(&arrow_type("timestamp").unwrap()), "timestamp");
+    }
 
     #[test]
     fn maps_spark_names() {

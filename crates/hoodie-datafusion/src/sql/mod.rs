@@ -5,6 +5,7 @@
 //! names resolved as Spark resolves them.
 
 mod ddl;
+mod describe;
 mod options;
 mod partitions;
 mod procedures;
@@ -89,6 +90,13 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
         FrontStatement::Set { key, value } => options::set(ctx, &key, &value),
         FrontStatement::Reset { key } => options::reset(ctx, key.as_deref()),
         FrontStatement::ShowPartitions { name } => ddl::show_partitions(ctx, &name).await,
+        FrontStatement::TableInfo { name, info } => {
+            if ddl::is_hudi_table(ctx, &name).await {
+                describe::table_info(ctx, &name, info).await
+            } else {
+                run_datafusion(ctx, sql).await
+            }
+        }
         FrontStatement::Truncate { name, partition } => {
             if ddl::is_hudi_table(ctx, &name).await {
                 partitions::truncate(ctx, &name, partition).await
