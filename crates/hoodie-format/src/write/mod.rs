@@ -14,6 +14,7 @@ pub mod incoming;
 pub mod insert;
 pub mod options;
 pub mod overwrite;
+pub mod rollback;
 pub mod spec;
 mod splice;
 pub mod transaction;

@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, HashSet};
 
 use arrow::datatypes::SchemaRef;
 
-use crate::avro::rollback::{self, RollbackPartition, RolledBackInstant};
 use crate::error::{FormatError, Result};
 use crate::file_name::{partition_metadata_text, BaseFileName, PARTITION_METADATA_FILE};
 use crate::storage::TableStorage;
@@ -21,8 +20,9 @@ use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
-use crate::timeline::Timeline;
 use crate::write::writer::{BaseFileWriter, FileSpec};
+
+pub use crate::write::rollback::rollback_failed_writes;
 
 /// Java `WriteOperationType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,151 +267,10 @@ fn join(partition: &str, name: &str) -> String {
     }
 }
 
-async fn delete_prefix(storage: &TableStorage, rel: &str) -> Result<()> {
+pub(crate) async fn delete_prefix(storage: &TableStorage, rel: &str) -> Result<()> {
     for m in storage.list_all(rel).await? {
         let r = storage.relative(&m.location);
         storage.delete(&r).await?;
     }
     Ok(())
-}
-
-/// Rolls back every write that started but never completed: deletes its data files (found
-/// through its markers, or by listing when it left none), records a rollback instant, and
-/// removes its instant files. Returns the time of the last rollback instant, if any.
-///
-/// hoodie assumes a single writer per table (as Hudi does without a lock provider): a
-/// pending instant is taken as failed.
-pub async fn rollback_failed_writes(
-    table: &HudiTable,
-    timeline: &Timeline,
-) -> Result<Option<String>> {
-    let storage = table.storage();
-    let mut last = None;
-    let pending: Vec<Instant> = timeline
-        .pending_writes()
-        .into_iter()
-        .filter(|i| i.action.is_write())
-        .cloned()
-        .collect();
-    for target in pending {
-        let ts = target.timestamp.clone();
-        let mut files: Vec<String> = storage
-            .list_all(&marker_dir(&ts))
-            .await?
-            .iter()
-            .filter_map(|m| {
-                let rel = storage.relative(&m.location);
-                let data = rel.strip_prefix(&format!("{}/", marker_dir(&ts)))?;
-                let data = data.rsplit_once(".marker.").map(|(d, _)| d)?;
-                Some(data.to_string())
-            })
-            .collect();
-        if files.is_empty() {
-            for m in storage.list_all("").await? {
-                let rel = storage.relative(&m.location);
-                if rel.starts_with(".hoodie/") {
-                    continue;
-                }
-                let name = rel.rsplit('/').next().unwrap_or_default();
-                let cdc_log = crate::file_name::LogFileName::parse(name)
-                    .is_some_and(|l| l.is_cdc && l.instant == ts);
-                if cdc_log || BaseFileName::parse(name).is_ok_and(|b| b.instant == ts) {
-                    files.push(rel);
-                }
-            }
-        }
-        let mut by_partition: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for f in &files {
-            let p = f
-                .rsplit_once('/')
-                .map(|(p, _)| p.to_string())
-                .unwrap_or_default();
-            by_partition.entry(p).or_default().push(f.clone());
-        }
-        let rollback_time = new_instant_time(Some(
-            timeline
-                .last_instant_time()
-                .unwrap_or("0")
-                .max(last.as_deref().unwrap_or("0")),
-        ));
-        let rolled = RolledBackInstant {
-            instant_time: ts.clone(),
-            action: target.action.as_str().to_string(),
-            state: if target.state == State::Requested {
-                "REQUESTED"
-            } else {
-                "INFLIGHT"
-            }
-            .into(),
-        };
-        let full = |f: &String| format!("{}/{}", storage.location().trim_end_matches('/'), f);
-        let plan_parts: Vec<(String, Vec<String>)> = by_partition
-            .iter()
-            .map(|(p, fs)| (p.clone(), fs.iter().map(full).collect()))
-            .collect();
-        let plan = rollback::rollback_plan_avro(&rolled, &plan_parts).map_err(|e| {
-            FormatError::Corrupt {
-                path: format!("{ts}.rollback.requested"),
-                reason: e.to_string(),
-            }
-        })?;
-        let dir = timeline.dir();
-        storage
-            .put_if_absent(
-                &format!(
-                    "{dir}/{}",
-                    Instant::new(&rollback_time, Action::Rollback, State::Requested).file_name(1)
-                ),
-                plan,
-            )
-            .await?;
-        storage
-            .put_if_absent(
-                &format!(
-                    "{dir}/{}",
-                    Instant::new(&rollback_time, Action::Rollback, State::Inflight).file_name(1)
-                ),
-                Vec::<u8>::new(),
-            )
-            .await?;
-        let started = std::time::Instant::now();
-        for f in &files {
-            storage.delete(f).await?;
-        }
-        let parts: Vec<RollbackPartition> = by_partition
-            .into_iter()
-            .map(|(p, fs)| RollbackPartition {
-                partition_path: p,
-                deleted_files: fs.iter().map(full).collect(),
-                failed_delete_files: vec![],
-            })
-            .collect();
-        let meta = rollback::rollback_metadata_avro(
-            &rollback_time,
-            &rollback_time,
-            started.elapsed().as_millis() as i64,
-            &rolled,
-            &parts,
-            files.len() as i64,
-        )
-        .map_err(|e| FormatError::Corrupt {
-            path: format!("{rollback_time}.rollback"),
-            reason: e.to_string(),
-        })?;
-        for f in timeline.files_of(&ts) {
-            storage.delete(&f).await?;
-        }
-        storage
-            .put_if_absent(
-                &format!(
-                    "{dir}/{}",
-                    Instant::new(&rollback_time, Action::Rollback, State::Completed).file_name(1)
-                ),
-                meta,
-            )
-            .await?;
-        let _ = delete_prefix(storage, &marker_dir(&ts)).await;
-        last = Some(rollback_time);
-    }
-    Ok(last)
 }

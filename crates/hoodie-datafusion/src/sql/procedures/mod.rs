@@ -101,6 +101,10 @@ const PROCEDURES: &[(&str, &[Param])] = &[
             opt("path"),
         ],
     ),
+    (
+        "rollback_to_instant",
+        &[opt("table"), req("instant_time"), opt("path")],
+    ),
     ("help", &[opt("cmd")]),
 ];
 
@@ -200,6 +204,7 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
         "show_commit_files" => commits::show_commit_files(ctx, &args).await,
         "run_clean" => clean::run_clean(ctx, &args).await,
         "show_cleans" => clean::show_cleans(ctx, &args).await,
+        "rollback_to_instant" => clean::rollback_to_instant(ctx, &args).await,
         "help" => help(ctx, &args),
         other => unreachable!("procedure {other} is listed but not run"),
     }

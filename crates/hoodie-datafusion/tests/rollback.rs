@@ -1,0 +1,110 @@
+//! `rollback_to_instant` on disk: the rolled-back commit's files are gone, and a rollback that
+//! fails at any object-store write or delete leaves the table reading as before it or as
+//! after it; running it again (or the next write's rollback of what it left) finishes it.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::failing::FailingStore;
+use common::{files_under, session_with_table, text};
+use hoodie_datafusion::{HoodieConfig, HoodieContext};
+use hoodie_format::storage::TableStorage;
+use hoodie_format::write::rollback::rollback_completed;
+use hoodie_format::HudiTable;
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for f in files_under(from) {
+        let dst = to.join(&f);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&f), dst).unwrap();
+    }
+}
+
+async fn reader(tmp: &std::path::Path, loc: &std::path::Path) -> HoodieContext {
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.join("wh")))
+        .await
+        .unwrap();
+    let open = format!(
+        "CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '{}'",
+        loc.display()
+    );
+    ctx.run(&open).await.unwrap();
+    ctx
+}
+
+const QUERY: &str = "SELECT id, v, p FROM t ORDER BY id";
+
+#[tokio::test]
+async fn a_rollback_that_fails_anywhere_is_finished_later() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = tmp.path().join("t");
+    let create = "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true')";
+    let ctx = session_with_table(tmp.path(), None, create, &template).await;
+    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y')")
+        .await
+        .unwrap();
+    let before = text(&ctx, QUERY).await;
+    ctx.run("UPDATE t SET v = 'b'").await.unwrap();
+    let after = text(&ctx, QUERY).await;
+    let table = HudiTable::open(TableStorage::local(&template).unwrap())
+        .await
+        .unwrap();
+    let timeline = table.timeline().await.unwrap();
+    let last = timeline.last_completed_write().unwrap().timestamp.clone();
+    let files_before: Vec<String> = files_under(&template)
+        .into_iter()
+        .filter(|f| !f.starts_with(".hoodie"))
+        .collect();
+    let mut n = 1;
+    loop {
+        let loc = tmp.path().join(format!("run{n}"));
+        copy_dir(&template, &loc);
+        let storage = TableStorage::local(&loc).unwrap();
+        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
+        let table = HudiTable::open(storage.with_store(store.clone()))
+            .await
+            .unwrap();
+        let result = rollback_completed(&table, &last).await;
+        // the run no failure reached (a failed marker cleanup is not reported: it is harmless)
+        let untouched = store.writes() < n;
+        assert!(result.is_ok() || !untouched);
+        let read = reader(tmp.path(), &loc).await;
+        let now = text(&read, QUERY).await;
+        assert!(now == before || now == after, "after failing at {n}: {now}");
+        // finish it: again while the commit is there, else the next write rolls back the rest
+        let table = HudiTable::open(storage.clone()).await.unwrap();
+        if now == after {
+            rollback_completed(&table, &last).await.unwrap();
+        }
+        read.run("INSERT INTO t VALUES (3, 'c', 'x')")
+            .await
+            .unwrap();
+        read.run("DELETE FROM t WHERE id = 3").await.unwrap();
+        assert_eq!(text(&read, QUERY).await, before, "at {n}");
+        let timeline = table.timeline().await.unwrap();
+        assert!(timeline.pending_writes().is_empty(), "at {n}");
+        assert!(timeline.completed_writes().all(|i| i.timestamp != last));
+        if untouched {
+            // the update's base files and .cdc logs are gone; the insert's are as they were
+            let left: Vec<String> = files_under(&loc)
+                .into_iter()
+                .filter(|f| !f.starts_with(".hoodie") && !f.contains(&last))
+                .collect();
+            for f in &files_before {
+                if !f.contains(&last) {
+                    assert!(left.contains(f), "{f} of the first commit is gone");
+                }
+            }
+            let stale: Vec<String> = files_under(&loc)
+                .into_iter()
+                .filter(|f| f.contains(&format!("_{last}.")))
+                .collect();
+            assert!(stale.is_empty(), "{stale:?}");
+            assert!(n > 4, "{n}");
+            break;
+        }
+        n += 1;
+        assert!(n < 60);
+    }
+}
