@@ -180,6 +180,13 @@ check("dropped rows", sorted((r["id"], r["v"], r["dt"]) for r in pq.read_table(o
 check("truncated_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "truncated_mor.parquet")).to_pylist()),
       [(3, "c")])
 
+same_as_hoodie("restored")
+check("restored rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "restored.parquet")).to_pylist()),
+      [(1, "a"), (2, None)])
+check("restored has a savepoint and a restore",
+      (len(glob.glob(os.path.join(WH, "restored", ".hoodie", "*.savepoint"))),
+       len(glob.glob(os.path.join(WH, "restored", ".hoodie", "*.restore")))), (1, 1))
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
     sys.exit(1)

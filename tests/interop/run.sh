@@ -13,9 +13,12 @@ fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 "$HOODIE" --warehouse "$WORK/wh" -f "$HERE/write_tables.sql"
+# a savepoint of the first commit of `restored`, two more writes, then the restore to it
+first=$(ls "$WORK/wh/restored/.hoodie" | grep -E '^[0-9]+\.deltacommit$' | sort | head -1 | cut -d. -f1)
+"$HOODIE" --warehouse "$WORK/wh" -c "CALL create_savepoint(table => 'restored', commit_time => '$first'); UPDATE restored SET v = 'b' WHERE id = 2; DELETE FROM restored WHERE id = 1; CALL rollback_to_savepoint(table => 'restored', instant_time => '$first')" > /dev/null
 # hoodie's own read of the merge-on-read tables, for check.py to compare hudi-rs's with
 mkdir -p "$WORK/dump"
-for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor dropped truncated_mor; do
+for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor dropped truncated_mor restored; do
   "$HOODIE" --warehouse "$WORK/wh" -c "COPY (SELECT * FROM $t) TO '$WORK/dump/$t.parquet' STORED AS PARQUET" > /dev/null
 done
 "$VENV/bin/python" "$HERE/check.py" "$WORK/wh" "$WORK/dump"

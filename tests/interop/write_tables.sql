@@ -171,3 +171,8 @@ INSERT INTO truncated_mor VALUES (1, 'a'), (2, 'b');
 UPDATE truncated_mor SET v = 'B' WHERE id = 2;
 TRUNCATE TABLE truncated_mor;
 INSERT INTO truncated_mor VALUES (3, 'c');
+
+-- savepoint and restore (run.sh savepoints the first commit, changes the table, restores it)
+CREATE TABLE restored (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline' = 'false');
+INSERT INTO restored VALUES (1, 'a', 'x'), (2, NULL, 'y');

@@ -23,6 +23,7 @@ pub mod keygen;
 pub mod log;
 pub mod meta;
 pub mod properties;
+pub mod savepoint;
 pub mod schema;
 pub mod storage;
 pub mod table;

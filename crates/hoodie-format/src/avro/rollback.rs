@@ -302,7 +302,27 @@ pub fn rollback_metadata_avro(
     partitions: &[RollbackPartition],
     total_files_deleted: i64,
 ) -> Result<Vec<u8>, RollbackAvroError> {
-    const RECORD: &str = "HoodieRollbackMetadata";
+    let metadata = rollback_metadata_record(
+        rollback_instant,
+        start_rollback_time,
+        time_taken_ms,
+        to_rollback,
+        partitions,
+        total_files_deleted,
+    )?;
+    encode_container("HoodieRollbackMetadata", ROLLBACK_METADATA_SCHEMA, metadata)
+}
+
+/// The `HoodieRollbackMetadata` record [`rollback_metadata_avro`] encodes, for embedding in
+/// a restore's metadata.
+pub fn rollback_metadata_record(
+    rollback_instant: &str,
+    start_rollback_time: &str,
+    time_taken_ms: i64,
+    to_rollback: &RolledBackInstant,
+    partitions: &[RollbackPartition],
+    total_files_deleted: i64,
+) -> Result<Value, RollbackAvroError> {
     if start_rollback_time != rollback_instant {
         return Err(RollbackAvroError::StartTimeMismatch {
             rollback_instant: rollback_instant.to_string(),
@@ -363,7 +383,7 @@ pub fn rollback_metadata_avro(
             Value::Array(vec![instant_info(to_rollback)]),
         ),
     ]);
-    encode_container(RECORD, ROLLBACK_METADATA_SCHEMA, metadata)
+    Ok(metadata)
 }
 
 /// A `HoodieInstantInfo` record.

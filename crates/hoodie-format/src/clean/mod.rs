@@ -234,6 +234,7 @@ async fn plan_of(
             compacting.insert((op.partition_path, op.file_id));
         }
     }
+    let savepointed = crate::savepoint::savepointed_files(table, timeline).await?;
     let cfg = table.config();
     let with_logs = cfg.table_type()? == TableType::MergeOnRead || cfg.cdc_mode()?.is_some();
     let input = PlanInput {
@@ -241,7 +242,7 @@ async fn plan_of(
         listing: &listing,
         replaced: &replaced,
         compacting: &compacting,
-        savepointed: &HashSet::new(),
+        savepointed: &savepointed,
         with_logs,
         location: storage.location(),
     };

@@ -7,4 +7,4 @@ pub mod time_travel;
 
 pub use incremental::IncrementalWindow;
 pub use instant_text::{incremental_instant, query_instant, InstantZone};
-pub use time_travel::check_as_of;
+pub use time_travel::{check_as_of, earliest_commit_kept};

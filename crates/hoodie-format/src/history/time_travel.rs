@@ -22,17 +22,10 @@ pub async fn check_as_of(storage: &TableStorage, timeline: &Timeline, as_of: &st
             });
         }
     }
-    let last_clean = timeline
-        .instants()
-        .iter()
-        .rev()
-        .find(|i| i.state == State::Completed && i.action == Action::Clean);
-    let Some(clean) = last_clean else {
+    let Some(retained) = last_clean_kept(storage, timeline).await? else {
         return Ok(());
     };
-    let rel = format!("{}/{}", timeline.dir(), clean.file_name(timeline.layout()));
-    let bytes = storage.get(&rel).await?;
-    match crate::avro::clean::earliest_commit_to_retain(&bytes, &rel)? {
+    match retained {
         Some(retained) if retained.as_str() > as_of => Err(FormatError::AsOfCleaned {
             as_of: as_of.to_string(),
             earliest_retained: Some(retained),
@@ -46,6 +39,35 @@ pub async fn check_as_of(storage: &TableStorage, timeline: &Timeline, as_of: &st
             _ => Ok(()),
         },
     }
+}
+
+/// What the last completed clean kept: `None` without a clean, `Some(None)` for a clean that
+/// kept file versions rather than commits, else `Some(Some(earliest commit kept))`.
+async fn last_clean_kept(
+    storage: &TableStorage,
+    timeline: &Timeline,
+) -> Result<Option<Option<String>>> {
+    let last_clean = timeline
+        .instants()
+        .iter()
+        .rev()
+        .find(|i| i.state == State::Completed && i.action == Action::Clean);
+    let Some(clean) = last_clean else {
+        return Ok(None);
+    };
+    let rel = format!("{}/{}", timeline.dir(), clean.file_name(timeline.layout()));
+    let bytes = storage.get(&rel).await?;
+    Ok(Some(crate::avro::clean::earliest_commit_to_retain(
+        &bytes, &rel,
+    )?))
+}
+
+/// The earliest commit the last clean kept, if a clean kept commits.
+pub async fn earliest_commit_kept(
+    storage: &TableStorage,
+    timeline: &Timeline,
+) -> Result<Option<String>> {
+    Ok(last_clean_kept(storage, timeline).await?.flatten())
 }
 
 #[cfg(test)]

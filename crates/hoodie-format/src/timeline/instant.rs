@@ -35,7 +35,11 @@ pub enum Action {
     Compaction,
     /// Clustering plan (table version 9; completes as a replacecommit).
     Clustering,
-    /// Any other action (indexing, restore, savepoint, ...); kept so names round-trip.
+    /// A savepoint of a commit (same instant time as the commit).
+    Savepoint,
+    /// A restore to a savepoint.
+    Restore,
+    /// Any other action (indexing, ...); kept so names round-trip.
     Other(String),
 }
 
@@ -50,6 +54,8 @@ impl Action {
             Action::Clean => "clean",
             Action::Compaction => "compaction",
             Action::Clustering => "clustering",
+            Action::Savepoint => "savepoint",
+            Action::Restore => "restore",
             Action::Other(s) => s,
         }
     }
@@ -64,6 +70,8 @@ impl Action {
             "clean" => Action::Clean,
             "compaction" => Action::Compaction,
             "clustering" => Action::Clustering,
+            "savepoint" => Action::Savepoint,
+            "restore" => Action::Restore,
             other => Action::Other(other.to_string()),
         }
     }

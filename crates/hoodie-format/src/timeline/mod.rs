@@ -43,13 +43,16 @@ impl Timeline {
 
     /// Builds a timeline from instant files (any order, any states).
     pub fn from_files(files: Vec<Instant>, layout: u32, dir: String) -> Self {
-        // The latest state per timestamp; a completed compaction/clustering shows as commit/replacecommit.
-        let mut latest: BTreeMap<String, Instant> = BTreeMap::new();
+        // The latest state per timestamp; a completed compaction/clustering shows as
+        // commit/replacecommit. A savepoint has its commit's timestamp and is an instant of
+        // its own, after the commit.
+        let mut latest: BTreeMap<(String, bool), Instant> = BTreeMap::new();
         for i in &files {
-            match latest.get(&i.timestamp) {
+            let key = (i.timestamp.clone(), i.action == Action::Savepoint);
+            match latest.get(&key) {
                 Some(cur) if cur.state >= i.state => {}
                 _ => {
-                    latest.insert(i.timestamp.clone(), i.clone());
+                    latest.insert(key, i.clone());
                 }
             }
         }
@@ -110,11 +113,12 @@ impl Timeline {
             .collect()
     }
 
-    /// Every instant file of `timestamp` (all states), for deleting a rolled-back instant.
+    /// Every instant file of `timestamp` (all states), for deleting a rolled-back instant; a
+    /// savepoint of the same time is not the instant's.
     pub fn files_of(&self, timestamp: &str) -> Vec<String> {
         self.files
             .iter()
-            .filter(|i| i.timestamp == timestamp)
+            .filter(|i| i.timestamp == timestamp && i.action != Action::Savepoint)
             .map(|i| format!("{}/{}", self.dir, i.file_name(self.layout)))
             .collect()
     }

@@ -131,17 +131,7 @@ async fn record_rollback(
         )
         .await?;
     let started = std::time::Instant::now();
-    for f in files {
-        storage.delete(f).await?;
-    }
-    let parts: Vec<RollbackPartition> = by_partition
-        .into_iter()
-        .map(|(p, fs)| RollbackPartition {
-            partition_path: p,
-            deleted_files: fs.iter().map(full).collect(),
-            failed_delete_files: vec![],
-        })
-        .collect();
+    let parts = remove_write(table, timeline, target, files).await?;
     let meta = rollback::rollback_metadata_avro(
         &rollback_time,
         &rollback_time,
@@ -151,14 +141,43 @@ async fn record_rollback(
         files.len() as i64,
     )
     .map_err(|e| corrupt(format!("{rollback_time}.rollback"), e))?;
-    for f in timeline.files_of(ts) {
-        storage.delete(&f).await?;
-    }
     storage
         .put_if_absent(&format!("{dir}/{}", name(State::Completed)), meta)
         .await?;
     let _ = delete_prefix(storage, &marker_dir(ts)).await;
     Ok(rollback_time)
+}
+
+/// Deletes `files` (a write's data files) and the instant files of `target`; the deleted
+/// files by partition, as a rollback's metadata records them (absolute paths).
+pub(crate) async fn remove_write(
+    table: &HudiTable,
+    timeline: &Timeline,
+    target: &Instant,
+    files: &[String],
+) -> Result<Vec<RollbackPartition>> {
+    let storage = table.storage();
+    let mut by_partition: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in files {
+        storage.delete(f).await?;
+        let p = f
+            .rsplit_once('/')
+            .map(|(p, _)| p.to_string())
+            .unwrap_or_default();
+        let full = format!("{}/{f}", storage.location().trim_end_matches('/'));
+        by_partition.entry(p).or_default().push(full);
+    }
+    for f in timeline.files_of(&target.timestamp) {
+        storage.delete(&f).await?;
+    }
+    Ok(by_partition
+        .into_iter()
+        .map(|(p, fs)| RollbackPartition {
+            partition_path: p,
+            deleted_files: fs,
+            failed_delete_files: vec![],
+        })
+        .collect())
 }
 
 /// Rolls back the completed write `instant` (`CALL rollback_to_instant`), as Java's rollback
@@ -192,13 +211,38 @@ pub async fn rollback_completed(table: &HudiTable, instant: &str) -> Result<Stri
             ),
         });
     }
+    if crate::savepoint::savepoints(&timeline)
+        .iter()
+        .any(|s| s == instant)
+    {
+        return Err(FormatError::WriteRefused {
+            reason: format!("Could not rollback a savepointed commit {instant}: delete the savepoint first (CALL delete_savepoint)"),
+        });
+    }
+    let files = files_of_completed(table, &timeline, target, true).await?;
+    retract(table, &timeline, target, &files).await?;
+    let after = timeline.last_instant_time().unwrap_or("0").to_string();
+    record_rollback(table, &timeline, target, "COMPLETED", &files, &after).await
+}
+
+/// The data files completed write `target` wrote (its write stats: base files, log files,
+/// `.cdc` logs). Refused: a deltacommit that appended to another commit's log file, and, when
+/// `strict` (a rollback of one write rather than a restore of everything after a savepoint),
+/// a compaction and a write whose file groups' previous versions the cleaner deleted.
+pub(crate) async fn files_of_completed(
+    table: &HudiTable,
+    timeline: &Timeline,
+    target: &Instant,
+    strict: bool,
+) -> Result<Vec<String>> {
+    let instant = &target.timestamp;
     let metadata = timeline
         .read_commit_metadata(table.storage(), target)
         .await?;
     let refuse = |why: String| FormatError::Unsupported {
         feature: format!("rolling back {instant}: {why}"),
     };
-    if metadata.operation_type.as_deref() == Some("COMPACT") {
+    if strict && metadata.operation_type.as_deref() == Some("COMPACT") {
         return Err(refuse("a compaction".into()));
     }
     let listing = TableListing::read(table.storage()).await?;
@@ -218,7 +262,7 @@ pub async fn rollback_completed(table: &HudiTable, instant: &str) -> Result<Stri
             stat.partition_path.as_deref().unwrap_or_default(),
             stat.file_id.as_deref(),
         );
-        if let (Some(prev), (partition, Some(id))) = (prev, group) {
+        if let (true, Some(prev), (partition, Some(id))) = (strict, prev, group) {
             if !listing.has_version(partition, id, prev) && stat.log_offset.is_none() {
                 return Err(refuse(format!(
                     "the cleaner deleted the {prev} version of file group {partition}/{id} it replaced"
@@ -229,19 +273,25 @@ pub async fn rollback_completed(table: &HudiTable, instant: &str) -> Result<Stri
         files.extend(stat.cdc_stats.iter().flat_map(|c| c.keys().cloned()));
     }
     files.retain(|f| !f.is_empty());
+    Ok(files)
+}
+
+/// Takes completed write `target` off the timeline so readers stop seeing it: markers for
+/// `files` first, then its completed instant file deleted. A rollback that stops after this
+/// leaves a failed write, which the next writer rolls back by those markers.
+pub(crate) async fn retract(
+    table: &HudiTable,
+    timeline: &Timeline,
+    target: &Instant,
+    files: &[String],
+) -> Result<()> {
     let storage = table.storage();
-    for f in &files {
-        storage
-            .put(
-                &format!("{}/{f}.marker.CREATE", marker_dir(instant)),
-                Vec::<u8>::new(),
-            )
-            .await?;
+    for f in files {
+        let marker = format!("{}/{f}.marker.CREATE", marker_dir(&target.timestamp));
+        storage.put(&marker, Vec::<u8>::new()).await?;
     }
     let dir = timeline.dir();
     storage
         .delete(&format!("{dir}/{}", target.file_name(timeline.layout())))
-        .await?;
-    let after = timeline.last_instant_time().unwrap_or("0").to_string();
-    record_rollback(table, &timeline, target, "COMPLETED", &files, &after).await
+        .await
 }

@@ -1,6 +1,5 @@
-//! `run_clean` and `show_cleans` (cleaning a table on demand, and the cleans it has had) and
-//! `rollback_to_instant` (undoing the latest commit), with the parameters and result columns
-//! of Hudi 1.2's procedures.
+//! `run_clean` and `show_cleans`: cleaning a table on demand, and the cleans it has had, with
+//! the parameters and result columns of Hudi 1.2's procedures.
 
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
@@ -149,24 +148,4 @@ pub(super) async fn show_cleans(ctx: &SessionContext, args: &Args) -> Result<Dat
         )
         .long("version", longs(&rows, |m| m.version.into()))
         .frame(ctx)
-}
-
-/// `CALL rollback_to_instant(table, instant_time)`: rolls back the latest completed write,
-/// returning `rollback_result` (true).
-pub(super) async fn rollback_to_instant(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
-    let table = target(ctx, args).await?;
-    let instant = args.get("instant_time").unwrap_or_default().trim();
-    hoodie_format::write::rollback::rollback_completed(&table, instant).await?;
-    use datafusion::arrow::array::{BooleanArray, RecordBatch};
-    use datafusion::arrow::datatypes::{DataType, Field, Schema};
-    let schema = Schema::new(vec![Field::new(
-        "rollback_result",
-        DataType::Boolean,
-        false,
-    )]);
-    let batch = RecordBatch::try_new(
-        std::sync::Arc::new(schema),
-        vec![std::sync::Arc::new(BooleanArray::from(vec![true]))],
-    )?;
-    Ok(ctx.read_batch(batch)?)
 }

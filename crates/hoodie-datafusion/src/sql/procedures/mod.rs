@@ -4,6 +4,7 @@
 mod clean;
 mod commits;
 mod compaction;
+mod repair;
 
 use std::collections::HashMap;
 
@@ -105,6 +106,25 @@ const PROCEDURES: &[(&str, &[Param])] = &[
         "rollback_to_instant",
         &[opt("table"), req("instant_time"), opt("path")],
     ),
+    (
+        "create_savepoint",
+        &[
+            opt("table"),
+            req("commit_time"),
+            opt("user"),
+            opt("comments"),
+            opt("path"),
+        ],
+    ),
+    ("show_savepoints", &[opt("table"), opt("path")]),
+    (
+        "delete_savepoint",
+        &[opt("table"), req("instant_time"), opt("path")],
+    ),
+    (
+        "rollback_to_savepoint",
+        &[opt("table"), req("instant_time"), opt("path")],
+    ),
     ("help", &[opt("cmd")]),
 ];
 
@@ -204,7 +224,11 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
         "show_commit_files" => commits::show_commit_files(ctx, &args).await,
         "run_clean" => clean::run_clean(ctx, &args).await,
         "show_cleans" => clean::show_cleans(ctx, &args).await,
-        "rollback_to_instant" => clean::rollback_to_instant(ctx, &args).await,
+        "rollback_to_instant" => repair::rollback_to_instant(ctx, &args).await,
+        "create_savepoint" => repair::create_savepoint(ctx, &args).await,
+        "show_savepoints" => repair::show_savepoints(ctx, &args).await,
+        "delete_savepoint" => repair::delete_savepoint(ctx, &args).await,
+        "rollback_to_savepoint" => repair::rollback_to_savepoint(ctx, &args).await,
         "help" => help(ctx, &args),
         other => unreachable!("procedure {other} is listed but not run"),
     }

@@ -1,0 +1,69 @@
+//! The procedures that repair a table: `rollback_to_instant` (undo the latest commit) and the
+//! savepoints a risky job is started from (`create_savepoint`, `show_savepoints`,
+//! `delete_savepoint`, `rollback_to_savepoint`), with Hudi 1.2's parameters and result columns.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{BooleanArray, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::dataframe::DataFrame;
+use datafusion::prelude::SessionContext;
+use hoodie_format::savepoint;
+
+use super::{target, Args};
+use crate::error::Result;
+
+/// A one-row result of one boolean column `name`, `true`.
+fn done(ctx: &SessionContext, name: &str) -> Result<DataFrame> {
+    let schema = Schema::new(vec![Field::new(name, DataType::Boolean, false)]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![Arc::new(BooleanArray::from(vec![true]))],
+    )?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+fn instant<'a>(args: &'a Args, name: &str) -> &'a str {
+    args.get(name).unwrap_or_default().trim()
+}
+
+/// `CALL rollback_to_instant(table, instant_time)`: rolls back the latest completed write.
+pub(super) async fn rollback_to_instant(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    let t = instant(args, "instant_time");
+    hoodie_format::write::rollback::rollback_completed(&table, t).await?;
+    done(ctx, "rollback_result")
+}
+
+/// `CALL create_savepoint(table, commit_time [, user] [, comments])`.
+pub(super) async fn create_savepoint(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    let user = args.get("user").unwrap_or_default();
+    let comments = args.get("comments").unwrap_or_default();
+    savepoint::create_savepoint(&table, instant(args, "commit_time"), user, comments).await?;
+    done(ctx, "create_savepoint_result")
+}
+
+/// `CALL show_savepoints(table)`: `savepoint_time`, newest first.
+pub(super) async fn show_savepoints(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    let mut times = savepoint::savepoints(&table.timeline().await?);
+    times.reverse();
+    let schema = Schema::new(vec![Field::new("savepoint_time", DataType::Utf8, false)]);
+    let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(StringArray::from(times))])?;
+    Ok(ctx.read_batch(batch)?)
+}
+
+/// `CALL delete_savepoint(table, instant_time)`.
+pub(super) async fn delete_savepoint(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    savepoint::delete_savepoint(&table, instant(args, "instant_time")).await?;
+    done(ctx, "delete_savepoint_result")
+}
+
+/// `CALL rollback_to_savepoint(table, instant_time)`: restores the table to the savepoint.
+pub(super) async fn rollback_to_savepoint(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    savepoint::restore_to_savepoint(&table, instant(args, "instant_time")).await?;
+    done(ctx, "rollback_savepoint_result")
+}

@@ -1,0 +1,217 @@
+//! Savepoints and restores (table version 6). A savepoint of commit `T` is the instant
+//! `T.savepoint` (after `T.savepoint.inflight`), whose Avro metadata names the base files a
+//! read as of `T` needs; the cleaner keeps them. A restore to it rolls back every write after
+//! `T`, newest first, as one `R.restore` instant (plan `R.restore.requested`, the rollback of
+//! each instant in its metadata), as Java's restore does.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::avro::rollback::{rollback_metadata_record, RolledBackInstant};
+use crate::avro::savepoint::{
+    parse_savepoint_files, restore_metadata_avro, restore_plan_avro, savepoint_metadata_avro,
+};
+use crate::error::{FormatError, Result};
+use crate::fs_view::FileSystemView;
+use crate::table::HudiTable;
+use crate::timeline::instant::{new_instant_time, Action, Instant, State};
+use crate::timeline::Timeline;
+use crate::write::rollback::{files_of_completed, remove_write, retract, rollback_failed_writes};
+
+fn check_version(table: &HudiTable) -> Result<()> {
+    let version = table.config().version()?;
+    if version != 6 {
+        return Err(FormatError::Unsupported {
+            feature: format!("savepoints and restores on a table of version {version} (hoodie writes table version 6; the table can be read)"),
+        });
+    }
+    Ok(())
+}
+
+fn refused(reason: String) -> FormatError {
+    FormatError::WriteRefused { reason }
+}
+
+/// The completed savepoints of the active timeline, oldest first.
+pub fn savepoints(timeline: &Timeline) -> Vec<String> {
+    timeline
+        .instants()
+        .iter()
+        .filter(|i| i.action == Action::Savepoint && i.state == State::Completed)
+        .map(|i| i.timestamp.clone())
+        .collect()
+}
+
+/// The base file names every savepoint keeps (the cleaner never deletes them).
+pub async fn savepointed_files(table: &HudiTable, timeline: &Timeline) -> Result<HashSet<String>> {
+    let mut out = HashSet::new();
+    for t in savepoints(timeline) {
+        let rel = format!(
+            "{}/{}",
+            timeline.dir(),
+            Instant::new(&t, Action::Savepoint, State::Completed).file_name(1)
+        );
+        let files = parse_savepoint_files(&table.storage().get(&rel).await?, &rel)?;
+        out.extend(files.into_values().flatten());
+    }
+    Ok(out)
+}
+
+/// Savepoints completed commit `commit` (`CALL create_savepoint`): the base files of the
+/// table as of it are kept until the savepoint is deleted.
+pub async fn create_savepoint(
+    table: &HudiTable,
+    commit: &str,
+    user: &str,
+    comments: &str,
+) -> Result<()> {
+    check_version(table)?;
+    let timeline = table.timeline().await?;
+    if !timeline.completed_writes().any(|i| i.timestamp == commit) {
+        return Err(refused(format!(
+            "Could not savepoint non-existing commit {commit}"
+        )));
+    }
+    if savepoints(&timeline).iter().any(|s| s == commit) {
+        return Err(refused(format!("Commit {commit} is already savepointed")));
+    }
+    if let Some(kept) = crate::history::earliest_commit_kept(table.storage(), &timeline).await? {
+        if commit < kept.as_str() {
+            return Err(refused(format!(
+                "Could not savepoint commit {commit} as this is beyond the lookup window {kept}"
+            )));
+        }
+    }
+    let view = FileSystemView::load(table.storage(), &timeline, Some(commit)).await?;
+    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in view.slices() {
+        let names = files.entry(s.partition_path.clone()).or_default();
+        if let Some(b) = &s.base_file {
+            names.push(
+                b.rel_path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or(&b.rel_path)
+                    .to_string(),
+            );
+        }
+    }
+    let dir = timeline.dir();
+    let name = |state| Instant::new(commit, Action::Savepoint, state).file_name(1);
+    let completed = name(State::Completed);
+    let at = chrono::Utc::now().timestamp();
+    let bytes = savepoint_metadata_avro(user, comments, at, &files, &completed)?;
+    let storage = table.storage();
+    storage
+        .put_if_absent(
+            &format!("{dir}/{}", name(State::Inflight)),
+            Vec::<u8>::new(),
+        )
+        .await?;
+    storage
+        .put_if_absent(&format!("{dir}/{completed}"), bytes)
+        .await
+}
+
+/// Deletes savepoint `instant` (`CALL delete_savepoint`); its files are then the cleaner's.
+pub async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result<()> {
+    check_version(table)?;
+    let timeline = table.timeline().await?;
+    if !savepoints(&timeline).iter().any(|s| s == instant) {
+        return Err(refused(format!(
+            "there is no savepoint {instant} (savepoints: {})",
+            savepoints(&timeline).join(", ")
+        )));
+    }
+    let dir = timeline.dir();
+    for state in [State::Completed, State::Inflight] {
+        let f = Instant::new(instant, Action::Savepoint, state).file_name(1);
+        table.storage().delete(&format!("{dir}/{f}")).await?;
+    }
+    Ok(())
+}
+
+/// Restores the table to savepoint `instant` (`CALL rollback_to_savepoint`): every write after
+/// it, newest first, taken off the timeline and its files deleted, recorded as one restore.
+/// Returns the restore's instant time.
+pub async fn restore_to_savepoint(table: &HudiTable, instant: &str) -> Result<String> {
+    check_version(table)?;
+    let timeline = table.timeline().await?;
+    if !savepoints(&timeline).iter().any(|s| s == instant) {
+        return Err(refused(format!(
+            "Could not restore to savepoint {instant}: no such savepoint (savepoints: {})",
+            savepoints(&timeline).join(", ")
+        )));
+    }
+    rollback_failed_writes(table, &timeline).await?;
+    let timeline = table.timeline().await?;
+    let mut later: Vec<Instant> = timeline
+        .completed_writes()
+        .filter(|i| i.timestamp.as_str() > instant)
+        .cloned()
+        .collect();
+    later.reverse();
+    let mut all_files = Vec::with_capacity(later.len());
+    for target in &later {
+        all_files.push(files_of_completed(table, &timeline, target, false).await?);
+    }
+    let restore = new_instant_time(timeline.last_instant_time());
+    let dir = timeline.dir();
+    let name = |state| Instant::new(&restore, Action::Restore, state).file_name(1);
+    let plan: Vec<(String, String)> = later
+        .iter()
+        .map(|i| (i.timestamp.clone(), i.action.as_str().to_string()))
+        .collect();
+    let storage = table.storage();
+    let requested = name(State::Requested);
+    storage
+        .put_if_absent(
+            &format!("{dir}/{requested}"),
+            restore_plan_avro(&plan, instant, &requested)?,
+        )
+        .await?;
+    storage
+        .put_if_absent(
+            &format!("{dir}/{}", name(State::Inflight)),
+            Vec::<u8>::new(),
+        )
+        .await?;
+    let started = std::time::Instant::now();
+    let mut rolled = Vec::with_capacity(later.len());
+    for (target, files) in later.iter().zip(&all_files) {
+        retract(table, &timeline, target, files).await?;
+        let parts = remove_write(table, &timeline, target, files).await?;
+        let _ = storage
+            .delete(&format!(".hoodie/.temp/{}", target.timestamp))
+            .await;
+        let info = RolledBackInstant {
+            instant_time: target.timestamp.clone(),
+            action: target.action.as_str().to_string(),
+            state: "COMPLETED".into(),
+        };
+        let record =
+            rollback_metadata_record(&restore, &restore, 0, &info, &parts, files.len() as i64)
+                .map_err(|e| FormatError::Corrupt {
+                    path: requested.clone(),
+                    reason: e.to_string(),
+                })?;
+        rolled.push((info.instant_time, info.action, record));
+        for f in files {
+            let marker = format!(
+                "{}/{f}.marker.CREATE",
+                crate::write::transaction::marker_dir(&target.timestamp)
+            );
+            storage.delete(&marker).await?;
+        }
+    }
+    let completed = name(State::Completed);
+    let meta = restore_metadata_avro(
+        &restore,
+        started.elapsed().as_millis() as i64,
+        rolled,
+        &completed,
+    )?;
+    storage
+        .put_if_absent(&format!("{dir}/{completed}"), meta)
+        .await?;
+    Ok(restore)
+}
