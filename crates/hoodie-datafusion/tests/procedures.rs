@@ -99,3 +99,95 @@ async fn show_commits_and_their_metadata_describe_the_timeline() {
     assert_eq!(texts(&positional, "partition_path"), ["dt=y"]);
     assert_eq!(longs(&positional, "total_records_updated"), [1]);
 }
+
+/// `show_timeline`, `show_fsview_all` / `show_fsview_latest`, `stats_file_sizes` and
+/// `stats_wa` against the timeline and files on disk of a merge-on-read table.
+#[tokio::test]
+async fn timeline_file_views_and_stats_describe_the_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
+        .await
+        .unwrap();
+    ctx.run("CREATE TABLE m (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline' = 'false')")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO m VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+        .await
+        .unwrap();
+    ctx.run("UPDATE m SET v = 'A' WHERE id = 1").await.unwrap();
+    ctx.run("SCHEDULE COMPACTION ON m").await.unwrap();
+    let dir = tmp.path().join("wh").join("m");
+    let deltas: Vec<String> = {
+        let mut v: Vec<String> = std::fs::read_dir(dir.join(".hoodie"))
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().to_string();
+                n.strip_suffix(".deltacommit").map(str::to_string)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(deltas.len(), 2);
+
+    let t = batch(&ctx, "CALL show_timeline(table => 'm')").await;
+    assert_eq!(texts(&t, "action")[1..], ["deltacommit", "deltacommit"]);
+    assert_eq!(
+        texts(&t, "instant_time")[1..],
+        [deltas[1].clone(), deltas[0].clone()]
+    );
+    assert_eq!(texts(&t, "action")[0], "compaction");
+    assert_eq!(texts(&t, "state")[0], "REQUESTED");
+    assert_eq!(texts(&t, "completed_time")[0], "-");
+    assert!(texts(&t, "timeline_type").iter().all(|x| x == "ACTIVE"));
+    let only = batch(
+        &ctx,
+        "CALL show_timeline(table => 'm', filter => 'state = ''COMPLETED''')",
+    )
+    .await;
+    assert_eq!(only.num_rows(), 2);
+    let window = batch(
+        &ctx,
+        &format!(
+            "CALL show_timeline(table => 'm', startTime => '{}', endTime => '{}')",
+            deltas[1], deltas[1]
+        ),
+    )
+    .await;
+    assert_eq!(texts(&window, "instant_time"), [deltas[1].clone()]);
+
+    let all = batch(&ctx, "CALL show_fsview_all(table => 'm')").await;
+    assert_eq!(texts(&all, "partition"), ["dt=x", "dt=y"]);
+    assert_eq!(longs(&all, "num_delta_files"), [1, 0]);
+    assert!(longs(&all, "total_delta_file_size")[0] > 0);
+    assert!(longs(&all, "data_file_size").iter().all(|&s| s > 0));
+    let alias = batch(
+        &ctx,
+        "CALL show_file_system_view(table => 'm', path_regex => 'dt=y')",
+    )
+    .await;
+    assert_eq!(texts(&alias, "partition"), ["dt=y"]);
+    let latest = batch(&ctx, "CALL show_fsview_latest(table => 'm')").await;
+    // the pending compaction plans the slice with a log file
+    assert_eq!(
+        longs(&latest, "delta_size_compaction_scheduled"),
+        [longs(&all, "total_delta_file_size")[0], 0]
+    );
+    assert_eq!(longs(&latest, "delta_size_compaction_unscheduled"), [0, 0]);
+
+    let sizes = batch(&ctx, "CALL stats_file_sizes(table => 'm')").await;
+    assert_eq!(
+        texts(&sizes, "commit_time"),
+        [deltas[1].clone(), deltas[0].clone(), "ALL".to_string()]
+    );
+    assert_eq!(longs(&sizes, "num_files"), [1, 2, 3]);
+    let wa = batch(&ctx, "CALL stats_wa(table => 'm')").await;
+    assert_eq!(
+        texts(&wa, "commit_time"),
+        [deltas[0].clone(), deltas[1].clone(), "Total".into()]
+    );
+    assert_eq!(longs(&wa, "total_upserted"), [0, 1, 1]);
+    assert_eq!(longs(&wa, "total_written"), [2, 1, 3]);
+    assert_eq!(texts(&wa, "write_amplification_factor"), ["0", "1", "3"]);
+}

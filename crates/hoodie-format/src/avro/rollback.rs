@@ -386,6 +386,20 @@ pub fn rollback_metadata_record(
     Ok(metadata)
 }
 
+/// The instants a completed rollback rolled back (`commitsRollback` of its metadata).
+pub fn rolled_back_instants(bytes: &[u8], path: &str) -> crate::error::Result<Vec<String>> {
+    let value = super::compaction_plan::first_record(bytes, path, "rollback metadata")?;
+    Ok(
+        match super::compaction_plan::field(&value, "commitsRollback") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|i| super::compaction_plan::string(Some(i)))
+                .collect(),
+            _ => Vec::new(),
+        },
+    )
+}
+
 /// A `HoodieInstantInfo` record.
 fn instant_info(instant: &RolledBackInstant) -> Value {
     Value::Record(vec![

@@ -5,6 +5,7 @@ mod clean;
 mod commits;
 mod compaction;
 mod repair;
+mod views;
 
 use std::collections::HashMap;
 
@@ -36,6 +37,17 @@ const fn req(name: &'static str) -> Param {
         required: true,
     }
 }
+
+const FSVIEW_ALL: &[Param] = &[
+    opt("table"),
+    opt("max_instant"),
+    opt("include_max"),
+    opt("include_in_flight"),
+    opt("exclude_compaction"),
+    opt("limit"),
+    opt("path_regex"),
+    opt("path"),
+];
 
 /// The procedures, each with its parameters in Hudi's order (the positions of positional
 /// arguments).
@@ -125,6 +137,44 @@ const PROCEDURES: &[(&str, &[Param])] = &[
         "rollback_to_savepoint",
         &[opt("table"), req("instant_time"), opt("path")],
     ),
+    (
+        "show_timeline",
+        &[
+            opt("table"),
+            opt("path"),
+            opt("limit"),
+            opt("showarchived"),
+            opt("filter"),
+            opt("starttime"),
+            opt("endtime"),
+        ],
+    ),
+    ("show_fsview_all", FSVIEW_ALL),
+    ("show_file_system_view", FSVIEW_ALL),
+    (
+        "show_fsview_latest",
+        &[
+            opt("table"),
+            opt("max_instant"),
+            opt("include_max"),
+            opt("include_in_flight"),
+            opt("exclude_compaction"),
+            opt("path_regex"),
+            opt("partition_path"),
+            opt("merge"),
+            opt("path"),
+        ],
+    ),
+    (
+        "stats_file_sizes",
+        &[
+            opt("table"),
+            opt("partition_path"),
+            opt("limit"),
+            opt("path"),
+        ],
+    ),
+    ("stats_wa", &[opt("table"), opt("limit"), opt("path")]),
     ("help", &[opt("cmd")]),
 ];
 
@@ -229,6 +279,11 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
         "show_savepoints" => repair::show_savepoints(ctx, &args).await,
         "delete_savepoint" => repair::delete_savepoint(ctx, &args).await,
         "rollback_to_savepoint" => repair::rollback_to_savepoint(ctx, &args).await,
+        "show_timeline" => views::show_timeline(ctx, &args).await,
+        "show_fsview_all" | "show_file_system_view" => views::show_fsview_all(ctx, &args).await,
+        "show_fsview_latest" => views::show_fsview_latest(ctx, &args).await,
+        "stats_file_sizes" => views::stats_file_sizes(ctx, &args).await,
+        "stats_wa" => views::stats_wa(ctx, &args).await,
         "help" => help(ctx, &args),
         other => unreachable!("procedure {other} is listed but not run"),
     }
