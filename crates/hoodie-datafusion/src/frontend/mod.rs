@@ -105,6 +105,13 @@ pub enum FrontStatement {
         /// What is asked.
         info: table_info::TableInfo,
     },
+    /// ALTER TABLE t RENAME TO u.
+    RenameTable {
+        /// Table name.
+        name: String,
+        /// The new name.
+        new_name: String,
+    },
     /// An INSERT (parsed, so a Hudi target can be rewritten).
     Insert(Box<Statement>),
     /// A MERGE INTO (or an EXPLAIN of one), parsed with Hudi's `UPDATE SET *` / `INSERT *`
@@ -295,6 +302,11 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         let name = name_of(&p.parse_object_name(false).map_err(perr)?);
         if let Some(drop) = partition_ddl::parse_drop_partitions(&mut p, &name)? {
             return Ok(drop);
+        }
+        if p.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
+            let new_name = name_of(&p.parse_object_name(false).map_err(perr)?);
+            expect_end(&mut p)?;
+            return Ok(FrontStatement::RenameTable { name, new_name });
         }
         if p.parse_keyword(Keyword::SET) && p.parse_keyword(Keyword::TBLPROPERTIES) {
             let properties = parse_properties(&mut p)?;

@@ -405,6 +405,55 @@ pub(super) async fn drop_table(
     Ok(ctx.read_empty()?)
 }
 
+/// `ALTER TABLE t RENAME TO u`, as Hudi's rename does: `hoodie.table.name` (and its checksum)
+/// becomes `u`; a table of the warehouse, whose name is its directory's, moves to the
+/// directory `u` (one rename of the directory on local disk); a table at a location of its own
+/// stays there.
+pub(super) async fn rename_table(
+    ctx: &SessionContext,
+    name: &str,
+    new_name: &str,
+) -> Result<DataFrame> {
+    let t = hudi_table(ctx, name).await?;
+    let h = as_hudi(&t).expect("a Hudi table");
+    h.refuse_write()?;
+    if table_provider(ctx, new_name).await.is_some() {
+        return Err(HoodieError::Invalid {
+            message: format!("cannot rename {name} to {new_name}: table {new_name} already exists"),
+        });
+    }
+    let warehouse = warehouse(ctx)?;
+    let location = PathBuf::from(h.table().storage().location());
+    let managed = location.parent() == Some(warehouse.dir());
+    let mut table = if managed {
+        let to = warehouse.table_dir(new_name);
+        if to.exists() {
+            return Err(HoodieError::Invalid {
+                message: format!(
+                    "cannot rename {name} to {new_name}: {} exists",
+                    to.display()
+                ),
+            });
+        }
+        std::fs::rename(&location, &to).map_err(|source| HoodieError::Io {
+            path: location.display().to_string(),
+            source,
+        })?;
+        hoodie_format::HudiTable::open(hoodie_format::storage::TableStorage::local(&to)?).await?
+    } else {
+        h.table().clone()
+    };
+    let mut config = table.config().clone();
+    config.set(hoodie_format::config::TABLE_NAME.key, new_name.to_string());
+    table.update_config(config).await?;
+    let _ = ctx.deregister_table(TableReference::bare(name))?;
+    warehouse.deregister_table(name)?;
+    warehouse.forget(name);
+    let provider = HudiTableProvider::try_new(new_name, table).await?;
+    register(ctx, &warehouse, new_name, provider, managed)?;
+    Ok(ctx.read_empty()?)
+}
+
 /// `ALTER TABLE t SET TBLPROPERTIES (...)`: properties that do not shape the table.
 pub(super) async fn alter_properties(
     ctx: &SessionContext,

@@ -90,6 +90,9 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
         FrontStatement::Set { key, value } => options::set(ctx, &key, &value),
         FrontStatement::Reset { key } => options::reset(ctx, key.as_deref()),
         FrontStatement::ShowPartitions { name } => ddl::show_partitions(ctx, &name).await,
+        FrontStatement::RenameTable { name, new_name } => {
+            ddl::rename_table(ctx, &name, &new_name).await
+        }
         FrontStatement::TableInfo { name, info } => {
             if ddl::is_hudi_table(ctx, &name).await {
                 describe::table_info(ctx, &name, info).await
