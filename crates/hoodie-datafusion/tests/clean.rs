@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use common::failing::FailingStore;
-use common::{files_under, session_with_table, text};
+use common::{copy_dir, files_under, reader, session_with_table, text};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::avro::clean::{parse_clean_metadata, parse_cleaner_plan};
 use hoodie_format::clean::{run_clean, CleanPolicy, CleanSpec};
@@ -229,28 +229,6 @@ async fn run_clean_and_show_cleans_return_hudis_columns() {
     );
     let one = rows(&ctx, "CALL show_cleans('t', 1)").await;
     assert_eq!(one, cleans[..1]);
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    for f in files_under(from) {
-        let dst = to.join(&f);
-        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(&f), dst).unwrap();
-    }
-}
-
-/// A session reading the table at `loc` as `t`.
-async fn reader(tmp: &std::path::Path, loc: &std::path::Path) -> HoodieContext {
-    let ctx = HoodieContext::new(hoodie_datafusion::HoodieConfig::new(tmp.join("wh")))
-        .await
-        .unwrap();
-    ctx.run(&format!(
-        "CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '{}'",
-        loc.display()
-    ))
-    .await
-    .unwrap();
-    ctx
 }
 
 /// Runs a clean through a store that fails its N-th write or delete, for every N, each on a

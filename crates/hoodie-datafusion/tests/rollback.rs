@@ -7,31 +7,10 @@ mod common;
 use std::sync::Arc;
 
 use common::failing::FailingStore;
-use common::{files_under, session_with_table, text};
-use hoodie_datafusion::{HoodieConfig, HoodieContext};
+use common::{copy_dir, files_under, reader, session_with_table, text};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::write::rollback::rollback_completed;
 use hoodie_format::HudiTable;
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    for f in files_under(from) {
-        let dst = to.join(&f);
-        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(&f), dst).unwrap();
-    }
-}
-
-async fn reader(tmp: &std::path::Path, loc: &std::path::Path) -> HoodieContext {
-    let ctx = HoodieContext::new(HoodieConfig::new(tmp.join("wh")))
-        .await
-        .unwrap();
-    let open = format!(
-        "CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '{}'",
-        loc.display()
-    );
-    ctx.run(&open).await.unwrap();
-    ctx
-}
 
 const QUERY: &str = "SELECT id, v, p FROM t ORDER BY id";
 

@@ -15,7 +15,9 @@ use crate::fs_view::FileSystemView;
 use crate::table::HudiTable;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
-use crate::write::rollback::{files_of_completed, remove_write, retract, rollback_failed_writes};
+use crate::write::rollback::{
+    begin_instant, files_of_completed, remove_write, retract, rollback_failed_writes,
+};
 
 fn check_version(table: &HudiTable) -> Result<()> {
     let version = table.config().version()?;
@@ -163,18 +165,8 @@ pub async fn restore_to_savepoint(table: &HudiTable, instant: &str) -> Result<St
         .collect();
     let storage = table.storage();
     let requested = name(State::Requested);
-    storage
-        .put_if_absent(
-            &format!("{dir}/{requested}"),
-            restore_plan_avro(&plan, instant, &requested)?,
-        )
-        .await?;
-    storage
-        .put_if_absent(
-            &format!("{dir}/{}", name(State::Inflight)),
-            Vec::<u8>::new(),
-        )
-        .await?;
+    let plan = restore_plan_avro(&plan, instant, &requested)?;
+    begin_instant(table, &timeline, &restore, Action::Restore, plan).await?;
     let started = std::time::Instant::now();
     let mut rolled = Vec::with_capacity(later.len());
     for (target, files) in later.iter().zip(&all_files) {

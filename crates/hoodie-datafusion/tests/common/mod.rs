@@ -113,3 +113,25 @@ impl Fixture {
             .collect()
     }
 }
+
+/// Copies the files under `from` to `to` (a table, for a fresh copy per failure injected).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for f in files_under(from) {
+        let dst = to.join(&f);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&f), dst).unwrap();
+    }
+}
+
+/// A new session (warehouse under `tmp`) reading the table at `loc` as `t`.
+pub async fn reader(tmp: &Path, loc: &Path) -> HoodieContext {
+    let ctx = HoodieContext::new(HoodieConfig::new(tmp.join("wh")))
+        .await
+        .unwrap();
+    let open = format!(
+        "CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '{}'",
+        loc.display()
+    );
+    ctx.run(&open).await.unwrap();
+    ctx
+}

@@ -121,15 +121,7 @@ async fn record_rollback(
         .map_err(|e| corrupt(format!("{ts}.rollback.requested"), e))?;
     let dir = timeline.dir();
     let name = |state| Instant::new(&rollback_time, Action::Rollback, state).file_name(1);
-    storage
-        .put_if_absent(&format!("{dir}/{}", name(State::Requested)), plan)
-        .await?;
-    storage
-        .put_if_absent(
-            &format!("{dir}/{}", name(State::Inflight)),
-            Vec::<u8>::new(),
-        )
-        .await?;
+    begin_instant(table, timeline, &rollback_time, Action::Rollback, plan).await?;
     let started = std::time::Instant::now();
     let parts = remove_write(table, timeline, target, files).await?;
     let meta = rollback::rollback_metadata_avro(
@@ -293,5 +285,28 @@ pub(crate) async fn retract(
     let dir = timeline.dir();
     storage
         .delete(&format!("{dir}/{}", target.file_name(timeline.layout())))
+        .await
+}
+
+/// Writes `T.<action>.requested` (holding `plan`) and an empty `T.<action>.inflight`
+/// (create-if-absent, layout 1): an instant of a table service begins.
+pub(crate) async fn begin_instant(
+    table: &HudiTable,
+    timeline: &Timeline,
+    time: &str,
+    action: Action,
+    plan: Vec<u8>,
+) -> Result<()> {
+    let storage = table.storage();
+    let dir = timeline.dir();
+    let name = |state| Instant::new(time, action.clone(), state).file_name(1);
+    storage
+        .put_if_absent(&format!("{dir}/{}", name(State::Requested)), plan)
+        .await?;
+    storage
+        .put_if_absent(
+            &format!("{dir}/{}", name(State::Inflight)),
+            Vec::<u8>::new(),
+        )
         .await
 }
