@@ -190,4 +190,25 @@ async fn timeline_file_views_and_stats_describe_the_table() {
     assert_eq!(longs(&wa, "total_upserted"), [0, 1, 1]);
     assert_eq!(longs(&wa, "total_written"), [2, 1, 3]);
     assert_eq!(texts(&wa, "write_amplification_factor"), ["0", "1", "3"]);
+
+    // a rollback's row says what it rolled back
+    ctx.run("RUN COMPACTION ON m").await.unwrap();
+    ctx.run("UPDATE m SET v = 'B' WHERE id = 2").await.unwrap();
+    let last = texts(
+        &batch(&ctx, "CALL show_commits(table => 'm', limit => 1)").await,
+        "commit_time",
+    )[0]
+    .clone();
+    ctx.run(&format!(
+        "CALL rollback_to_instant(table => 'm', instant_time => '{last}')"
+    ))
+    .await
+    .unwrap();
+    let rb = batch(
+        &ctx,
+        "CALL show_timeline(table => 'm', filter => 'action = ''rollback''')",
+    )
+    .await;
+    assert_eq!(texts(&rb, "rollback_info"), [format!("Rolled back {last}")]);
+    assert_eq!(texts(&rb, "state"), ["COMPLETED"]);
 }

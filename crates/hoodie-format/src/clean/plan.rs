@@ -43,7 +43,8 @@ pub fn earliest_commit_to_retain<'a>(
             if commits.len() <= spec.commits_retained {
                 return None;
             }
-            let nth = commits[commits.len() - spec.commits_retained];
+            // at least one commit is kept (the key's values start at 1)
+            let nth = commits[commits.len() - spec.commits_retained.max(1)];
             let pending = timeline.pending_writes().into_iter().next();
             match pending {
                 Some(p) if nth.timestamp > p.timestamp => commits
