@@ -248,6 +248,7 @@ async fn a_clean_that_fails_anywhere_is_finished_by_the_next() {
         hours_retained: 24,
         file_versions_retained: 3,
         max_commits: 1,
+        incremental: true,
     };
     let mut n = 1;
     let expected_files = loop {
@@ -293,4 +294,65 @@ async fn a_clean_that_fails_anywhere_is_finished_by_the_next() {
         assert!(n < 50);
     };
     assert_eq!(named(&expected_files, |f| f.ends_with(".parquet")).len(), 4);
+}
+
+/// Incremental cleaning: once a clean ran, the next lists only the partitions written since
+/// the earliest commit it kept, not the whole table, and still deletes what it should.
+#[tokio::test]
+async fn a_clean_lists_only_the_partitions_written_since_the_last() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = four_commits(tmp.path(), &loc).await;
+    let storage = TableStorage::local(&loc).unwrap();
+    let spec = CleanSpec {
+        automatic: true,
+        policy: CleanPolicy::KeepLatestCommits,
+        commits_retained: 1,
+        hours_retained: 24,
+        file_versions_retained: 3,
+        max_commits: 1,
+        incremental: true,
+    };
+    // a first clean, keeping a commit that wrote partition x alone
+    ctx.run("UPDATE t SET v = 9 WHERE p = 'x'").await.unwrap();
+    let table = HudiTable::open(storage.clone()).await.unwrap();
+    assert_eq!(run_clean(&table, &spec).await.unwrap().len(), 1);
+    // two more writes to partition x only, then a clean through a store that records listings
+    ctx.run("UPDATE t SET v = 10 WHERE p = 'x'").await.unwrap();
+    ctx.run("UPDATE t SET v = 11 WHERE p = 'x'").await.unwrap();
+    let store = Arc::new(FailingStore::new(storage.store().clone(), usize::MAX));
+    let table = HudiTable::open(storage.with_store(store.clone()))
+        .await
+        .unwrap();
+    let done = run_clean(&table, &spec).await.unwrap();
+    assert_eq!(done.len(), 1);
+    assert_eq!(
+        done[0].metadata.partitions.keys().collect::<Vec<_>>(),
+        ["p=x"]
+    );
+    let base = storage.base().to_string();
+    let listed = store.listed.lock().unwrap().clone();
+    assert!(listed.iter().any(|l| l.ends_with("/p=x")), "{listed:?}");
+    assert!(
+        !listed.iter().any(|l| l.ends_with("/p=y") || *l == base),
+        "{listed:?}"
+    );
+    // partition x keeps the latest version and the one a read as of the kept commit needs
+    let x: Vec<String> = files_under(&loc.join("p=x"))
+        .into_iter()
+        .filter(|f| f.ends_with(".parquet"))
+        .collect();
+    assert_eq!(x.len(), 2, "{x:?}");
+    // with the mode off the whole table is listed
+    ctx.run("UPDATE t SET v = 12 WHERE p = 'x'").await.unwrap();
+    let store = Arc::new(FailingStore::new(storage.store().clone(), usize::MAX));
+    let table = HudiTable::open(storage.with_store(store.clone()))
+        .await
+        .unwrap();
+    let full = CleanSpec {
+        incremental: false,
+        ..spec
+    };
+    run_clean(&table, &full).await.unwrap();
+    assert!(store.listed.lock().unwrap().contains(&base));
 }

@@ -209,6 +209,7 @@ keys! {
     CLEANER_FILE_VERSIONS_RETAINED = ("hoodie.cleaner.fileversions.retained", [], Some("3"), Count { min: 1 }, "KEEP_LATEST_FILE_VERSIONS: how many slices of each file group are kept.");
     CLEAN_TRIGGER_STRATEGY = ("hoodie.clean.trigger.strategy", [], Some("NUM_COMMITS"), OneOf(&["NUM_COMMITS"]), "When a clean is planned: NUM_COMMITS (after hoodie.clean.max.commits commits).");
     CLEAN_MAX_COMMITS = ("hoodie.clean.max.commits", [], Some("1"), Count { min: 0 }, "Commits after the last clean before the next one is planned.");
+    CLEANER_INCREMENTAL_MODE = ("hoodie.cleaner.incremental.mode", [], Some("true"), Bool, "A clean lists only the partitions written since the last clean's earliest kept commit (false: the whole table every time).");
     // ---- read options ----
     QUERY_TYPE = ("hoodie.datasource.query.type", [], Some("snapshot"), OneOf(&["snapshot", "read_optimized", "incremental"]), "How a table is read: snapshot (the latest merged state), read_optimized (base files alone) or incremental (the records a window of commits changed).");
     READ_BEGIN_INSTANT = ("hoodie.datasource.read.begin.instanttime", [], None, Text, "Incremental reads: the window starts after this instant (exclusive; earliest or 000 for the first commit on).");
@@ -256,6 +257,7 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     CLEANER_FILE_VERSIONS_RETAINED,
     CLEAN_TRIGGER_STRATEGY,
     CLEAN_MAX_COMMITS,
+    CLEANER_INCREMENTAL_MODE,
 ];
 
 /// Checks every write option `get` finds (under its key or an alias) against the values the

@@ -73,52 +73,75 @@ pub struct TableListing {
 impl TableListing {
     /// Lists the table's data files (`.cdc` logs apart: no snapshot reads them).
     pub async fn read(storage: &TableStorage) -> Result<Self> {
-        let mut groups: BTreeMap<GroupKey, GroupFiles> = BTreeMap::new();
+        let mut listing = Self::default();
         for meta in storage.list_all("").await? {
-            let rel = storage.relative(&meta.location);
-            if is_hidden_dir(&rel) {
-                continue;
-            }
-            let (partition, name) = match rel.rsplit_once('/') {
-                Some((p, n)) => (p.to_string(), n.to_string()),
-                None => (String::new(), rel.clone()),
-            };
-            if name.starts_with(PARTITION_METADATA_FILE) {
-                continue;
-            }
-            if let Some(log) = LogFileName::parse(&name) {
-                let group = groups.entry((partition, log.file_id.clone())).or_default();
-                if log.is_cdc {
-                    group.cdc_logs.push((rel, log));
-                } else {
-                    group.logs.push((rel, log));
-                }
-                continue;
-            }
-            if name.starts_with('.') || !name.contains('_') {
-                continue;
-            }
-            let ext = name.rsplit('.').next().unwrap_or_default();
-            if !matches!(ext, "parquet" | "orc" | "hfile" | "lance") {
-                continue;
-            }
-            let parsed = BaseFileName::parse(&name)?;
-            if ext != "parquet" {
-                return Err(FormatError::Unsupported {
-                    feature: format!("{ext} base files ({rel})"),
-                });
-            }
-            groups
-                .entry((partition, parsed.file_id.clone()))
-                .or_default()
-                .bases
-                .push(BaseFile {
-                    rel_path: rel,
-                    name: parsed,
-                    size: meta.size,
-                });
+            listing.add(storage, &meta)?;
         }
-        Ok(Self { groups })
+        Ok(listing)
+    }
+
+    /// Lists the data files of `partitions` alone (one listing per partition; `""`, the
+    /// partition of a table without partitions, is the whole table).
+    pub async fn read_partitions<'a>(
+        storage: &TableStorage,
+        partitions: impl IntoIterator<Item = &'a String>,
+    ) -> Result<Self> {
+        let mut listing = Self::default();
+        for p in partitions {
+            for meta in storage.list_all(p).await? {
+                listing.add(storage, &meta)?;
+            }
+        }
+        Ok(listing)
+    }
+
+    fn add(&mut self, storage: &TableStorage, meta: &object_store::ObjectMeta) -> Result<()> {
+        let rel = storage.relative(&meta.location);
+        if is_hidden_dir(&rel) {
+            return Ok(());
+        }
+        let (partition, name) = match rel.rsplit_once('/') {
+            Some((p, n)) => (p.to_string(), n.to_string()),
+            None => (String::new(), rel.clone()),
+        };
+        if name.starts_with(PARTITION_METADATA_FILE) {
+            return Ok(());
+        }
+        if let Some(log) = LogFileName::parse(&name) {
+            let group = self
+                .groups
+                .entry((partition, log.file_id.clone()))
+                .or_default();
+            if log.is_cdc {
+                group.cdc_logs.push((rel, log));
+            } else {
+                group.logs.push((rel, log));
+            }
+            return Ok(());
+        }
+        if name.starts_with('.') || !name.contains('_') {
+            return Ok(());
+        }
+        let ext = name.rsplit('.').next().unwrap_or_default();
+        if !matches!(ext, "parquet" | "orc" | "hfile" | "lance") {
+            return Ok(());
+        }
+        let parsed = BaseFileName::parse(&name)?;
+        if ext != "parquet" {
+            return Err(FormatError::Unsupported {
+                feature: format!("{ext} base files ({rel})"),
+            });
+        }
+        self.groups
+            .entry((partition, parsed.file_id.clone()))
+            .or_default()
+            .bases
+            .push(BaseFile {
+                rel_path: rel,
+                name: parsed,
+                size: meta.size,
+            });
+        Ok(())
     }
 
     /// The file groups listed, as (partition path, file id).
@@ -196,14 +219,15 @@ impl TableListing {
             })
     }
 
-    /// Whether the listing holds the file at `rel` (relative to the table).
-    pub fn has_file(&self, rel: &str) -> bool {
-        let partition = rel.rsplit_once('/').map_or("", |(p, _)| p);
-        self.groups.iter().any(|((p, _), g)| {
-            p == partition
-                && (g.bases.iter().any(|b| b.rel_path == rel)
-                    || g.logs.iter().chain(&g.cdc_logs).any(|(r, _)| r == rel))
-        })
+    /// Whether file group `file_id` of `partition` holds the file at `rel` (relative to the
+    /// table).
+    pub fn has_file(&self, partition: &str, file_id: &str, rel: &str) -> bool {
+        self.groups
+            .get(&(partition.to_string(), file_id.to_string()))
+            .is_some_and(|g| {
+                g.bases.iter().any(|b| b.rel_path == rel)
+                    || g.logs.iter().chain(&g.cdc_logs).any(|(r, _)| r == rel)
+            })
     }
 
     /// Every committed slice of file group `file_id` in `partition`, newest first (Hudi's

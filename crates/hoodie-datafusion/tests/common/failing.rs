@@ -22,6 +22,8 @@ pub struct FailingStore {
     pub parquet_reads: AtomicUsize,
     /// Deletes count (and fail) as writes.
     pub deletes: bool,
+    /// The prefixes listed recursively, in order.
+    pub listed: std::sync::Mutex<Vec<String>>,
 }
 
 impl fmt::Display for FailingStore {
@@ -39,6 +41,7 @@ impl FailingStore {
             fail_at,
             parquet_reads: AtomicUsize::new(0),
             deletes: false,
+            listed: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -123,6 +126,8 @@ impl ObjectStore for FailingStore {
         }
     }
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+        let listed = prefix.map(|p| p.to_string()).unwrap_or_default();
+        self.listed.lock().unwrap().push(listed);
         self.inner.list(prefix)
     }
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {

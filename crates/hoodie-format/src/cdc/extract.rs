@@ -193,7 +193,7 @@ fn check_kept(
         .iter()
         .chain(stat.cdc_stats.iter().flat_map(|c| c.keys()));
     for rel in written {
-        if !listing.has_file(rel) {
+        if !listing.has_file(partition, file_id, rel) {
             return Err(gone(rel.clone()));
         }
     }

@@ -6,7 +6,7 @@
 
 mod plan;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::avro::clean::{
     clean_metadata_avro, cleaner_plan_avro, parse_clean_metadata, parse_cleaner_plan,
@@ -69,6 +69,9 @@ pub struct CleanSpec {
     pub file_versions_retained: usize,
     /// Commits since the last clean before a new one is planned (`hoodie.clean.max.commits`).
     pub max_commits: usize,
+    /// Look only at the partitions written since the last clean
+    /// (`hoodie.cleaner.incremental.mode`).
+    pub incremental: bool,
 }
 
 impl CleanSpec {
@@ -121,6 +124,8 @@ impl CleanSpec {
             hours_retained: number(&config::CLEANER_HOURS_RETAINED)?,
             file_versions_retained: number(&config::CLEANER_FILE_VERSIONS_RETAINED)? as usize,
             max_commits: number(&config::CLEAN_MAX_COMMITS)? as usize,
+            incremental: get(&config::CLEANER_INCREMENTAL_MODE)
+                .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")),
         })
     }
 }
@@ -135,6 +140,7 @@ pub const CLEAN_KEYS: &[ConfigKey] = &[
     config::CLEANER_FILE_VERSIONS_RETAINED,
     config::CLEAN_TRIGGER_STRATEGY,
     config::CLEAN_MAX_COMMITS,
+    config::CLEANER_INCREMENTAL_MODE,
 ];
 
 /// What a completed clean did.
@@ -217,7 +223,10 @@ async fn plan_of(
     spec: &CleanSpec,
 ) -> Result<Option<CleanerPlan>> {
     let storage = table.storage();
-    let listing = TableListing::read(storage).await?;
+    let listing = match changed_partitions(table, timeline, spec).await? {
+        Some(partitions) => TableListing::read_partitions(storage, &partitions).await?,
+        None => TableListing::read(storage).await?,
+    };
     let mut replaced = HashMap::new();
     for i in timeline.completed_writes() {
         if i.action == Action::ReplaceCommit {
@@ -247,6 +256,47 @@ async fn plan_of(
         location: storage.location(),
     };
     Ok(plan_clean(spec, &input))
+}
+
+/// Hudi's incremental cleaning (`hoodie.cleaner.incremental.mode`): the partitions the
+/// completed writes from the last clean's earliest kept commit up to the new one wrote or
+/// replaced in, the only ones where a file version can have become unneeded since; `None`
+/// (list the whole table) without such a clean, or under `KEEP_LATEST_FILE_VERSIONS`.
+async fn changed_partitions(
+    table: &HudiTable,
+    timeline: &Timeline,
+    spec: &CleanSpec,
+) -> Result<Option<BTreeSet<String>>> {
+    if !spec.incremental || spec.policy == CleanPolicy::KeepLatestFileVersions {
+        return Ok(None);
+    }
+    let last = timeline
+        .instants()
+        .iter()
+        .rev()
+        .find(|i| i.action == Action::Clean && i.state == State::Completed);
+    let Some(last) = last else {
+        return Ok(None);
+    };
+    let since = read_metadata(table, timeline, last)
+        .await?
+        .earliest_commit_to_retain;
+    if since.is_empty() {
+        return Ok(None);
+    }
+    let Some(until) = earliest_commit_to_retain(spec, timeline).map(|i| i.timestamp.clone()) else {
+        return Ok(Some(BTreeSet::new()));
+    };
+    let mut partitions = BTreeSet::new();
+    for i in timeline.completed_writes() {
+        if i.timestamp < since || i.timestamp >= until {
+            continue;
+        }
+        let m = timeline.read_commit_metadata(table.storage(), i).await?;
+        partitions.extend(m.partition_to_write_stats.keys().cloned());
+        partitions.extend(m.replaced_file_ids().map(|(p, _)| p.to_string()));
+    }
+    Ok(Some(partitions))
 }
 
 /// Finishes every clean that was planned but not completed, oldest first.

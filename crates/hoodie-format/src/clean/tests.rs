@@ -9,6 +9,7 @@ fn spec(policy: CleanPolicy, retained: usize) -> CleanSpec {
         hours_retained: 1,
         file_versions_retained: retained,
         max_commits: 1,
+        incremental: true,
     }
 }
 

@@ -163,6 +163,31 @@ mod tests {
     }
 
     #[test]
+    fn a_savepoint_is_an_instant_apart_from_its_commit() {
+        let files = [
+            "001.commit.requested",
+            "001.inflight",
+            "001.commit",
+            "001.savepoint.inflight",
+            "001.savepoint",
+            "002.commit",
+        ]
+        .map(|n| inst(&format!("20240101000000{n}")))
+        .to_vec();
+        let t = Timeline::from_files(files, 1, ".hoodie".into());
+        let writes: Vec<&str> = t.completed_writes().map(|i| i.timestamp.as_str()).collect();
+        assert_eq!(writes, ["20240101000000001", "20240101000000002"]);
+        assert!(t
+            .instants()
+            .iter()
+            .any(|i| i.action == Action::Savepoint && i.state == State::Completed));
+        // the commit's files leave its savepoint's alone
+        let of = t.files_of("20240101000000001");
+        assert_eq!(of.len(), 3, "{of:?}");
+        assert!(of.iter().all(|f| !f.contains("savepoint")));
+    }
+
+    #[test]
     fn latest_state_and_pending() {
         let files = vec![
             inst(

@@ -212,6 +212,14 @@ pub(super) async fn show_fsview_all(ctx: &SessionContext, args: &Args) -> Result
     let sizes = file_sizes(&table).await?;
     let mut slices = fsview_slices(&table, args, false).await?;
     slices.truncate(limit(args, 10)?);
+    let text = |f: &dyn Fn(&FileSlice) -> Option<String>| slices.iter().map(f).collect::<Vec<_>>();
+    slice_columns(&slices, &sizes)
+        .text("delta_files", text(&|s| Some(s.log_files.join(","))))
+        .frame(ctx)
+}
+
+/// The columns both file-system views begin with: where each slice is and how big.
+fn slice_columns(slices: &[FileSlice], sizes: &HashMap<String, u64>) -> Columns {
     let size = |r: &String| sizes.get(r).copied().unwrap_or_default() as i64;
     let text = |f: &dyn Fn(&FileSlice) -> Option<String>| slices.iter().map(f).collect::<Vec<_>>();
     let long = |f: &dyn Fn(&FileSlice) -> i64| slices.iter().map(f).collect::<Vec<_>>();
@@ -232,8 +240,6 @@ pub(super) async fn show_fsview_all(ctx: &SessionContext, args: &Args) -> Result
             "total_delta_file_size",
             long(&|s| s.log_files.iter().map(size).sum()),
         )
-        .text("delta_files", text(&|s| Some(s.log_files.join(","))))
-        .frame(ctx)
 }
 
 /// `CALL show_fsview_latest(table [, max_instant] [, include_max] [, include_in_flight]
@@ -271,17 +277,7 @@ pub(super) async fn show_fsview_latest(ctx: &SessionContext, args: &Args) -> Res
             String::new()
         })
     };
-    Columns::new()
-        .text("partition", text(&|s| Some(s.partition_path.clone())))
-        .text("file_id", text(&|s| Some(s.file_id.clone())))
-        .text("base_instant", text(&|s| Some(s.base_instant.clone())))
-        .text(
-            "data_file",
-            text(&|s| s.base_file.as_ref().map(|b| b.rel_path.clone())),
-        )
-        .long("data_file_size", long(&base))
-        .long("num_delta_files", long(&|s| s.log_files.len() as i64))
-        .long("total_delta_file_size", long(&delta))
+    slice_columns(&slices, &sizes)
         .long(
             "delta_size_compaction_scheduled",
             long(&|s| if planned(s) { delta(s) } else { 0 }),
