@@ -108,6 +108,9 @@ class Table:
         # seed stay what they were before cleaning existed
         clean = random.Random(f"{name}-clean")
         self.commits_retained = f.get("commits_retained", clean.choice([None, None, 1, 2, 3]))
+        # the tables that clean also archive as soon as they can (2 to 3 commits kept; the
+        # cleaner's retention raises that), so reads after archival are checked too
+        self.archives = f.get("archives", bool(self.commits_retained))
 
     # columns an UPDATE may assign
     @property
@@ -130,6 +133,7 @@ class Table:
                 f"{'drop.partition.columns ' if self.drop_partition else ''}"
                 f"{'cdc=' + self.cdc + ' ' if self.cdc else ''}"
                 f"{'commits.retained=' + str(self.commits_retained) + ' ' if self.commits_retained else ''}"
+                f"{'archives ' if getattr(self, 'archives', False) else ''}"
                 f"ordering={self.ordering.name + ':' + self.ordering.typ if self.ordering else None} "
                 f"mode={self.mode} partition={self.partition.name + ':' + self.partition.typ if self.partition else None}")
 

@@ -111,6 +111,22 @@ def earliest_kept(seq, wh, binary):
     return lines[1][lines[0].index("earliest_commit_to_retain")] or None
 
 
+def last_archived(seq, wh, binary):
+    """The latest instant of the table's archived timeline, as `CALL show_timeline` gives it
+    (None: nothing was archived). A CDC read must start at it or later, as in Hudi."""
+    if not os.path.isdir(os.path.join(wh, seq.table.name, ".hoodie", "archived")):
+        return None
+    script = os.path.join(wh, f"archived-{seq.seed}.sql")
+    write_script(script, [f"CALL show_timeline(table => '{seq.table.name}', showArchived => true, "
+                          f"filter => \"timeline_type = 'ARCHIVED'\", limit => 1000000)"])
+    rc, so, se = run_hoodie(binary, wh, script)
+    lines = [[c.strip() for c in line.strip().strip("|").split("|")]
+             for line in so.splitlines() if line.startswith("|")]
+    if rc != 0 or not lines or "instant_time" not in lines[0]:
+        raise RuntimeError("show_timeline failed: " + error_line(so, se))
+    return lines[1][lines[0].index("instant_time")] if len(lines) > 1 else None
+
+
 def states_match(want, got, cleaned):
     """Whether the states read (`got`, consecutive repeats dropped) are those the statements
     went through (`want`), or, once a clean dropped the oldest commits, the last of them."""
@@ -131,6 +147,8 @@ def history_check(seq, wh, binary):
     instants = completed_writes(os.path.join(wh, seq.table.name))
     cleaned = [i for i in instants if kept is not None and i < kept]
     instants = [i for i in instants if i not in cleaned]
+    # archived commits are not on the active timeline: the reads as of those left are the last states
+    trimmed = bool(cleaned) or last_archived(seq, wh, binary) is not None
     stmts = [f"COPY (SELECT {select_cols(seq.table)} FROM {seq.table.name} TIMESTAMP AS OF '{i}') "
              f"TO '{same}.asof{i}' STORED AS PARQUET" for i in instants]
     script = os.path.join(wh, f"history-{seq.seed}.sql")
@@ -144,10 +162,10 @@ def history_check(seq, wh, binary):
         if rc == 0 or "Cleaner cleaned up the timestamp of interest" not in error_line(so, se):
             return f"time travel to {cleaned[-1]}, before the earliest commit kept {kept}, did not fail as Hudi's: {error_line(so, se)}"
     travelled = [canon_rows(read_parquet(f"{same}.asof{i}")) for i in instants]
-    want, got = dedup([[]] + steps), dedup(([] if cleaned else [[]]) + travelled)
-    if not states_match(want, got, bool(cleaned)):
+    want, got = dedup([[]] + steps), dedup(([] if trimmed else [[]]) + travelled)
+    if not states_match(want, got, trimmed):
         return (f"{len(want) - 1} states after the statements, {len(got) - 1} as of the "
-                f"{len(instants)} commits{' kept' if cleaned else ''}; first difference at state "
+                f"{len(instants)} commits{' kept' if trimmed else ''}; first difference at state "
                 f"{next((k for k, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))}")
     return None
 
@@ -188,6 +206,10 @@ def cdc_check(seq, wh, binary):
     script = os.path.join(wh, f"cdc-{seq.seed}.sql")
     # after a clean, the changes from the earliest commit kept on, replayed from the table as of it
     kept = earliest_kept(seq, wh, binary)
+    # a CDC read starts at the last archived instant or later (Hudi's rule)
+    archived = last_archived(seq, wh, binary)
+    if archived is not None and (kept is None or archived > kept):
+        kept = archived
     stmts = ["SET hoodie.datafusion.cdc.image.format = 'struct'",
              f"COPY (SELECT op, ts_ms, before, after FROM hudi_table_changes('{seq.table.name}', 'cdc', "
              f"'{kept or 'earliest'}')) TO '{out}' STORED AS PARQUET"]

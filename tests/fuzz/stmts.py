@@ -53,6 +53,9 @@ class Create:
             props.append(f"'hoodie.table.cdc.supplemental.logging.mode' = '{t.cdc}'")
         if getattr(t, "commits_retained", None):
             props.append(f"'hoodie.cleaner.commits.retained' = '{t.commits_retained}'")
+        if getattr(t, "archives", False):
+            props.append("'hoodie.keep.min.commits' = '2'")
+            props.append("'hoodie.keep.max.commits' = '3'")
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")

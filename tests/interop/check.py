@@ -173,6 +173,27 @@ check("cleaned_cow keeps at most 3 versions of the x group",
 check("cleaned_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "cleaned_mor.parquet")).to_pylist()),
       [(1, "uno"), (2, "dos"), (4, "four")])
 
+for name in ["archived_cow", "archived_mor", "archived_nc"]:
+    same_as_hoodie(name)
+    archives = glob.glob(os.path.join(WH, name, ".hoodie", "archived", ".commits_.archive.*"))
+    check(f"{name} was archived", len(archives) > 0, True)
+    active = [f for f in os.listdir(os.path.join(WH, name, ".hoodie"))
+              if f.endswith((".commit", ".deltacommit", ".replacecommit"))]
+    check(f"{name} keeps at most 3 commits active", len(active) <= 3, True)
+check("archived_cow rows", sorted((r["id"], r["v"], r["dt"]) for r in pq.read_table(os.path.join(DUMP, "archived_cow.parquet")).to_pylist()),
+      [(1, "A", "x"), (2, None, "y"), (4, "d", "z"), (5, "E", "z")])
+check("archived_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "archived_mor.parquet")).to_pylist()),
+      [(1, "uno"), (2, "dos"), (4, "cuatro"), (5, "five")])
+check("archived_nc rows", sorted((r["id"], r["v"], r["dt"]) for r in pq.read_table(os.path.join(DUMP, "archived_nc.parquet")).to_pylist()),
+      [(1, "AA", "x"), (2, "b", "y"), (4, "d", "z")])
+
+for name in ["added_cow", "added_mor"]:
+    same_as_hoodie(name)
+check("added_cow rows", sorted((r["id"], r["v"], r["n"], r["Note"], r["dt"]) for r in pq.read_table(os.path.join(DUMP, "added_cow.parquet")).to_pylist()),
+      [(1, "a", None, None, "x"), (2, None, 20, None, "y"), (3, "c", 30, "three", "x")])
+check("added_mor rows", sorted((r["id"], r["v"], r["n"]) for r in pq.read_table(os.path.join(DUMP, "added_mor.parquet")).to_pylist()),
+      [(1, "a", 10), (2, "b", None), (3, "c", 30)])
+
 for name in ["dropped", "truncated_mor"]:
     same_as_hoodie(name)
 check("dropped rows", sorted((r["id"], r["v"], r["dt"]) for r in pq.read_table(os.path.join(DUMP, "dropped.parquet")).to_pylist()),

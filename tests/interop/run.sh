@@ -18,14 +18,15 @@ first=$(ls "$WORK/wh/restored/.hoodie" | grep -E '^[0-9]+\.deltacommit$' | sort 
 "$HOODIE" --warehouse "$WORK/wh" -c "CALL create_savepoint(table => 'restored', commit_time => '$first'); UPDATE restored SET v = 'b' WHERE id = 2; DELETE FROM restored WHERE id = 1; CALL rollback_to_savepoint(table => 'restored', instant_time => '$first')" > /dev/null
 # hoodie's own read of the merge-on-read tables, for check.py to compare hudi-rs's with
 mkdir -p "$WORK/dump"
-for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor dropped truncated_mor restored; do
+for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor archived_cow archived_mor archived_nc added_cow added_mor dropped truncated_mor restored; do
   "$HOODIE" --warehouse "$WORK/wh" -c "COPY (SELECT * FROM $t) TO '$WORK/dump/$t.parquet' STORED AS PARQUET" > /dev/null
 done
 "$VENV/bin/python" "$HERE/check.py" "$WORK/wh" "$WORK/dump"
 # time travel to every commit and incremental reads between every pair of commits, against
 # hudi-rs: on the tables above (hudi-rs cannot open dpc, which drops its partition columns) and
 # on the Spark-written fixtures (but the Lance ones, whose base files hoodie cannot read); the
-# cleaned tables are left out: reads as of cleaned commits fail in hoodie as in Hudi
+# cleaned tables are left out: reads as of cleaned commits fail in hoodie as in Hudi (archived_nc,
+# archived but never cleaned, is read)
 FIXTURES=$HERE/../fixtures/hudi-tables/data
 for zip in $(find "$FIXTURES" -name '*.zip' ! -name '*lance*' | sort); do
   rel=${zip#"$FIXTURES"/}
@@ -35,4 +36,4 @@ for zip in $(find "$FIXTURES" -name '*.zip' ! -name '*lance*' | sort); do
   rm -rf "$dir/__MACOSX"
 done
 "$VENV/bin/python" "$HERE/history.py" "$HOODIE" "$WORK" \
-  $(ls -d "$WORK"/wh/* | grep -v -e '/dpc$' -e '/cleaned_') $(ls -d "$WORK"/fixtures/*/*)
+  $(ls -d "$WORK"/wh/* | grep -v -e '/dpc$' -e '/cleaned_' -e '/archived_cow$' -e '/archived_mor$') $(ls -d "$WORK"/fixtures/*/*)

@@ -158,6 +158,58 @@ UPDATE cleaned_mor SET v = 'uno' WHERE id = 1;
 INSERT INTO cleaned_mor VALUES (4, 'four');
 UPDATE cleaned_mor SET v = 'dos' WHERE id = 2;
 
+-- archival (two to three commits kept): the oldest instants moved to .hoodie/archived/; the
+-- dt=y file group of archived_cow and archived_nc is never rewritten, so its base file's commit is
+-- archived and readers take it as committed
+CREATE TABLE archived_cow (id INT, v STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.cleaner.commits.retained' = '1',
+                 'hoodie.keep.min.commits' = '2', 'hoodie.keep.max.commits' = '3');
+INSERT INTO archived_cow VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'y');
+INSERT INTO archived_cow VALUES (3, 'c', 1, 'x');
+UPDATE archived_cow SET v = 'A' WHERE id = 1;
+DELETE FROM archived_cow WHERE id = 3;
+INSERT INTO archived_cow VALUES (4, 'd', 1, 'z');
+INSERT INTO archived_cow VALUES (5, 'e', 1, 'z');
+UPDATE archived_cow SET v = 'E' WHERE id = 5;
+CREATE TABLE archived_mor (id INT, v STRING) USING hudi
+  TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline.max.delta.commits' = '3',
+                 'hoodie.cleaner.commits.retained' = '1', 'hoodie.keep.min.commits' = '2',
+                 'hoodie.keep.max.commits' = '3');
+INSERT INTO archived_mor VALUES (1, 'one'), (2, NULL), (3, 'three');
+UPDATE archived_mor SET v = 'ONE' WHERE id = 1;
+UPDATE archived_mor SET v = 'TWO' WHERE id = 2;
+DELETE FROM archived_mor WHERE id = 3;
+UPDATE archived_mor SET v = 'uno' WHERE id = 1;
+INSERT INTO archived_mor VALUES (4, 'four');
+UPDATE archived_mor SET v = 'dos' WHERE id = 2;
+INSERT INTO archived_mor VALUES (5, 'five');
+UPDATE archived_mor SET v = 'cuatro' WHERE id = 4;
+CREATE TABLE archived_nc (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (primaryKey = 'id', 'hoodie.clean.automatic' = 'false',
+                 'hoodie.cleaner.commits.retained' = '1', 'hoodie.keep.min.commits' = '2',
+                 'hoodie.keep.max.commits' = '3');
+INSERT INTO archived_nc VALUES (1, 'a', 'x'), (2, 'b', 'y');
+UPDATE archived_nc SET v = 'A' WHERE id = 1;
+INSERT INTO archived_nc VALUES (3, NULL, 'x');
+UPDATE archived_nc SET v = 'AA' WHERE id = 1;
+DELETE FROM archived_nc WHERE id = 3;
+INSERT INTO archived_nc VALUES (4, 'd', 'z');
+
+-- ALTER TABLE ADD COLUMNS: files of both schemas; hudi-rs reads the added columns as NULL in
+-- the older files
+CREATE TABLE added_cow (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (primaryKey = 'id');
+INSERT INTO added_cow VALUES (1, 'a', 'x'), (2, NULL, 'y');
+ALTER TABLE added_cow ADD COLUMNS (n BIGINT, "Note" STRING);
+INSERT INTO added_cow VALUES (3, 'c', 30, 'three', 'x');
+UPDATE added_cow SET n = 20 WHERE id = 2;
+CREATE TABLE added_mor (id INT, v STRING) USING hudi
+  TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline' = 'false');
+INSERT INTO added_mor VALUES (1, 'a'), (2, 'b');
+ALTER TABLE added_mor ADD COLUMNS (n BIGINT);
+UPDATE added_mor SET n = 10 WHERE id = 1;
+INSERT INTO added_mor VALUES (3, 'c', 30);
+
 -- ALTER TABLE DROP PARTITION and TRUNCATE: delete_partition replacecommits
 CREATE TABLE dropped (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt)
   TBLPROPERTIES (primaryKey = 'id');

@@ -33,6 +33,7 @@ use crate::error::{df_err, HoodieError};
 use crate::scan::read_kind::ReadKind;
 use crate::session::write_options::{SessionOptions, WriteOptions};
 use crate::sink::HudiSink;
+use hoodie_format::FormatError;
 
 /// A Hudi table registered in a DataFusion session.
 #[derive(Debug)]
@@ -525,20 +526,43 @@ impl TableProvider for HudiTableProvider {
             .read_kind(&SessionOptions::of_session(state))
             .map_err(HoodieError::into_datafusion)?;
         let timeline = self.table.timeline().await.map_err(df_err)?;
-        let history = crate::scan::history::HistoryRead::resolve(&self.table, &timeline, &read)
-            .await
-            .map_err(df_err)?;
-        let slices = self
+        let fallback_key = hoodie_format::config::INCR_FALLBACK_FULL_TABLE_SCAN;
+        let fallback = match SessionOptions::of_session(state).get(fallback_key.key) {
+            Some(v) => {
+                fallback_key
+                    .check(v)
+                    .map_err(|e| df_err(FormatError::from(e)))?;
+                v.trim().eq_ignore_ascii_case("true")
+            }
+            None => false,
+        };
+        let mut history =
+            crate::scan::history::HistoryRead::resolve(&self.table, &timeline, &read, fallback)
+                .await
+                .map_err(df_err)?;
+        let mut slices = self
             .table
             .file_slices(&timeline, history.as_of())
             .await
             .map_err(df_err)?;
-        let slices = history.keep_slices(slices);
+        slices = history.keep_slices(slices);
         if let Some(window) = history.window() {
-            window
-                .check_files(self.table.storage(), &slices)
-                .await
-                .map_err(df_err)?;
+            match window.check_files(self.table.storage(), &slices).await {
+                // Hudi's fallback when a window's files were cleaned: the latest snapshot
+                Err(FormatError::IncrementalFilesCleaned { .. }) if fallback => {
+                    let ReadKind::Incremental { begin, end } = &read else {
+                        unreachable!("a window is an incremental read's")
+                    };
+                    history =
+                        crate::scan::history::HistoryRead::full_table_scan(begin, end.as_deref());
+                    slices = self
+                        .table
+                        .file_slices(&timeline, None)
+                        .await
+                        .map_err(df_err)?;
+                }
+                other => other.map_err(df_err)?,
+            }
         }
         let slices = self.prune_partitions(state, slices, filters)?;
         let Some(window) = history.window() else {

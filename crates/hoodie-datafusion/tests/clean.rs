@@ -8,8 +8,8 @@ mod common;
 use std::sync::Arc;
 
 use common::failing::FailingStore;
-use common::{copy_dir, files_under, reader, session_with_table, text};
-use hoodie_datafusion::{HoodieContext, StatementOutput};
+use common::{cells as rows, copy_dir, files_under, reader, session_with_table, text};
+use hoodie_datafusion::HoodieContext;
 use hoodie_format::avro::clean::{parse_clean_metadata, parse_cleaner_plan};
 use hoodie_format::clean::{run_clean, CleanPolicy, CleanSpec};
 use hoodie_format::storage::TableStorage;
@@ -25,26 +25,6 @@ fn data_files(loc: &std::path::Path) -> Vec<String> {
     named(&files_under(loc), |f| {
         !f.starts_with(".hoodie") && !f.contains(".hoodie_partition_metadata")
     })
-}
-
-async fn rows(ctx: &HoodieContext, sql: &str) -> Vec<Vec<String>> {
-    let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
-        panic!("{sql} returned no rows");
-    };
-    let mut out = Vec::new();
-    for b in batches {
-        for r in 0..b.num_rows() {
-            out.push(
-                (0..b.num_columns())
-                    .map(|c| {
-                        datafusion::arrow::util::display::array_value_to_string(b.column(c), r)
-                            .unwrap()
-                    })
-                    .collect(),
-            );
-        }
-    }
-    out
 }
 
 #[tokio::test]

@@ -218,7 +218,13 @@ fn adapt(
 ) -> Result<RecordBatch> {
     let mut cols = Vec::with_capacity(schema.fields().len());
     for f in schema.fields() {
-        if batch.column_by_name(f.name()).is_none() && dropped.iter().any(|d| d == f.name()) {
+        // a dropped partition column comes from the path; a nullable column added to the
+        // table after the file was written reads as NULL
+        let absent = batch.column_by_name(f.name()).is_none();
+        if absent
+            && (dropped.iter().any(|d| d == f.name())
+                || f.is_nullable() && !crate::schema::is_meta_column(f.name()))
+        {
             cols.push(arrow::array::new_null_array(
                 f.data_type(),
                 batch.num_rows(),

@@ -210,10 +210,17 @@ keys! {
     CLEAN_TRIGGER_STRATEGY = ("hoodie.clean.trigger.strategy", [], Some("NUM_COMMITS"), OneOf(&["NUM_COMMITS"]), "When a clean is planned: NUM_COMMITS (after hoodie.clean.max.commits commits).");
     CLEAN_MAX_COMMITS = ("hoodie.clean.max.commits", [], Some("1"), Count { min: 0 }, "Commits after the last clean before the next one is planned.");
     CLEANER_INCREMENTAL_MODE = ("hoodie.cleaner.incremental.mode", [], Some("true"), Bool, "A clean lists only the partitions written since the last clean's earliest kept commit (false: the whole table every time).");
+    ARCHIVE_AUTOMATIC = ("hoodie.archive.automatic", [], Some("true"), Bool, "Archive after every commit (after its clean): move the oldest instants out of the active timeline into .hoodie/archived/ once it holds more than hoodie.keep.max.commits commits.");
+    ARCHIVE_ASYNC = ("hoodie.archive.async", [], Some("false"), Bool, "Accepted for Hudi compatibility; hoodie archives at the end of the statement either way.");
+    KEEP_MIN_COMMITS = ("hoodie.keep.min.commits", [], Some("20"), Count { min: 1 }, "An archival leaves this many commits on the active timeline (more when the cleaner keeps more).");
+    KEEP_MAX_COMMITS = ("hoodie.keep.max.commits", [], Some("30"), Count { min: 2 }, "An archival runs once the active timeline holds more than this many commits; must be greater than hoodie.keep.min.commits.");
+    COMMITS_ARCHIVAL_BATCH = ("hoodie.commits.archival.batch", [], Some("10"), Count { min: 1 }, "Archived instants per log block of the archive file.");
+    ARCHIVE_BEYOND_SAVEPOINT = ("hoodie.archive.beyond.savepoint", [], Some("false"), Bool, "false: archival stops at the first savepoint; true: it archives past savepoints and keeps only the savepointed commits.");
     // ---- read options ----
     QUERY_TYPE = ("hoodie.datasource.query.type", [], Some("snapshot"), OneOf(&["snapshot", "read_optimized", "incremental"]), "How a table is read: snapshot (the latest merged state), read_optimized (base files alone) or incremental (the records a window of commits changed).");
     READ_BEGIN_INSTANT = ("hoodie.datasource.read.begin.instanttime", [], None, Text, "Incremental reads: the window starts after this instant (exclusive; earliest or 000 for the first commit on).");
     READ_END_INSTANT = ("hoodie.datasource.read.end.instanttime", [], None, Text, "Incremental reads: the window ends at this instant (inclusive; the latest commit when unset).");
+    INCR_FALLBACK_FULL_TABLE_SCAN = ("hoodie.datasource.read.incr.fallback.fulltablescan.enable", [], Some("false"), Bool, "Incremental reads: when the window starts or ends before the active timeline (archived commits) or a file it needs was cleaned, read the latest snapshot's records of commit times in the window instead (Hudi's full table scan) of failing or reading the active timeline's commits alone.");
     INCREMENTAL_FORMAT = ("hoodie.datasource.query.incremental.format", [], Some("latest_state"), OneOf(&["latest_state", "cdc"]), "Incremental reads: latest_state (the latest state of each changed record) or cdc (change records: op, ts_ms, before, after).");
     CDC_IMAGE_FORMAT = ("hoodie.datafusion.cdc.image.format", [], Some("json"), OneOf(&["json", "struct"]), "hoodie's own (no Hudi key): CDC reads give before and after as JSON text (json, as Hudi) or as struct columns of the table's data columns (struct).");
     AS_OF_INSTANT = ("as.of.instant", [], None, Text, "Time travel: read the table as of this instant (the forms TIMESTAMP AS OF takes).");
@@ -258,6 +265,12 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     CLEAN_TRIGGER_STRATEGY,
     CLEAN_MAX_COMMITS,
     CLEANER_INCREMENTAL_MODE,
+    ARCHIVE_AUTOMATIC,
+    ARCHIVE_ASYNC,
+    KEEP_MIN_COMMITS,
+    KEEP_MAX_COMMITS,
+    COMMITS_ARCHIVAL_BATCH,
+    ARCHIVE_BEYOND_SAVEPOINT,
 ];
 
 /// Checks every write option `get` finds (under its key or an alias) against the values the

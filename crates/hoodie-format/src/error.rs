@@ -188,6 +188,14 @@ pub enum FormatError {
         /// The file or file version.
         what: String,
     },
+    /// A CDC read starts before the last archived instant (Hudi's `HoodieCDCExtractor` check).
+    #[error("Start instant time {begin} for CDC query has to be in the active timeline. Beginning of active timeline {first_active}")]
+    CdcStartArchived {
+        /// The start of the read.
+        begin: String,
+        /// The first instant of the active timeline.
+        first_active: String,
+    },
     /// An incremental read needs a file the cleaner deleted.
     #[error("the incremental read needs {file}, which commit {instant} wrote and the cleaner has since deleted; start the read at a later commit, or retain more commits (hoodie.cleaner.commits.retained)")]
     IncrementalFilesCleaned {

@@ -4,6 +4,7 @@
 //! columns, key generators, commit metadata, the Java-compatible bloom filter, the file-system
 //! view and the commit protocol. Everything works on plain Arrow record batches.
 
+pub mod archive;
 pub mod avro;
 pub mod base_file;
 pub mod bloom;

@@ -35,12 +35,7 @@ fn refused(reason: String) -> FormatError {
 
 /// The completed savepoints of the active timeline, oldest first.
 pub fn savepoints(timeline: &Timeline) -> Vec<String> {
-    timeline
-        .instants()
-        .iter()
-        .filter(|i| i.action == Action::Savepoint && i.state == State::Completed)
-        .map(|i| i.timestamp.clone())
-        .collect()
+    timeline.savepoint_times()
 }
 
 /// The base file names every savepoint keeps (the cleaner never deletes them).

@@ -60,7 +60,8 @@ pub fn storage_type(column: &str, data_type: &DataType) -> Result<DataType> {
     })
 }
 
-fn storage_field(f: &Field) -> Result<Field> {
+/// `f` with its type as hoodie stores it (the type a base file holds).
+pub fn storage_field(f: &Field) -> Result<Field> {
     Ok(Field::new(
         f.name(),
         storage_type(f.name(), f.data_type())?,

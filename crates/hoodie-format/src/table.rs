@@ -98,7 +98,7 @@ impl HudiTable {
             .max_by(|a, b| a.name.instant.cmp(&b.name.instant))
         {
             let s = self.file_schema(&newest.rel_path).await?;
-            return Ok(s);
+            return self.with_added_columns(s, timeline).await;
         }
         for i in timeline
             .completed_writes()
@@ -121,6 +121,49 @@ impl HudiTable {
                 key: crate::config::CREATE_SCHEMA.key,
             }),
         }
+    }
+
+    /// `file_schema` (a base file's) with the columns the latest commit's schema adds to it
+    /// (`ALTER TABLE ... ADD COLUMNS`, or a writer that evolved the schema): each nullable,
+    /// placed before the partition columns, which stay last. Files written before the
+    /// columns existed read them as NULL.
+    async fn with_added_columns(
+        &self,
+        file_schema: SchemaRef,
+        timeline: &Timeline,
+    ) -> Result<SchemaRef> {
+        let Some(latest) = timeline.last_completed_write() else {
+            return Ok(file_schema);
+        };
+        let m = timeline.read_commit_metadata(&self.storage, latest).await?;
+        let Some(avro) = m.schema().filter(|s| !s.is_empty()) else {
+            return Ok(file_schema);
+        };
+        let data = schema::arrow_schema_from_avro(avro)?;
+        let committed = schema::table_schema(&data)?;
+        let added: Vec<_> = committed
+            .fields()
+            .iter()
+            .filter(|f| file_schema.field_with_name(f.name()).is_err())
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect();
+        if added.is_empty() {
+            return Ok(file_schema);
+        }
+        let partitions = self.config.partition_fields();
+        let mut fields: Vec<arrow::datatypes::Field> = Vec::new();
+        let (mut data, mut last): (Vec<_>, Vec<_>) = (Vec::new(), Vec::new());
+        for f in file_schema.fields() {
+            if partitions.iter().any(|p| p == f.name()) {
+                last.push(f.as_ref().clone());
+            } else {
+                data.push(f.as_ref().clone());
+            }
+        }
+        fields.extend(data);
+        fields.extend(added);
+        fields.extend(last);
+        Ok(std::sync::Arc::new(arrow::datatypes::Schema::new(fields)))
     }
 
     /// The Arrow schema of one base file (without file-level metadata).

@@ -61,6 +61,14 @@ fn column_of(tokens: &[Token]) -> Result<Field> {
             )))
         }
     };
+    if rest
+        .iter()
+        .any(|t| is_word(Some(t), "FIRST") || is_word(Some(t), "AFTER"))
+    {
+        return Err(parse_error(format!(
+            "column {name}: positions (FIRST, AFTER) are not supported; an added column goes after the table's data columns"
+        )));
+    }
     let end = rest
         .iter()
         .position(|t| {

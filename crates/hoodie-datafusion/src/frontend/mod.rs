@@ -105,6 +105,13 @@ pub enum FrontStatement {
         /// What is asked.
         info: table_info::TableInfo,
     },
+    /// ALTER TABLE t ADD COLUMNS (c type [NOT NULL] [COMMENT '...'], ...).
+    AddColumns {
+        /// Table name.
+        name: String,
+        /// The columns to add, as written.
+        columns: Vec<datafusion::arrow::datatypes::Field>,
+    },
     /// ALTER TABLE t RENAME TO u.
     RenameTable {
         /// Table name.
@@ -302,6 +309,14 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         let name = name_of(&p.parse_object_name(false).map_err(perr)?);
         if let Some(drop) = partition_ddl::parse_drop_partitions(&mut p, &name)? {
             return Ok(drop);
+        }
+        if p.parse_keyword(Keyword::ADD) {
+            if !(p.parse_keyword(Keyword::COLUMNS) || p.parse_keyword(Keyword::COLUMN)) {
+                return Ok(FrontStatement::PassThrough);
+            }
+            let columns = columns::parse_column_list(&mut p)?;
+            expect_end(&mut p)?;
+            return Ok(FrontStatement::AddColumns { name, columns });
         }
         if p.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
             let new_name = name_of(&p.parse_object_name(false).map_err(perr)?);
@@ -625,5 +640,19 @@ mod tests {
             classify("alter table t set tblproperties ('a' = 'b')").unwrap(),
             FrontStatement::AlterSetProperties { .. }
         ));
+        let FrontStatement::AddColumns { name, columns } =
+            classify("ALTER TABLE t ADD COLUMNS (x INT, \"Yy\" STRING COMMENT 'c')").unwrap()
+        else {
+            panic!("not ADD COLUMNS")
+        };
+        assert_eq!(name, "t");
+        let names: Vec<&str> = columns.iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["x", "Yy"]);
+        let after = classify("alter table t add columns (x int after v)")
+            .err()
+            .unwrap();
+        assert!(after
+            .to_string()
+            .contains("positions (FIRST, AFTER) are not supported"));
     }
 }

@@ -115,6 +115,9 @@ impl TableProvider for CdcTableProvider {
         _limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
         let timeline = self.table.timeline().await.map_err(df_err)?;
+        hoodie_format::archive::check_cdc_start(&self.table, &timeline, &self.begin)
+            .await
+            .map_err(df_err)?;
         let splits = cdc_splits(
             self.table.storage(),
             &timeline,

@@ -29,11 +29,14 @@ pub(crate) struct HistoryRead {
 }
 
 impl HistoryRead {
-    /// The history `read` needs from `table` with `timeline`, checked as Hudi checks it.
+    /// The history `read` needs from `table` with `timeline`, checked as Hudi checks it;
+    /// `fallback` (`hoodie.datasource.read.incr.fallback.fulltablescan.enable`) turns an
+    /// incremental window that reaches archived commits into a full table scan.
     pub(crate) async fn resolve(
         table: &HudiTable,
         timeline: &Timeline,
         read: &ReadKind,
+        fallback: bool,
     ) -> Result<Self, FormatError> {
         match read {
             ReadKind::Snapshot | ReadKind::ReadOptimized => Ok(Self::default()),
@@ -54,6 +57,11 @@ impl HistoryRead {
                     });
                 }
                 let version = table.config().version()?;
+                if fallback
+                    && IncrementalWindow::reaches_archived(timeline, begin, end.as_deref())
+                {
+                    return Ok(Self::full_table_scan(begin, end.as_deref()));
+                }
                 let window = IncrementalWindow::load(
                     table.storage(),
                     timeline,
@@ -70,6 +78,14 @@ impl HistoryRead {
         }
     }
 
+    /// A full table scan of the window `(begin, end]`: the latest slices, every file group.
+    pub(crate) fn full_table_scan(begin: &str, end: Option<&str>) -> Self {
+        Self {
+            as_of: None,
+            window: Some(IncrementalWindow::full_table_scan(begin, end)),
+        }
+    }
+
     /// The instant the slices are taken as of (`None`: the latest).
     pub(crate) fn as_of(&self) -> Option<&str> {
         self.as_of.as_deref()
@@ -83,7 +99,7 @@ impl HistoryRead {
     /// The slices the read needs: for an incremental read those of the file groups its window
     /// wrote, else all.
     pub(crate) fn keep_slices(&self, mut slices: Vec<FileSlice>) -> Vec<FileSlice> {
-        if let Some(w) = &self.window {
+        if let Some(w) = self.window.as_ref().filter(|w| w.full_scan.is_none()) {
             slices.retain(|s| {
                 w.file_groups
                     .contains(&(s.partition_path.clone(), s.file_id.clone()))
@@ -124,6 +140,13 @@ pub(crate) fn filter_window(
     let schema = plan.schema();
     let field = schema.field(commit_time);
     let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(field.name(), commit_time));
+    if let Some((begin, end)) = &window.full_scan {
+        let filtered = Arc::new(FilterExec::try_new(
+            range_filter(column, field.data_type(), begin, end.as_deref())?,
+            plan,
+        )?);
+        return keep_columns(filtered, keep);
+    }
     let list = window
         .instants
         .iter()
@@ -142,6 +165,49 @@ pub(crate) fn filter_window(
             plan,
         )?)
     };
+    keep_columns(filtered, keep)
+}
+
+/// `commit_time > begin AND commit_time <= end` (either side left out when open).
+fn range_filter(
+    column: Arc<dyn PhysicalExpr>,
+    data_type: &datafusion::arrow::datatypes::DataType,
+    begin: &str,
+    end: Option<&str>,
+) -> DFResult<Arc<dyn PhysicalExpr>> {
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::binary;
+    let schema =
+        datafusion::arrow::datatypes::Schema::new(vec![datafusion::arrow::datatypes::Field::new(
+            "c",
+            data_type.clone(),
+            true,
+        )]);
+    let value = |t: &str| -> DFResult<Arc<dyn PhysicalExpr>> {
+        let v = ScalarValue::Utf8(Some(t.to_string())).cast_to(data_type)?;
+        Ok(Arc::new(Literal::new(v)))
+    };
+    let open = begin.bytes().all(|b| b == b'0');
+    let mut expr: Arc<dyn PhysicalExpr> = if open {
+        Arc::new(datafusion::physical_expr::expressions::IsNotNullExpr::new(
+            column.clone(),
+        ))
+    } else {
+        binary(column.clone(), Operator::Gt, value(begin)?, &schema)?
+    };
+    if let Some(end) = end {
+        let upper = binary(column, Operator::LtEq, value(end)?, &schema)?;
+        expr = binary(expr, Operator::And, upper, &schema)?;
+    }
+    Ok(expr)
+}
+
+/// The first `keep` columns of `filtered` (`None`: all).
+fn keep_columns(
+    filtered: Arc<dyn ExecutionPlan>,
+    keep: Option<usize>,
+) -> DFResult<Arc<dyn ExecutionPlan>> {
+    let schema = filtered.schema();
     match keep {
         Some(n) if n < schema.fields().len() => {
             let exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = (0..n)

@@ -120,7 +120,7 @@ pub(super) async fn is_hudi_table(ctx: &SessionContext, name: &str) -> bool {
 /// Makes a table created in this session visible under `name`: a managed table is found
 /// through the warehouse (and registered in the default schema when that is another one);
 /// a table at a LOCATION of its own lives in the default schema for the session.
-fn register(
+pub(super) fn register(
     ctx: &SessionContext,
     warehouse: &WarehouseSchema,
     name: &str,

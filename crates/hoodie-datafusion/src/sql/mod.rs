@@ -4,6 +4,7 @@
 //! `hoodie.*` keys, ...) on the context it is called on; the rest goes to DataFusion, with
 //! names resolved as Spark resolves them.
 
+mod alter_columns;
 mod ddl;
 mod describe;
 mod options;
@@ -113,6 +114,9 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
             specs,
             purge,
         } => partitions::drop_partitions(ctx, &name, if_exists, specs, purge).await,
+        FrontStatement::AddColumns { name, columns } => {
+            alter_columns::add_columns(ctx, &name, columns).await
+        }
         FrontStatement::AlterSetProperties { name, properties } => {
             ddl::alter_properties(ctx, &name, properties).await
         }

@@ -11,6 +11,27 @@ use hoodie_format::fs_view::{BaseFile, FileSlice};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
+/// The rows `sql` returns, each cell as Arrow displays it (NULL as the empty string).
+pub async fn cells(ctx: &HoodieContext, sql: &str) -> Vec<Vec<String>> {
+    let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
+        panic!("{sql} returned no rows");
+    };
+    let mut out = Vec::new();
+    for b in batches {
+        for r in 0..b.num_rows() {
+            out.push(
+                (0..b.num_columns())
+                    .map(|c| {
+                        datafusion::arrow::util::display::array_value_to_string(b.column(c), r)
+                            .unwrap()
+                    })
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
 /// A session over `tmp/wh` (with `memory_limit` as its pool, if any) in which `create` (a
 /// `CREATE TABLE ... USING hudi` without its LOCATION) has made a table at `location`.
 pub async fn session_with_table(

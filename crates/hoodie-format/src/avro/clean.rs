@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use apache_avro::types::Value;
 
-use super::compaction_plan::{field, first_record, string};
+use super::value::{field, first_record, string};
 use crate::error::{FormatError, Result};
 
 /// The plan version Java writes (`CleanPlanner.LATEST_CLEAN_PLAN_VERSION`).
@@ -265,7 +265,16 @@ pub fn clean_metadata_avro(meta: &CleanMetadata, path: &str) -> Result<Vec<u8>> 
 
 /// Decodes a `C.clean` file (any metadata version; missing fields read as empty).
 pub fn parse_clean_metadata(bytes: &[u8], path: &str) -> Result<CleanMetadata> {
-    let value = first_record(bytes, path, "clean metadata")?;
+    Ok(clean_metadata_of(&first_record(
+        bytes,
+        path,
+        "clean metadata",
+    )?))
+}
+
+/// A `HoodieCleanMetadata` record (from a `C.clean` file or an archived entry).
+pub fn clean_metadata_of(value: &Value) -> CleanMetadata {
+    let value = value.clone();
     let number = |name: &str| match field(&value, name) {
         Some(Value::Long(n)) => *n,
         Some(Value::Int(n)) => i64::from(*n),
@@ -284,7 +293,7 @@ pub fn parse_clean_metadata(bytes: &[u8], path: &str) -> Result<CleanMetadata> {
             );
         }
     }
-    Ok(CleanMetadata {
+    CleanMetadata {
         policy: string(field(&value, "policy")).unwrap_or_default(),
         start_clean_time: string(field(&value, "startCleanTime")).unwrap_or_default(),
         time_taken_ms: number("timeTakenInMillis"),
@@ -295,7 +304,7 @@ pub fn parse_clean_metadata(bytes: &[u8], path: &str) -> Result<CleanMetadata> {
             .unwrap_or_default(),
         partitions,
         version: number("version") as i32,
-    })
+    }
 }
 
 /// `earliestCommitToRetain` of a completed clean (`None` when empty: a clean that keeps file

@@ -2,9 +2,11 @@
 //! replace metadata of a replacecommit, the rollback plan and metadata, the cleaner plan and
 //! clean metadata, the compaction plan, savepoints and restores.
 
+pub mod archive;
 pub mod clean;
 pub mod compaction_plan;
 pub mod datum;
 pub mod requested_replace;
 pub mod rollback;
 pub mod savepoint;
+pub mod value;

@@ -388,16 +388,14 @@ pub fn rollback_metadata_record(
 
 /// The instants a completed rollback rolled back (`commitsRollback` of its metadata).
 pub fn rolled_back_instants(bytes: &[u8], path: &str) -> crate::error::Result<Vec<String>> {
-    let value = super::compaction_plan::first_record(bytes, path, "rollback metadata")?;
-    Ok(
-        match super::compaction_plan::field(&value, "commitsRollback") {
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(|i| super::compaction_plan::string(Some(i)))
-                .collect(),
-            _ => Vec::new(),
-        },
-    )
+    let value = super::value::first_record(bytes, path, "rollback metadata")?;
+    Ok(match super::value::field(&value, "commitsRollback") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| super::value::string(Some(i)))
+            .collect(),
+        _ => Vec::new(),
+    })
 }
 
 /// A `HoodieInstantInfo` record.

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use apache_avro::types::Value;
 
-use super::compaction_plan::{field, first_record, string};
 use super::rollback::{encode_container, ROLLBACK_METADATA_SCHEMA};
+use super::value::{field, first_record, string};
 use crate::error::{FormatError, Result};
 
 const SAVEPOINT_SCHEMA: &str = r#"{"namespace":"org.apache.hudi.avro.model","type":"record","name":"HoodieSavepointMetadata","fields":[

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::error::{FormatError, Result};
 use crate::fs_view::FileSlice;
 use crate::storage::TableStorage;
+use crate::timeline::commit_metadata::CommitMetadata;
 use crate::timeline::instant::Instant;
 use crate::timeline::Timeline;
 
@@ -20,6 +21,9 @@ pub struct IncrementalWindow {
     /// Per file group, the file the window's last write to it wrote (relative path) and that
     /// write's instant: the slice the read takes must still hold it.
     pub last_written: HashMap<(String, String), (String, String)>,
+    /// A full table scan (`(begin, end]` on commit time over the latest snapshot) in place of
+    /// the window's commits.
+    pub full_scan: Option<(String, Option<String>)>,
 }
 
 /// The time an instant is ranged on: its requested time on table version 6, its completion
@@ -38,7 +42,9 @@ fn range_time(instant: &Instant, table_version: u32) -> &str {
 impl IncrementalWindow {
     /// The window `(begin, end]` of `timeline` (`begin` `000`: from the first commit; `end`
     /// `None`: to the latest), normalised instants as
-    /// [`incremental_instant`](super::incremental_instant) gives them.
+    /// [`incremental_instant`](super::incremental_instant) gives them. As Hudi's reader of
+    /// table version 6, only the active timeline's commits are in it: see
+    /// [`IncrementalWindow::reaches_archived`] and [`IncrementalWindow::full_table_scan`].
     pub async fn load(
         storage: &TableStorage,
         timeline: &Timeline,
@@ -50,26 +56,49 @@ impl IncrementalWindow {
         let mut window = Self::default();
         for i in timeline.completed_writes() {
             let t = range_time(i, table_version);
-            let after_begin = open_start || t > begin;
-            if !after_begin || end.is_some_and(|e| t > e) {
+            if !(open_start || t > begin) || end.is_some_and(|e| t > e) {
                 continue;
             }
             let metadata = timeline.read_commit_metadata(storage, i).await?;
-            for stat in metadata.write_stats() {
-                if let Some(id) = &stat.file_id {
-                    let partition = stat.partition_path.clone().unwrap_or_default();
-                    let group = (partition, id.clone());
-                    if let Some(path) = stat.path.as_ref().filter(|p| !p.is_empty()) {
-                        let written = (path.clone(), i.timestamp.clone());
-                        window.last_written.insert(group.clone(), written);
-                    }
-                    window.file_groups.insert(group);
-                }
-            }
-            window.instants.push(i.timestamp.clone());
+            window.add(&i.timestamp, &metadata);
         }
         window.instants.sort();
         Ok(window)
+    }
+
+    /// Hudi's full table scan in place of a window (`hoodie.datasource.read.incr.fallback.fulltablescan.enable`):
+    /// the latest snapshot's records whose commit time is in `(begin, end]`.
+    pub fn full_table_scan(begin: &str, end: Option<&str>) -> Self {
+        Self {
+            full_scan: Some((begin.to_string(), end.map(str::to_string))),
+            ..Default::default()
+        }
+    }
+
+    /// Whether `(begin, end]` starts or ends before the active timeline's first write (its
+    /// commits there are archived), as Hudi's version 6 reader decides to fall back to a full
+    /// table scan.
+    pub fn reaches_archived(timeline: &Timeline, begin: &str, end: Option<&str>) -> bool {
+        let Some(first) = timeline.earliest_instant_time() else {
+            return false;
+        };
+        begin < first || end.is_some_and(|e| e < first)
+    }
+
+    /// Adds the write at `instant` (in time order) with what it wrote.
+    fn add(&mut self, instant: &str, metadata: &CommitMetadata) {
+        for stat in metadata.write_stats() {
+            if let Some(id) = &stat.file_id {
+                let partition = stat.partition_path.clone().unwrap_or_default();
+                let group = (partition, id.clone());
+                if let Some(path) = stat.path.as_ref().filter(|p| !p.is_empty()) {
+                    let written = (path.clone(), instant.to_string());
+                    self.last_written.insert(group.clone(), written);
+                }
+                self.file_groups.insert(group);
+            }
+        }
+        self.instants.push(instant.to_string());
     }
 
     /// Fails as Hudi's incremental relation does when the files the window's commits wrote
@@ -77,6 +106,9 @@ impl IncrementalWindow {
     /// for each file group, the file its last write in the window wrote must be in the slice
     /// `slices` holds for it, or at least still exist.
     pub async fn check_files(&self, storage: &TableStorage, slices: &[FileSlice]) -> Result<()> {
+        if self.full_scan.is_some() {
+            return Ok(());
+        }
         let held: HashSet<&str> = slices
             .iter()
             .flat_map(|s| {
@@ -105,6 +137,11 @@ impl IncrementalWindow {
 
     /// Whether a record written at `commit_time` is in the window.
     pub fn contains(&self, commit_time: &str) -> bool {
+        if let Some((begin, end)) = &self.full_scan {
+            let open = begin.bytes().all(|b| b == b'0');
+            return (open || commit_time > begin.as_str())
+                && end.as_deref().is_none_or(|e| commit_time <= e);
+        }
         self.instants
             .binary_search_by(|i| i.as_str().cmp(commit_time))
             .is_ok()
@@ -137,9 +174,15 @@ mod tests {
             instants: vec!["20240101000000001".into(), "20240101000000002".into()],
             file_groups: HashSet::new(),
             last_written: HashMap::new(),
+            full_scan: None,
         };
         assert!(w.contains("20240101000000002"));
         assert!(!w.contains("20240101000000003"));
         assert_eq!(w.last(), Some("20240101000000002"));
+        let full = IncrementalWindow::full_table_scan("20240101000000001", None);
+        assert!(!full.contains("20240101000000001"));
+        assert!(full.contains("20240101000000007"));
+        let open = IncrementalWindow::full_table_scan("000", Some("20240101000000005"));
+        assert!(open.contains("20240101000000001") && !open.contains("20240101000000006"));
     }
 }

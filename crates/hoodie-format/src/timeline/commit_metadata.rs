@@ -155,7 +155,9 @@ impl CommitMetadata {
     }
 }
 
-fn avro_to_json(v: apache_avro::types::Value) -> serde_json::Value {
+/// An Avro value as JSON: unions unwrapped, record fields that are null left out (so the
+/// JSON form's defaults apply).
+pub(crate) fn avro_to_json(v: apache_avro::types::Value) -> serde_json::Value {
     use apache_avro::types::Value as A;
     use serde_json::Value as J;
     match v {
@@ -179,6 +181,7 @@ fn avro_to_json(v: apache_avro::types::Value) -> serde_json::Value {
             fields
                 .into_iter()
                 .map(|(k, v)| (k, avro_to_json(v)))
+                .filter(|(_, v)| !v.is_null())
                 .collect(),
         ),
         other => J::String(format!("{other:?}")),

@@ -123,6 +123,15 @@ impl Timeline {
             .collect()
     }
 
+    /// The times of the completed savepoints, oldest first.
+    pub fn savepoint_times(&self) -> Vec<String> {
+        self.instants
+            .iter()
+            .filter(|i| i.action == Action::Savepoint && i.state == State::Completed)
+            .map(|i| i.timestamp.clone())
+            .collect()
+    }
+
     /// The set of completed write instant times (requested times).
     pub fn completed_write_times(&self) -> HashSet<&str> {
         self.completed_writes()
@@ -130,10 +139,15 @@ impl Timeline {
             .collect()
     }
 
-    /// The earliest instant of the active timeline; data files older than it belong to archived
-    /// (hence completed) commits.
+    /// The earliest write instant (commit, deltacommit, replacecommit; any state) of the active
+    /// timeline; data files older than it belong to archived (hence completed) commits. Cleans
+    /// and rollbacks are archived apart from commits, so an older one may still be active: it
+    /// does not count, as hudi-rs, whose timeline holds only the write actions.
     pub fn earliest_instant_time(&self) -> Option<&str> {
-        self.instants.first().map(|i| i.timestamp.as_str())
+        self.instants
+            .iter()
+            .find(|i| i.action.is_write())
+            .map(|i| i.timestamp.as_str())
     }
 
     /// True if a data file written at `instant` is committed (as of the whole timeline).

@@ -203,10 +203,7 @@ pub async fn rollback_completed(table: &HudiTable, instant: &str) -> Result<Stri
             ),
         });
     }
-    if crate::savepoint::savepoints(&timeline)
-        .iter()
-        .any(|s| s == instant)
-    {
+    if timeline.savepoint_times().iter().any(|s| s == instant) {
         return Err(FormatError::WriteRefused {
             reason: format!("Could not rollback a savepointed commit {instant}: delete the savepoint first (CALL delete_savepoint)"),
         });

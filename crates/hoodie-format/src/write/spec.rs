@@ -128,6 +128,8 @@ pub struct WriteSpec {
     pub cdc: Option<crate::write::cdc_log::CdcSpec>,
     /// How the table is cleaned after the commit.
     pub clean: crate::clean::CleanSpec,
+    /// How the table's timeline is archived after the clean.
+    pub archive: crate::archive::ArchiveSpec,
 }
 
 impl WriteSpec {
@@ -218,6 +220,10 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
         clean: crate::clean::CleanSpec::resolve(
             |k| options.get(k),
             |k| options.explicit(k).is_some(),
+        )?,
+        archive: crate::archive::ArchiveSpec::resolve(
+            |k| options.get(k),
+            table.table_type()? == crate::TableType::MergeOnRead,
         )?,
         cdc: table
             .cdc_mode()?
@@ -364,7 +370,8 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         WriteOperation::Delete
         | WriteOperation::DeletePrepped
         | WriteOperation::UpsertPrepped
-        | WriteOperation::DeletePartition => Err(FormatError::WriteRefused {
+        | WriteOperation::DeletePartition
+        | WriteOperation::AlterSchema => Err(FormatError::WriteRefused {
             reason: format!(
                 "INSERT INTO cannot run the {} operation ({why})",
                 op.java_name().to_ascii_lowercase()

@@ -46,6 +46,9 @@ pub enum WriteOperation {
     /// Delete of whole partitions (ALTER TABLE ... DROP PARTITION, TRUNCATE TABLE): a
     /// replacecommit of their file groups that writes nothing.
     DeletePartition,
+    /// A change of the table's schema alone (ALTER TABLE ... ADD COLUMNS): a commit that
+    /// writes nothing and records the new schema.
+    AlterSchema,
 }
 
 impl WriteOperation {
@@ -61,6 +64,7 @@ impl WriteOperation {
             WriteOperation::UpsertPrepped => "UPSERT_PREPPED",
             WriteOperation::DeletePrepped => "DELETE_PREPPED",
             WriteOperation::DeletePartition => "DELETE_PARTITION",
+            WriteOperation::AlterSchema => "ALTER_SCHEMA",
         }
     }
 

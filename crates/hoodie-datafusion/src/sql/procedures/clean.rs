@@ -3,9 +3,11 @@
 
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use hoodie_format::avro::clean::CleanMetadata;
+use hoodie_format::archive::archived_entries;
+use hoodie_format::avro::clean::{clean_metadata_of, CleanMetadata};
 use hoodie_format::clean::{finish_pending_cleans, list_cleans, run_clean as clean, CleanSpec};
 use hoodie_format::config::{self, ConfigKey};
+use hoodie_format::timeline::instant::{Action, Instant, State};
 
 use super::commits::Columns;
 use super::{call_options, target, Args};
@@ -92,18 +94,29 @@ fn longs(rows: &[&CleanMetadata], f: impl Fn(&CleanMetadata) -> i64) -> Vec<i64>
     rows.iter().map(|m| f(m)).collect()
 }
 
-/// `CALL show_cleans(table [, limit])`: the completed cleans of the active timeline, newest
-/// first, at most `limit` (10).
+/// The completed cleans of the archived timeline with their metadata.
+async fn archived_cleans(
+    table: &hoodie_format::HudiTable,
+) -> Result<Vec<(Instant, CleanMetadata)>> {
+    Ok(archived_entries(table)
+        .await?
+        .into_iter()
+        .filter(|e| e.instant.action == Action::Clean && e.instant.state == State::Completed)
+        .filter_map(|e| {
+            let m = clean_metadata_of(e.payload("hoodieCleanMetadata")?);
+            Some((e.instant, m))
+        })
+        .collect())
+}
+
+/// `CALL show_cleans(table [, limit] [, showArchived])`: the completed cleans of the active
+/// timeline (and the archived one with `showArchived => true`), newest first, at most `limit`
+/// (10).
 pub(super) async fn show_cleans(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    if args
+    let archived = args
         .get("showarchived")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
-        return Err(HoodieError::Invalid {
-            message: "show_cleans(showArchived => true): hoodie does not archive the timeline yet, so there are no archived cleans".into(),
-        });
-    }
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
     if args.get("filter").is_some() {
         return Err(HoodieError::Invalid {
             message:
@@ -112,12 +125,16 @@ pub(super) async fn show_cleans(ctx: &SessionContext, args: &Args) -> Result<Dat
         });
     }
     let limit = args.number("limit")?.unwrap_or(10).max(0) as usize;
-    let cleans: Vec<_> = list_cleans(&table)
+    let mut cleans: Vec<_> = list_cleans(&table)
         .await?
         .into_iter()
         .filter_map(|(i, m)| Some((i, m?)))
-        .take(limit)
         .collect();
+    if archived {
+        cleans.extend(archived_cleans(&table).await?);
+        cleans.sort_by(|(a, _), (b, _)| b.timestamp.cmp(&a.timestamp));
+    }
+    cleans.truncate(limit);
     let rows: Vec<&CleanMetadata> = cleans.iter().map(|(_, m)| m).collect();
     let columns = Columns::new()
         .text(

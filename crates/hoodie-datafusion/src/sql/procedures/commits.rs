@@ -37,6 +37,13 @@ impl Columns {
         self
     }
 
+    pub(super) fn int(mut self, name: &str, values: Vec<i32>) -> Self {
+        self.fields.push(Field::new(name, DataType::Int32, true));
+        self.arrays
+            .push(Arc::new(datafusion::arrow::array::Int32Array::from(values)));
+        self
+    }
+
     pub(super) fn long(mut self, name: &str, values: Vec<i64>) -> Self {
         self.fields.push(Field::new(name, DataType::Int64, true));
         self.arrays.push(Arc::new(Int64Array::from(values)));
@@ -80,7 +87,14 @@ fn adds_file(s: &WriteStat) -> bool {
 /// `CALL show_commits(table [, limit] | path => ...)`: one row per completed write, newest first.
 pub(super) async fn show_commits(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    let rows = commits(&table, args).await?;
+    commit_rows(ctx, &commits(&table, args).await?)
+}
+
+/// `show_commits`' columns for `rows`.
+pub(super) fn commit_rows(
+    ctx: &SessionContext,
+    rows: &[(Instant, CommitMetadata)],
+) -> Result<DataFrame> {
     let sum = |f: &dyn Fn(&WriteStat) -> i64| -> Vec<i64> {
         rows.iter()
             .map(|(_, m)| m.write_stats().map(f).sum())
@@ -125,7 +139,14 @@ pub(super) async fn show_commits(ctx: &SessionContext, args: &Args) -> Result<Da
 /// completed writes, newest first.
 pub(super) async fn show_commits_metadata(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    let rows = commits(&table, args).await?;
+    commit_stat_rows(ctx, &commits(&table, args).await?)
+}
+
+/// `show_commits_metadata`'s columns for `rows`.
+pub(super) fn commit_stat_rows(
+    ctx: &SessionContext,
+    rows: &[(Instant, CommitMetadata)],
+) -> Result<DataFrame> {
     let stats: Vec<(&Instant, &String, &WriteStat)> = rows
         .iter()
         .flat_map(|(i, m)| {

@@ -1,9 +1,11 @@
 //! `CALL` procedures, with Hudi's names, parameters (named `p => v` or by position) and result
 //! columns. An unknown procedure or parameter is an error that lists what exists.
 
+mod archive;
 mod clean;
 mod commits;
 mod compaction;
+mod fs_path;
 mod repair;
 mod views;
 
@@ -46,6 +48,14 @@ const FSVIEW_ALL: &[Param] = &[
     opt("exclude_compaction"),
     opt("limit"),
     opt("path_regex"),
+    opt("path"),
+];
+
+const ARCHIVED_COMMITS: &[Param] = &[
+    opt("table"),
+    opt("limit"),
+    opt("start_ts"),
+    opt("end_ts"),
     opt("path"),
 ];
 
@@ -175,6 +185,23 @@ const PROCEDURES: &[(&str, &[Param])] = &[
         ],
     ),
     ("stats_wa", &[opt("table"), opt("limit"), opt("path")]),
+    (
+        "archive_commits",
+        &[
+            opt("table"),
+            opt("path"),
+            opt("min_commits"),
+            opt("max_commits"),
+            opt("retain_commits"),
+            opt("enable_metadata"),
+        ],
+    ),
+    ("show_archived_commits", ARCHIVED_COMMITS),
+    (
+        "show_fs_path_detail",
+        &[req("path"), opt("is_sub"), opt("sort")],
+    ),
+    ("show_archived_commits_metadata", ARCHIVED_COMMITS),
     ("help", &[opt("cmd")]),
 ];
 
@@ -284,6 +311,12 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
         "show_fsview_latest" => views::show_fsview_latest(ctx, &args).await,
         "stats_file_sizes" => views::stats_file_sizes(ctx, &args).await,
         "stats_wa" => views::stats_wa(ctx, &args).await,
+        "archive_commits" => archive::archive_commits(ctx, &args).await,
+        "show_archived_commits" => archive::show_archived_commits(ctx, &args).await,
+        "show_archived_commits_metadata" => {
+            archive::show_archived_commits_metadata(ctx, &args).await
+        }
+        "show_fs_path_detail" => fs_path::show_fs_path_detail(ctx, &args).await,
         "help" => help(ctx, &args),
         other => unreachable!("procedure {other} is listed but not run"),
     }

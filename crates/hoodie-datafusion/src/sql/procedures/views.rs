@@ -13,31 +13,57 @@ use hoodie_format::HudiTable;
 
 use super::commits::Columns;
 use super::{target, Args};
-use crate::error::{HoodieError, Result};
+use crate::error::Result;
 
 fn limit(args: &Args, default: i64) -> Result<usize> {
     Ok(args.number("limit")?.unwrap_or(default).max(0) as usize)
 }
 
-fn refuse_archived(args: &Args) -> Result<()> {
-    if args
-        .get("showarchived")
+fn show_archived(args: &Args) -> bool {
+    args.get("showarchived")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
-        return Err(HoodieError::Invalid {
-            message: format!("{}(showArchived => true): hoodie does not archive the timeline yet, so there is no archived timeline", args.procedure),
-        });
+}
+
+/// The rows of the archived timeline: each instant in its latest archived state, when its
+/// states were written unknown (`-`), and what an archived rollback rolled back.
+async fn archived_rows(table: &HudiTable) -> Result<Vec<[Option<String>; 8]>> {
+    let mut latest: BTreeMap<(String, String), (State, Option<String>)> = BTreeMap::new();
+    for e in hoodie_format::archive::archived_entries(table).await? {
+        let info = e
+            .rolled_back()
+            .map(|targets| format!("Rolled back {}", targets.join(", ")));
+        let key = (
+            e.instant.timestamp.clone(),
+            e.instant.action.as_str().to_string(),
+        );
+        let entry = latest.entry(key).or_insert((e.instant.state, None));
+        entry.0 = entry.0.max(e.instant.state);
+        entry.1 = entry.1.take().or(info);
     }
-    Ok(())
+    Ok(latest
+        .into_iter()
+        .map(|((t, a), (state, info))| {
+            [
+                Some(t),
+                Some(a),
+                Some(state_name(state).to_string()),
+                Some("-".into()),
+                Some("-".into()),
+                Some("-".into()),
+                Some("ARCHIVED".to_string()),
+                info,
+            ]
+        })
+        .collect())
 }
 
 /// `CALL show_timeline(table [, path] [, limit] [, showArchived] [, filter] [, startTime]
 /// [, endTime])`: one row per instant of the active timeline, newest first (at one time,
 /// COMPLETED before INFLIGHT before REQUESTED), with when each state's file was written
 /// (`MM-dd HH:mm:ss`, `-` for a state not reached), `timeline_type` ACTIVE, and what a
-/// rollback rolled back.
+/// rollback rolled back; with `showArchived => true` the archived instants too
+/// (`timeline_type` ARCHIVED).
 pub(super) async fn show_timeline(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
-    refuse_archived(args)?;
     let table = target(ctx, args).await?;
     let timeline = table.timeline().await?;
     let storage = table.storage();
@@ -91,6 +117,14 @@ pub(super) async fn show_timeline(ctx: &SessionContext, args: &Args) -> Result<D
             Some("ACTIVE".to_string()),
             rollback_info,
         ]);
+    }
+    if show_archived(args) {
+        let archived = archived_rows(&table).await?;
+        rows.extend(archived.into_iter().filter(|r| {
+            let t = r[0].as_deref().unwrap_or_default();
+            !(start.is_some_and(|s| t < s) || end.is_some_and(|e| t > e))
+        }));
+        rows.sort_by(|a, b| b[0].cmp(&a[0]));
     }
     let both = start.is_some() && end.is_some();
     if !both {
