@@ -21,6 +21,7 @@ pub mod fs_view;
 pub mod history;
 pub mod index;
 pub mod keygen;
+pub mod location;
 pub mod log;
 pub mod meta;
 pub mod properties;

@@ -156,11 +156,17 @@ impl TableStorage {
             mode: PutMode::Create,
             ..Default::default()
         };
-        self.store
-            .put_opts(&p, data.into(), opts)
-            .await
-            .map_err(|e| FormatError::storage(&p, e))?;
-        Ok(())
+        match self.store.put_opts(&p, data.into(), opts).await {
+            Ok(_) => Ok(()),
+            // commits are only safe on a store that can refuse a second create
+            Err(object_store::Error::NotImplemented { .. }) => Err(FormatError::Unsupported {
+                feature: format!(
+                    "writing to {}: its object store cannot create a file only if it is absent, which a commit needs (on S3, leave aws_conditional_put at etag, hoodie's setting)",
+                    self.location
+                ),
+            }),
+            Err(e) => Err(FormatError::storage(&p, e)),
+        }
     }
 
     /// Deletes an object; a missing object is not an error.

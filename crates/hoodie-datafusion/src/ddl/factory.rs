@@ -19,19 +19,16 @@ use crate::provider::HudiTableProvider;
 #[derive(Debug, Default)]
 pub struct HudiTableFactory;
 
-/// Opens the Hudi table at a local `location`, or creates it from `spec` if there is none and
+/// Opens the Hudi table at `location` (a local path or an object-store URL, its store
+/// configured by the spec's storage options), or creates it from `spec` if there is none and
 /// a spec is given.
 pub async fn open_or_create(
     location: &str,
     spec: Option<TableSpec>,
 ) -> Result<(HudiTableProvider, bool), HoodieError> {
-    let path = location.strip_prefix("file://").unwrap_or(location);
-    if path.contains("://") {
-        return Err(HoodieError::Unsupported {
-            feature: format!("table location {location}: hoodie supports local paths for now"),
-        });
-    }
-    let storage = TableStorage::local(std::path::Path::new(path))?;
+    let no_options = Vec::new();
+    let options = spec.as_ref().map_or(&no_options, |s| &s.options);
+    let storage = hoodie_format::location::open_location(location, options)?;
     let name = spec.as_ref().map(|s| s.name.clone());
     if let Some(read_optimized) = spec
         .as_ref()

@@ -202,6 +202,19 @@ fn matches_glob(p: &str, glob: Option<&str>) -> bool {
 /// latest of each file group) of the partitions `path_regex` / `partition_path` take, the
 /// replaced file groups left out, slices after `max_instant` left out.
 async fn fsview_slices(table: &HudiTable, args: &Args, latest: bool) -> Result<Vec<FileSlice>> {
+    // Hudi builds the view on the completed instants unless include_in_flight; only then do
+    // exclude_compaction and merge change what it shows
+    if args
+        .get("include_in_flight")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    {
+        return Err(crate::error::HoodieError::Invalid {
+            message: format!(
+                "{}(include_in_flight => true) is not supported yet: the views show the files of completed instants",
+                args.procedure
+            ),
+        });
+    }
     let timeline = table.timeline().await?;
     let listing = TableListing::read(table.storage()).await?;
     let replaced =

@@ -1,0 +1,180 @@
+//! Table locations as users write them, to the object store and base path a table lives at: a
+//! local path or `file://` URL, `memory://<name>/<path>` (an in-memory store shared by the
+//! process), or an object-store URL (`s3://`, `s3a://`, `gs://`, `az://`, `abfs[s]://`)
+//! configured from the environment and from options with object_store's key names (the ones
+//! hudi-rs takes: `aws_endpoint`, `aws_region`, `aws_access_key_id`, `google_service_account`,
+//! `azure_storage_account_name`, ...).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::ObjectStore;
+
+use crate::error::{FormatError, Result};
+use crate::storage::TableStorage;
+
+/// The in-memory stores of `memory://` locations, one per name, for the life of the process.
+fn memory_store(name: &str) -> Arc<InMemory> {
+    static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();
+    let mut stores = STORES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    stores
+        .entry(name.to_string())
+        .or_insert_with(|| Arc::new(InMemory::new()))
+        .clone()
+}
+
+fn bad(location: &str, reason: impl ToString) -> FormatError {
+    FormatError::InvalidProperty {
+        key: "location".into(),
+        value: location.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// Whether `key` configures an object store (an option of a location's store, never a table
+/// property): one of object_store's keys for S3, GCS or Azure.
+pub fn is_storage_option(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.parse::<object_store::aws::AmazonS3ConfigKey>().is_ok()
+        || k.parse::<object_store::gcp::GoogleConfigKey>().is_ok()
+        || k.parse::<object_store::azure::AzureConfigKey>().is_ok()
+}
+
+/// The scheme of `location` (`None` for a plain path).
+pub fn scheme(location: &str) -> Option<&str> {
+    let (scheme, _) = location.split_once("://")?;
+    (!scheme.is_empty()
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+'))
+    .then_some(scheme)
+}
+
+/// The storage of the table at `location`, the object store configured with `options`
+/// (object_store's keys; others are left to the caller) over the environment's settings.
+pub fn open_location(location: &str, options: &[(String, String)]) -> Result<TableStorage> {
+    let Some(scheme) = scheme(location) else {
+        return TableStorage::local(std::path::Path::new(location));
+    };
+    let url = url::Url::parse(location).map_err(|e| bad(location, e))?;
+    let base = Path::from(url.path().trim_start_matches('/'));
+    let store: Arc<dyn ObjectStore> = match scheme.to_ascii_lowercase().as_str() {
+        "file" => {
+            let path = url
+                .to_file_path()
+                .map_err(|_| bad(location, "not a local file URL"))?;
+            return TableStorage::local(&path);
+        }
+        "memory" => memory_store(url.host_str().unwrap_or_default()),
+        "s3" | "s3a" => Arc::new(s3(&url, options).map_err(|e| bad(location, e))?),
+        "gs" => Arc::new(gcs(&url, options).map_err(|e| bad(location, e))?),
+        "az" | "azure" | "abfs" | "abfss" | "adl" => {
+            Arc::new(azure(&url, options).map_err(|e| bad(location, e))?)
+        }
+        other => {
+            return Err(FormatError::Unsupported {
+                feature: format!(
+                    "table location {location}: scheme {other}:// (hoodie takes local paths, file://, memory://, s3://, s3a://, gs://, az://, abfs:// and abfss://)"
+                ),
+            })
+        }
+    };
+    Ok(TableStorage::new(store, base, location))
+}
+
+fn s3(
+    url: &url::Url,
+    options: &[(String, String)],
+) -> object_store::Result<object_store::aws::AmazonS3> {
+    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+    let bucket = url.host_str().unwrap_or_default();
+    let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    // commits create their instant files if absent: S3's conditional writes (If-None-Match),
+    // which object_store sends once asked to
+    b = b.with_config(AmazonS3ConfigKey::ConditionalPut, "etag");
+    for (k, v) in options {
+        if let Ok(key) = k.to_ascii_lowercase().parse::<AmazonS3ConfigKey>() {
+            b = b.with_config(key, v);
+        }
+    }
+    b.build()
+}
+
+fn gcs(
+    url: &url::Url,
+    options: &[(String, String)],
+) -> object_store::Result<object_store::gcp::GoogleCloudStorage> {
+    use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+    let mut b =
+        GoogleCloudStorageBuilder::from_env().with_bucket_name(url.host_str().unwrap_or_default());
+    for (k, v) in options {
+        if let Ok(key) = k.to_ascii_lowercase().parse::<GoogleConfigKey>() {
+            b = b.with_config(key, v);
+        }
+    }
+    b.build()
+}
+
+fn azure(
+    url: &url::Url,
+    options: &[(String, String)],
+) -> object_store::Result<object_store::azure::MicrosoftAzure> {
+    use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+    let mut b = MicrosoftAzureBuilder::from_env().with_url(url.as_str());
+    for (k, v) in options {
+        if let Ok(key) = k.to_ascii_lowercase().parse::<AzureConfigKey>() {
+            b = b.with_config(key, v);
+        }
+    }
+    b.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn memory_locations_share_a_store_per_name() {
+        let a = open_location("memory://loc-test/t1", &[]).unwrap();
+        a.put("x/y", b"hi".to_vec()).await.unwrap();
+        let again = open_location("memory://loc-test/t1", &[]).unwrap();
+        assert_eq!(again.get("x/y").await.unwrap().as_ref(), b"hi");
+        let other = open_location("memory://loc-other/t1", &[]).unwrap();
+        assert!(!other.exists("x/y").await.unwrap());
+        assert_eq!(again.location(), "memory://loc-test/t1");
+    }
+
+    #[test]
+    fn schemes_are_told_from_paths() {
+        assert_eq!(scheme("s3://b/t"), Some("s3"));
+        assert_eq!(scheme("/tmp/t"), None);
+        assert_eq!(scheme("relative/dir"), None);
+        assert!(open_location("ftp://h/t", &[])
+            .unwrap_err()
+            .to_string()
+            .contains("scheme ftp://"));
+        assert!(open_location("file:///tmp/hoodie-loc-test", &[]).is_ok());
+    }
+
+    #[test]
+    fn object_store_urls_take_options_by_object_stores_names() {
+        let s = open_location(
+            "s3://bucket/warehouse/t",
+            &[
+                ("aws_endpoint".into(), "http://127.0.0.1:1".into()),
+                ("aws_allow_http".into(), "true".into()),
+                ("aws_region".into(), "us-east-1".into()),
+                ("hoodie.table.name".into(), "ignored".into()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.base().as_ref(), "warehouse/t");
+        assert!(is_storage_option("aws_endpoint") && is_storage_option("AWS_REGION"));
+        assert!(!is_storage_option("primaryKey") && !is_storage_option("hoodie.table.name"));
+    }
+}

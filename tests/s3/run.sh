@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Tables on an S3 server: starts moto's S3 server (PyPI moto[server]) on 127.0.0.1, checks
+# that it refuses a second create-if-absent (hoodie's commits rely on it), runs every kind of
+# DML on tables at s3:// locations and has hudi-rs (PyPI hudi) read them with the same storage
+# options. Usage: tests/s3/run.sh <path to the hoodie binary>
+set -euo pipefail
+HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
+HERE=$(cd "$(dirname "$0")" && pwd)
+VENV=${HOODIE_S3_VENV:-$HERE/../../target/s3-venv}
+if [ ! -x "$VENV/bin/moto_server" ] || ! "$VENV/bin/python" -c "import hudi, pyarrow" 2>/dev/null; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet "moto[server]" "hudi==0.5.0" pyarrow
+fi
+WORK=$(mktemp -d)
+PORT=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" > "$WORK/moto.log" 2>&1 &
+MOTO=$!
+trap 'kill $MOTO 2>/dev/null || true; rm -rf "$WORK"' EXIT
+ENDPOINT=http://127.0.0.1:$PORT
+for _ in $(seq 1 50); do
+  curl -s -o /dev/null "$ENDPOINT" && break
+  sleep 0.2
+done
+"$VENV/bin/python" "$HERE/probe.py" "$ENDPOINT"
+export AWS_ENDPOINT=$ENDPOINT AWS_ALLOW_HTTP=true AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
+"$HOODIE" --warehouse "$WORK/wh" -f "$HERE/s3.sql" > "$WORK/out.txt"
+for t in s3t s3m; do
+  "$HOODIE" --warehouse "$WORK/wh" -c "CREATE EXTERNAL TABLE $t STORED AS HUDI LOCATION 's3://hoodie/warehouse/$t'; COPY (SELECT * FROM $t) TO '$WORK/$t.parquet' STORED AS PARQUET" > /dev/null
+done
+"$VENV/bin/python" "$HERE/check.py" "$ENDPOINT" "$WORK"
+# a store told not to create files only if absent is refused for writes, and nothing is written
+if "$HOODIE" --warehouse "$WORK/wh" -c "CREATE TABLE nc (id INT) USING hudi LOCATION 's3://hoodie/warehouse/nc' TBLPROPERTIES (primaryKey = 'id', 'aws_conditional_put' = 'disabled')" > "$WORK/nc.txt" 2>&1; then
+  echo "FAIL a table on a store without create-if-absent was created"; exit 1
+fi
+grep -q "cannot create a file only if it is absent" "$WORK/nc.txt" || { echo "FAIL unexpected error: $(cat "$WORK/nc.txt")"; exit 1; }
+echo "ok   a store without create-if-absent is refused for writes"
