@@ -69,6 +69,12 @@ pub struct HoodieContext {
 impl HoodieContext {
     /// Creates a session over `config.warehouse` (created if missing).
     pub async fn new(config: HoodieConfig) -> Result<Self> {
+        let text = config.warehouse.to_string_lossy();
+        if hoodie_format::location::scheme(&text).is_some() {
+            return Err(HoodieError::Unsupported {
+                feature: format!("a warehouse at a URL ({text}); the warehouse is a local directory (give its path), and tables go on object stores by their LOCATION (CREATE TABLE ... LOCATION 's3://...')"),
+            });
+        }
         std::fs::create_dir_all(&config.warehouse).map_err(|source| HoodieError::Io {
             path: config.warehouse.display().to_string(),
             source,

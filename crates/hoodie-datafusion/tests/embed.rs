@@ -413,3 +413,20 @@ async fn a_later_session_finds_the_warehouse_tables_by_their_bare_names() {
     let err = third.hudi_sql("DROP TABLE w").await.unwrap_err();
     assert!(err.to_string().contains("not found"), "{err}");
 }
+
+/// A warehouse named by a URL is refused (it would otherwise become a local folder named
+/// after the URL); tables reach object stores by their LOCATION.
+#[tokio::test]
+async fn a_warehouse_url_is_refused_with_what_to_do() {
+    let err = HoodieContext::new(HoodieConfig::new("s3://bucket/warehouse"))
+        .await
+        .err()
+        .expect("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("a warehouse at a URL (s3://bucket/warehouse)"),
+        "{text}"
+    );
+    assert!(text.contains("LOCATION 's3://...'"), "{text}");
+    assert!(!std::path::Path::new("s3:").exists());
+}
