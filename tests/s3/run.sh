@@ -28,9 +28,35 @@ for t in s3t s3m; do
   "$HOODIE" --warehouse "$WORK/wh" -c "CREATE EXTERNAL TABLE $t STORED AS HUDI LOCATION 's3://hoodie/warehouse/$t'; COPY (SELECT * FROM $t) TO '$WORK/$t.parquet' STORED AS PARQUET" > /dev/null
 done
 "$VENV/bin/python" "$HERE/check.py" "$ENDPOINT" "$WORK"
+# the store configured by the session instead of the environment: the shell's --option, and
+# SET with Hadoop's S3A keys as a Spark session sets them
+NOENV="env -u AWS_ENDPOINT -u AWS_ALLOW_HTTP -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_REGION"
+got=$($NOENV "$HOODIE" --warehouse "$WORK/wh" --option "aws_endpoint=$ENDPOINT" --option aws_allow_http=true \
+  --option aws_access_key_id=test --option aws_secret_access_key=test --option aws_region=us-east-1 \
+  -c "CREATE EXTERNAL TABLE opt STORED AS HUDI LOCATION 's3://hoodie/warehouse/s3t'; SELECT count(*) AS n FROM opt")
+echo "$got" | grep -q "| 3 " || { echo "FAIL --option: $got"; exit 1; }
+echo "ok   the S3 store configured by the shell's --option"
+got=$($NOENV "$HOODIE" --warehouse "$WORK/wh" -c "SET spark.hadoop.fs.s3a.endpoint = '$ENDPOINT';
+  SET fs.s3a.connection.ssl.enabled = false; SET fs.s3a.access.key = test; SET fs.s3a.secret.key = test;
+  SET fs.s3a.endpoint.region = us-east-1;
+  CREATE TABLE viaset (id INT, v STRING) USING hudi LOCATION 's3://hoodie/warehouse/viaset' TBLPROPERTIES (primaryKey = 'id');
+  INSERT INTO viaset VALUES (1, NULL), (2, 'b'); UPDATE viaset SET v = 'a' WHERE id = 1;
+  SELECT count(*) AS n FROM viaset WHERE v IS NOT NULL")
+echo "$got" | grep -q "| 2 " || { echo "FAIL SET fs.s3a.*: $got"; exit 1; }
+props=$("$VENV/bin/python" -c "
+import boto3
+s3 = boto3.client('s3', endpoint_url='$ENDPOINT', aws_access_key_id='test', aws_secret_access_key='test', region_name='us-east-1')
+print(s3.get_object(Bucket='hoodie', Key='warehouse/viaset/.hoodie/hoodie.properties')['Body'].read().decode())")
+if echo "$props" | grep -qi "s3a\|aws_\|endpoint"; then echo "FAIL store options in hoodie.properties"; exit 1; fi
+echo "ok   the S3 store configured by SET with Hadoop's S3A keys (none in hoodie.properties)"
 # a store told not to create files only if absent is refused for writes, and nothing is written
 if "$HOODIE" --warehouse "$WORK/wh" -c "CREATE TABLE nc (id INT) USING hudi LOCATION 's3://hoodie/warehouse/nc' TBLPROPERTIES (primaryKey = 'id', 'aws_conditional_put' = 'disabled')" > "$WORK/nc.txt" 2>&1; then
   echo "FAIL a table on a store without create-if-absent was created"; exit 1
 fi
 grep -q "cannot create a file only if it is absent" "$WORK/nc.txt" || { echo "FAIL unexpected error: $(cat "$WORK/nc.txt")"; exit 1; }
 echo "ok   a store without create-if-absent is refused for writes"
+# several writers on one table on the S3 server (tests/concurrency/README.md)
+for type in cow mor; do
+  "$VENV/bin/python" "$HERE/../concurrency/stress.py" --hoodie "$HOODIE" --type "$type" \
+    --location "s3://hoodie/stress_$type" --work "$WORK/stress_$type" --writers 3 --statements 6 --seed 1
+done

@@ -34,6 +34,21 @@ pub struct Cli {
     /// Run SQL: one or more statements separated by ';' (may be repeated)
     #[arg(short = 'c', long = "command", value_name = "SQL")]
     pub commands: Vec<String>,
+
+    /// Set an option for the session, as `SET KEY = VALUE` would: a hoodie.* key, or an
+    /// object-store option for tables at object-store locations (aws_endpoint, aws_region,
+    /// fs.s3a.endpoint, google_service_account, azure_storage_account_name, ...) (may be
+    /// repeated)
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub options: Vec<(String, String)>,
+}
+
+/// Parses `KEY=VALUE` of `--option`.
+fn parse_option(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+    }
 }
 
 /// One piece of SQL to run non-interactively, from `-f` or `-c`.
@@ -176,6 +191,29 @@ pub fn parse_memory_size(input: &str) -> Result<usize, MemorySizeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_are_key_value_pairs() {
+        let cli = Cli::try_parse_from([
+            "hoodie",
+            "--option",
+            "aws_endpoint=http://h:9000",
+            "--option",
+            "hoodie.write.concurrency.mode = optimistic_concurrency_control",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.options,
+            [
+                ("aws_endpoint".to_string(), "http://h:9000".to_string()),
+                (
+                    "hoodie.write.concurrency.mode".to_string(),
+                    "optimistic_concurrency_control".to_string()
+                )
+            ]
+        );
+        assert!(Cli::try_parse_from(["hoodie", "--option", "novalue"]).is_err());
+    }
 
     #[test]
     fn parses_memory_sizes() {

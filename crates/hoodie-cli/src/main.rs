@@ -55,6 +55,7 @@ async fn app(invocation: Invocation) -> Result<(), CliError> {
     let warehouse = invocation.warehouse();
     let mut config = HoodieConfig::new(warehouse.clone());
     config.memory_limit = invocation.cli.memory_limit;
+    config.options = invocation.cli.options.clone();
     let ctx = HoodieContext::new(config)
         .await
         .map_err(|source| CliError::Session {

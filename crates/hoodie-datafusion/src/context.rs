@@ -29,6 +29,9 @@ pub struct HoodieConfig {
     pub warehouse: PathBuf,
     /// Upper bound of the DataFusion memory pool in bytes (None: unbounded).
     pub memory_limit: Option<usize>,
+    /// Options every session starts with (as `SET key = value`): `hoodie.*` keys and
+    /// object-store options for the tables it opens by location (`aws_endpoint`, ...).
+    pub options: Vec<(String, String)>,
 }
 
 impl HoodieConfig {
@@ -37,6 +40,7 @@ impl HoodieConfig {
         Self {
             warehouse: warehouse.into(),
             memory_limit: None,
+            options: Vec::new(),
         }
     }
 }
@@ -92,7 +96,10 @@ impl HoodieContext {
                 std::num::NonZeroUsize::new(5).expect("non-zero"),
             )));
         }
-        let options = HoodieOptions::new(warehouse.to_string_lossy());
+        let options = config.options.iter().fold(
+            HoodieOptions::new(warehouse.to_string_lossy()),
+            |o, (k, v)| o.with_option(k.clone(), v.clone()),
+        );
         let (catalog, schema) = options.warehouse_schema();
         // unqualified names resolve in the warehouse, as in a Spark session's current database;
         // DataFusion's own default catalog is added below

@@ -222,12 +222,14 @@ impl HudiTableProvider {
         input: Arc<dyn ExecutionPlan>,
         mode: WriteSpec,
     ) -> Arc<dyn ExecutionPlan> {
+        let read = crate::scan::snapshot::read_of(&input, self.table.storage().location());
         let sink = HudiSink::new(
             self.table.clone(),
             self.name.clone(),
             self.schema.clone(),
             mode,
-        );
+        )
+        .with_read(read);
         Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
     }
 
@@ -241,8 +243,10 @@ impl HudiTableProvider {
         rows_in_memory: Option<usize>,
     ) -> Arc<dyn ExecutionPlan> {
         let schema = change_set_schema(&input.schema(), &self.schema);
+        let read = crate::scan::snapshot::read_of(&input, self.table.storage().location());
         let sink = HudiSink::new(self.table.clone(), self.name.clone(), schema, mode)
-            .with_rows_in_memory(rows_in_memory);
+            .with_rows_in_memory(rows_in_memory)
+            .with_read(read);
         Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
     }
 
@@ -489,43 +493,19 @@ impl HudiTableProvider {
             .build();
         Ok(Some(DataSourceExec::from_data_source(config)))
     }
-}
-
-#[async_trait]
-impl TableProvider for HudiTableProvider {
-    fn schema(&self) -> SchemaRef {
-        match self.changes() {
-            Some(Ok(cdc)) => cdc.schema(),
-            _ => self.schema.clone(),
-        }
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-
-    fn supports_filters_pushdown(
-        &self,
-        filters: &[&Expr],
-    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
-    }
-
-    async fn scan(
+    /// The scan of `timeline`'s files (see [`TableProvider::scan`]).
+    async fn scan_files(
         &self,
         state: &dyn Session,
+        timeline: &hoodie_format::timeline::Timeline,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        if let Some(cdc) = self.changes() {
-            let cdc = cdc.map_err(HoodieError::into_datafusion)?;
-            return cdc.scan(state, projection, filters, limit).await;
-        }
+        let timeline = timeline.clone();
         let read = self
             .read_kind(&SessionOptions::of_session(state))
             .map_err(HoodieError::into_datafusion)?;
-        let timeline = self.table.timeline().await.map_err(df_err)?;
         let fallback_key = hoodie_format::config::INCR_FALLBACK_FULL_TABLE_SCAN;
         let fallback = match SessionOptions::of_session(state).get(fallback_key.key) {
             Some(v) => {
@@ -589,6 +569,67 @@ impl TableProvider for HudiTableProvider {
             history.as_of(),
         )?;
         crate::scan::history::filter_window(plan, window, commit_time, projection.map(Vec::len))
+    }
+
+    /// Under optimistic concurrency control, marks `plan` (a scan of `timeline`) with what it
+    /// read, for the write it may feed.
+    fn mark_read(
+        &self,
+        state: &dyn Session,
+        timeline: &hoodie_format::timeline::Timeline,
+        plan: Arc<dyn ExecutionPlan>,
+    ) -> Arc<dyn ExecutionPlan> {
+        let session = SessionOptions::of_session(state);
+        let options = self.write_options(&session);
+        let optimistic = hoodie_format::concurrency::ConcurrencySpec::resolve(|k| options.get(k))
+            .is_ok_and(|c| c.optimistic);
+        if !optimistic {
+            return plan;
+        }
+        Arc::new(crate::scan::snapshot::SnapshotExec::new(
+            plan,
+            self.table.storage().location().to_string(),
+            hoodie_format::concurrency::conflict::ReadSnapshot::of(timeline),
+        ))
+    }
+}
+
+#[async_trait]
+impl TableProvider for HudiTableProvider {
+    fn schema(&self) -> SchemaRef {
+        match self.changes() {
+            Some(Ok(cdc)) => cdc.schema(),
+            _ => self.schema.clone(),
+        }
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        if let Some(cdc) = self.changes() {
+            let cdc = cdc.map_err(HoodieError::into_datafusion)?;
+            return cdc.scan(state, projection, filters, limit).await;
+        }
+        let timeline = self.table.timeline().await.map_err(df_err)?;
+        let plan = self
+            .scan_files(state, &timeline, projection, filters, limit)
+            .await?;
+        Ok(self.mark_read(state, &timeline, plan))
     }
 
     async fn insert_into(

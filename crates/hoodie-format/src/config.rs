@@ -216,6 +216,16 @@ keys! {
     KEEP_MAX_COMMITS = ("hoodie.keep.max.commits", [], Some("30"), Count { min: 2 }, "An archival runs once the active timeline holds more than this many commits; must be greater than hoodie.keep.min.commits.");
     COMMITS_ARCHIVAL_BATCH = ("hoodie.commits.archival.batch", [], Some("10"), Count { min: 1 }, "Archived instants per log block of the archive file.");
     ARCHIVE_BEYOND_SAVEPOINT = ("hoodie.archive.beyond.savepoint", [], Some("false"), Bool, "false: archival stops at the first savepoint; true: it archives past savepoints and keeps only the savepointed commits.");
+    // ---- concurrency ----
+    WRITE_CONCURRENCY_MODE = ("hoodie.write.concurrency.mode", [], Some("SINGLE_WRITER"), OneOf(&["SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"]), "SINGLE_WRITER: one writer at a time, a pending write is taken as failed and rolled back by the next. OPTIMISTIC_CONCURRENCY_CONTROL: several writers; each commit takes the table lock and fails with a conflict error when a write that committed since its read touched the same file groups. NON_BLOCKING_CONCURRENCY_CONTROL is refused.");
+    FAILED_WRITES_CLEANER_POLICY = ("hoodie.cleaner.policy.failed.writes", [], None, OneOf(&["EAGER", "LAZY", "NEVER"]), "What happens to the pending instants of failed writers: EAGER (single writer's default) rolls back every pending write when a write starts; LAZY (the default, and required, under optimistic concurrency) only those whose heartbeat expired; NEVER leaves them.");
+    HEARTBEAT_INTERVAL_MS = ("hoodie.client.heartbeat.interval_in_ms", [], Some("60000"), Count { min: 1000 }, "Under LAZY failed-writes cleaning: how often a writer refreshes its heartbeat file .hoodie/.heartbeat/<instant> (milliseconds).");
+    HEARTBEAT_TOLERABLE_MISSES = ("hoodie.client.heartbeat.tolerable.misses", [], Some("2"), Count { min: 1 }, "A heartbeat older than this many intervals has expired: its write is taken as failed.");
+    LOCK_PROVIDER = ("hoodie.write.lock.provider", [], None, Text, "The table lock under optimistic concurrency. hoodie's lock works on every store: an OS file lock on .hoodie/.locks/table_lock on local disk, and Hudi 1.1's storage lock file .hoodie/.locks/table_lock.json (conditional writes) on object stores. Accepted: unset, org.apache.hudi.client.transaction.lock.StorageBasedLockProvider, FileSystemBasedLockProvider or InProcessLockProvider; other providers (ZooKeeper, Hive metastore, DynamoDB) are refused.");
+    LOCK_WAIT_TIME_MS = ("hoodie.write.lock.wait_time_ms", [], Some("60000"), Count { min: 0 }, "How long a writer waits for the table lock before it fails (milliseconds).");
+    LOCK_RETRY_WAIT_MS = ("hoodie.write.lock.wait_time_ms_between_retry", [], Some("1000"), Count { min: 1 }, "Time between two attempts to take the table lock (milliseconds; hoodie waits at most a tenth of it between attempts at first and backs off to it).");
+    LOCK_VALIDITY_SECS = ("hoodie.write.lock.storage.validity.timeout.secs", [], Some("300"), Count { min: 10 }, "Storage lock: how long a taken lock stays valid without renewal (seconds); a lock past it is taken over.");
+    LOCK_RENEW_SECS = ("hoodie.write.lock.storage.renew.interval.secs", ["hoodie.write.lock.storage.heartbeat.poll.secs"], Some("30"), Count { min: 1 }, "Storage lock: how often the holder renews it (seconds); the validity must be at least ten times this.");
     // ---- read options ----
     QUERY_TYPE = ("hoodie.datasource.query.type", [], Some("snapshot"), OneOf(&["snapshot", "read_optimized", "incremental"]), "How a table is read: snapshot (the latest merged state), read_optimized (base files alone) or incremental (the records a window of commits changed).");
     READ_BEGIN_INSTANT = ("hoodie.datasource.read.begin.instanttime", [], None, Text, "Incremental reads: the window starts after this instant (exclusive; earliest or 000 for the first commit on).");
@@ -271,6 +281,15 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     KEEP_MAX_COMMITS,
     COMMITS_ARCHIVAL_BATCH,
     ARCHIVE_BEYOND_SAVEPOINT,
+    WRITE_CONCURRENCY_MODE,
+    FAILED_WRITES_CLEANER_POLICY,
+    HEARTBEAT_INTERVAL_MS,
+    HEARTBEAT_TOLERABLE_MISSES,
+    LOCK_PROVIDER,
+    LOCK_WAIT_TIME_MS,
+    LOCK_RETRY_WAIT_MS,
+    LOCK_VALIDITY_SECS,
+    LOCK_RENEW_SECS,
 ];
 
 /// Checks every write option `get` finds (under its key or an alias) against the values the
@@ -409,13 +428,20 @@ mod tests {
             assert_eq!(e.key, key.key);
             assert!(e.to_string().contains("expected"), "{e}");
         }
-        // the free-text ones are checked where they are used (hash fields against the key)
+        // the free-text ones are checked where they are used (hash fields against the key, the
+        // lock provider by the concurrency settings)
         let text: Vec<&str> = WRITE_KEYS
             .iter()
             .filter(|k| k.kind == ValueKind::Text)
             .map(|k| k.key)
             .collect();
-        assert_eq!(text, ["hoodie.bucket.index.hash.field"]);
+        assert_eq!(
+            text,
+            [
+                "hoodie.bucket.index.hash.field",
+                "hoodie.write.lock.provider"
+            ]
+        );
     }
 
     #[test]

@@ -83,6 +83,27 @@ pub enum FormatError {
         /// What is wrong and what to do.
         reason: String,
     },
+    /// Optimistic concurrency: a write that committed after this one read the table touched
+    /// the same file groups, so this one was rolled back.
+    #[error("{0}")]
+    WriteConflict(Box<Conflict>),
+    /// Optimistic concurrency: the table lock could not be taken in time.
+    #[error("Unable to acquire lock, lock object {lock}: held by {holder} for longer than hoodie.write.lock.wait_time_ms ({waited_ms} ms); run the statement again, or raise the wait")]
+    LockTimeout {
+        /// The lock file.
+        lock: String,
+        /// Who holds it, as far as known.
+        holder: String,
+        /// How long this writer waited.
+        waited_ms: u64,
+    },
+    /// Optimistic concurrency: this write's instant is gone, because another writer took it
+    /// for failed (its heartbeat had expired) and rolled it back.
+    #[error("Heartbeat for instant {instant} has expired and another writer rolled the write back; nothing of it was committed, run the statement again (or raise hoodie.client.heartbeat.tolerable.misses)")]
+    WriteRolledBack {
+        /// The instant.
+        instant: String,
+    },
     /// A record key is null or empty.
     #[error("recordKey value: \"{value}\" for field: \"{field}\" cannot be null or empty.")]
     NullRecordKey {
@@ -251,6 +272,17 @@ impl FormatError {
         }
     }
 
+    /// Whether the error is an object that does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            FormatError::Storage {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }
+        )
+    }
+
     /// Wraps a parquet error about `path`.
     pub fn parquet(path: impl ToString, source: parquet::errors::ParquetError) -> Self {
         FormatError::Parquet {
@@ -258,4 +290,23 @@ impl FormatError {
             source,
         }
     }
+}
+
+/// Two writes that touched the same file groups: the one that found the other committed is
+/// rolled back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("java.util.ConcurrentModificationException: Cannot resolve conflicts for overlapping writes between first operation = {{actionType={action}, instantTime={instant}, actionState=INFLIGHT'}}, second operation = {{actionType={other_action}, instantTime={other_instant}, actionState={other_state}'}}: both wrote file groups {file_groups}; nothing of this write was committed, run the statement again")]
+pub struct Conflict {
+    /// This write's action.
+    pub action: String,
+    /// This write's instant.
+    pub instant: String,
+    /// The other write's action.
+    pub other_action: String,
+    /// The other write's instant.
+    pub other_instant: String,
+    /// The other write's state (COMPLETED, or REQUESTED for a pending compaction plan).
+    pub other_state: String,
+    /// The file groups both touched (`partition/fileId`, comma-separated).
+    pub file_groups: String,
 }

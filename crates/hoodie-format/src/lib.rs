@@ -12,6 +12,7 @@ pub mod bucket;
 pub mod cdc;
 pub mod clean;
 pub mod compaction;
+pub mod concurrency;
 pub mod config;
 pub mod error;
 pub mod field_path;

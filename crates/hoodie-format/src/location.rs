@@ -45,6 +45,42 @@ pub fn is_storage_option(key: &str) -> bool {
         || k.parse::<object_store::azure::AzureConfigKey>().is_ok()
 }
 
+/// Hadoop's S3A keys (as Spark sessions set them, `spark.hadoop.fs.s3a.*` or `fs.s3a.*`) and the
+/// object_store keys they stand for.
+const S3A_KEYS: &[(&str, &str)] = &[
+    ("fs.s3a.endpoint", "aws_endpoint"),
+    ("fs.s3a.access.key", "aws_access_key_id"),
+    ("fs.s3a.secret.key", "aws_secret_access_key"),
+    ("fs.s3a.session.token", "aws_session_token"),
+    ("fs.s3a.endpoint.region", "aws_region"),
+];
+
+/// The object_store option `key = value` sets, if it configures a store: an object_store key
+/// for S3, GCS or Azure (lowercased), or one of Hadoop's S3A keys (`fs.s3a.endpoint`,
+/// `access.key`, `secret.key`, `session.token`, `endpoint.region`, `path.style.access`,
+/// `connection.ssl.enabled`, also under `spark.hadoop.`).
+pub fn storage_option(key: &str, value: &str) -> Option<(String, String)> {
+    let k = key.trim().to_ascii_lowercase();
+    if is_storage_option(&k) {
+        return Some((k, value.to_string()));
+    }
+    let hadoop = k.strip_prefix("spark.hadoop.").unwrap_or(&k);
+    let flag = |v: &str, negate: bool| {
+        let on = v.trim().eq_ignore_ascii_case("true");
+        (on != negate).to_string()
+    };
+    match hadoop {
+        "fs.s3a.path.style.access" => {
+            Some(("aws_virtual_hosted_style_request".into(), flag(value, true)))
+        }
+        "fs.s3a.connection.ssl.enabled" => Some(("aws_allow_http".into(), flag(value, true))),
+        _ => S3A_KEYS
+            .iter()
+            .find(|(h, _)| *h == hadoop)
+            .map(|(_, o)| (o.to_string(), value.to_string())),
+    }
+}
+
 /// The scheme of `location` (`None` for a plain path).
 pub fn scheme(location: &str) -> Option<&str> {
     let (scheme, _) = location.split_once("://")?;
@@ -176,5 +212,32 @@ mod tests {
         assert_eq!(s.base().as_ref(), "warehouse/t");
         assert!(is_storage_option("aws_endpoint") && is_storage_option("AWS_REGION"));
         assert!(!is_storage_option("primaryKey") && !is_storage_option("hoodie.table.name"));
+    }
+
+    #[test]
+    fn hadoop_s3a_keys_name_object_store_options() {
+        let opt = |k: &str, v: &str| storage_option(k, v);
+        assert_eq!(
+            opt("spark.hadoop.fs.s3a.endpoint", "http://h:9000"),
+            Some(("aws_endpoint".into(), "http://h:9000".into()))
+        );
+        assert_eq!(
+            opt("fs.s3a.access.key", "k"),
+            Some(("aws_access_key_id".into(), "k".into()))
+        );
+        assert_eq!(
+            opt("fs.s3a.path.style.access", "true"),
+            Some(("aws_virtual_hosted_style_request".into(), "false".into()))
+        );
+        assert_eq!(
+            opt("fs.s3a.connection.ssl.enabled", "false"),
+            Some(("aws_allow_http".into(), "true".into()))
+        );
+        assert_eq!(
+            opt("AWS_REGION", "x"),
+            Some(("aws_region".into(), "x".into()))
+        );
+        assert_eq!(opt("fs.s3a.buffer.dir", "/tmp"), None);
+        assert_eq!(opt("hoodie.table.name", "t"), None);
     }
 }

@@ -6,7 +6,9 @@ use bytes::Bytes;
 use futures::TryStreamExt;
 use object_store::local::LocalFileSystem;
 use object_store::path::{Path, PathPart};
-use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{
+    ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
+};
 
 use crate::error::{FormatError, Result};
 
@@ -22,6 +24,18 @@ pub struct TableStorage {
     location: String,
     /// Names this store (clones share it), so a query engine can register it once.
     store_id: Arc<str>,
+    /// The table's directory when it is on the local file system (the table lock is an OS
+    /// file lock there).
+    local_dir: Option<std::path::PathBuf>,
+}
+
+/// What a conditional write did.
+#[derive(Debug, Clone)]
+pub enum ConditionalPut {
+    /// Written; the object's new version.
+    Written(UpdateVersion),
+    /// Another writer got there first (the object exists, or changed since it was read).
+    Lost,
 }
 
 impl TableStorage {
@@ -32,6 +46,7 @@ impl TableStorage {
             base,
             location: location.into(),
             store_id: new_store_id(),
+            local_dir: None,
         }
     }
 
@@ -43,11 +58,18 @@ impl TableStorage {
             value: abs.display().to_string(),
             reason: e.to_string(),
         })?;
-        Ok(Self::new(
+        let mut storage = Self::new(
             Arc::new(LocalFileSystem::new()),
             base,
             abs.display().to_string(),
-        ))
+        );
+        storage.local_dir = Some(abs);
+        Ok(storage)
+    }
+
+    /// The table's directory if it is on the local file system.
+    pub fn local_dir(&self) -> Option<&std::path::Path> {
+        self.local_dir.as_deref()
     }
 
     /// The same table on another object store (used to inject failures in tests).
@@ -162,6 +184,58 @@ impl TableStorage {
             Err(object_store::Error::NotImplemented { .. }) => Err(FormatError::Unsupported {
                 feature: format!(
                     "writing to {}: its object store cannot create a file only if it is absent, which a commit needs (on S3, leave aws_conditional_put at etag, hoodie's setting)",
+                    self.location
+                ),
+            }),
+            Err(e) => Err(FormatError::storage(&p, e)),
+        }
+    }
+
+    /// Reads an object with its version (`None`: there is none), for a later
+    /// [`TableStorage::put_conditional`].
+    pub async fn get_versioned(&self, rel: &str) -> Result<Option<(Bytes, UpdateVersion)>> {
+        let p = self.path(rel);
+        let r = match self.store.get(&p).await {
+            Ok(r) => r,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(FormatError::storage(&p, e)),
+        };
+        let version = UpdateVersion {
+            e_tag: r.meta.e_tag.clone(),
+            version: r.meta.version.clone(),
+        };
+        let bytes = r.bytes().await.map_err(|e| FormatError::storage(&p, e))?;
+        Ok(Some((bytes, version)))
+    }
+
+    /// Writes an object if it is still at `expected` (`None`: if there is none).
+    pub async fn put_conditional(
+        &self,
+        rel: &str,
+        data: impl Into<PutPayload>,
+        expected: Option<&UpdateVersion>,
+    ) -> Result<ConditionalPut> {
+        let p = self.path(rel);
+        let mode = match expected {
+            Some(v) => PutMode::Update(v.clone()),
+            None => PutMode::Create,
+        };
+        let opts = PutOptions {
+            mode,
+            ..Default::default()
+        };
+        match self.store.put_opts(&p, data.into(), opts).await {
+            Ok(r) => Ok(ConditionalPut::Written(UpdateVersion {
+                e_tag: r.e_tag,
+                version: r.version,
+            })),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) => Ok(ConditionalPut::Lost),
+            Err(object_store::Error::NotImplemented { .. }) => Err(FormatError::Unsupported {
+                feature: format!(
+                    "locking {}: its object store cannot write a file only if it is unchanged, which the table lock of optimistic concurrency control needs",
                     self.location
                 ),
             }),

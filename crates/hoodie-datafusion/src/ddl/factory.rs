@@ -20,15 +20,16 @@ use crate::provider::HudiTableProvider;
 pub struct HudiTableFactory;
 
 /// Opens the Hudi table at `location` (a local path or an object-store URL, its store
-/// configured by the spec's storage options), or creates it from `spec` if there is none and
-/// a spec is given.
+/// configured by the session's storage options `session`, then the spec's), or creates it from
+/// `spec` if there is none and a spec is given.
 pub async fn open_or_create(
     location: &str,
     spec: Option<TableSpec>,
+    session: &[(String, String)],
 ) -> Result<(HudiTableProvider, bool), HoodieError> {
-    let no_options = Vec::new();
-    let options = spec.as_ref().map_or(&no_options, |s| &s.options);
-    let storage = hoodie_format::location::open_location(location, options)?;
+    let mut options = session.to_vec();
+    options.extend(spec.iter().flat_map(|s| s.options.iter().cloned()));
+    let storage = hoodie_format::location::open_location(location, &options)?;
     let name = spec.as_ref().map(|s| s.name.clone());
     if let Some(read_optimized) = spec
         .as_ref()
@@ -126,7 +127,7 @@ async fn open_view(
 impl TableProviderFactory for HudiTableFactory {
     async fn create(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> DFResult<Arc<dyn TableProvider>> {
         let columns = Arc::new(cmd.schema.as_arrow().clone());
@@ -151,6 +152,7 @@ impl TableProviderFactory for HudiTableFactory {
                 .map(String::as_str)
                 .unwrap_or_default(),
             Some(spec),
+            &crate::session::config::storage_options(state.config_options()),
         )
         .await
         .map_err(HoodieError::into_datafusion)?;

@@ -261,7 +261,9 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         }
         let lower = key.to_ascii_lowercase();
         // hoodie.* and the Spark keys Hudi reads (spark.sql.sources.partitionOverwriteMode)
-        let is_hoodie = lower.starts_with("hoodie.") || lower.starts_with("spark.sql.");
+        let is_hoodie = lower.starts_with("hoodie.")
+            || lower.starts_with("spark.sql.")
+            || hoodie_format::location::storage_option(&lower, "").is_some();
         if w(0, "RESET") {
             return Ok(if key.is_empty() || is_hoodie {
                 FrontStatement::Reset {

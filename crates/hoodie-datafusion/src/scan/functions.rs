@@ -75,7 +75,8 @@ fn with_table<T>(
     f: impl FnOnce(&HudiTableProvider) -> DFResult<T>,
 ) -> DFResult<T> {
     let provider: Option<Arc<dyn TableProvider>> = if target.contains('/') {
-        let opened = block_on(crate::ddl::factory::open_or_create(target, None))?
+        let session = crate::session::config::storage_options(args.session().config_options());
+        let opened = block_on(crate::ddl::factory::open_or_create(target, None, &session))?
             .map_err(HoodieError::into_datafusion)?;
         Some(Arc::new(opened.0))
     } else {

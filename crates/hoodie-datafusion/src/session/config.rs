@@ -25,6 +25,9 @@ pub struct HoodieSessionConfig {
     warnings: Vec<String>,
     /// The catalog and schema the session's warehouse is registered as.
     warehouse: Option<(String, String)>,
+    /// Object-store options (object_store's key names) for the tables the session opens by
+    /// location; a table's own options override them.
+    storage: BTreeMap<String, String>,
 }
 
 impl HoodieSessionConfig {
@@ -65,14 +68,37 @@ impl HoodieSessionConfig {
         self.values.insert(key, value.to_string());
     }
 
-    /// Removes `key` (full name); `None` removes every value (`RESET`).
+    /// Removes `key` (full name, or a storage option); `None` removes every value (`RESET`).
     pub fn remove(&mut self, key: Option<&str>) {
         match key {
             Some(k) => {
                 self.values.remove(&canonical(k));
+                if let Some((store_key, _)) = hoodie_format::location::storage_option(k, "") {
+                    self.storage.remove(&store_key);
+                }
             }
-            None => self.values.clear(),
+            None => {
+                self.values.clear();
+                self.storage.clear();
+            }
         }
+    }
+
+    /// Sets an object-store option for the tables the session opens (`key` in object_store's
+    /// or Hadoop S3A's names); false if `key` configures no store.
+    pub fn set_storage(&mut self, key: &str, value: &str) -> bool {
+        match hoodie_format::location::storage_option(key, value) {
+            Some((k, v)) => {
+                self.storage.insert(k, v);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The session's object-store options.
+    pub fn storage(&self) -> &BTreeMap<String, String> {
+        &self.storage
     }
 
     /// The warnings of the `SET`s since the last call (unknown keys, with the closest known
@@ -249,6 +275,21 @@ pub fn hoodie_options(options: &ConfigOptions) -> BTreeMap<String, String> {
         }
     }
     values
+}
+
+/// The object-store options of a session's config (`SET aws_region = ...`,
+/// `HoodieOptions::with_option`, the shell's `--storage-option`), in object_store's names.
+pub fn storage_options(options: &ConfigOptions) -> Vec<(String, String)> {
+    options
+        .extensions
+        .get::<HoodieSessionConfig>()
+        .map(|c| {
+            c.storage
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether a session's config asks for exact name resolution (`spark.sql.caseSensitive`).

@@ -51,7 +51,8 @@ impl HoodieOptions {
         self
     }
 
-    /// Starts every session with `hoodie.* key = value` set (as a `SET` would).
+    /// Starts every session with `key = value` set (as a `SET` would): a `hoodie.*` key, or an
+    /// object-store option (`aws_region`, `fs.s3a.endpoint`, ...) for the tables it opens.
     pub fn with_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.push((key.into(), value.into()));
         self
@@ -110,7 +111,9 @@ impl SessionStateBuilderExt for SessionStateBuilder {
     fn with_hoodie(mut self, options: HoodieOptions) -> SessionStateBuilder {
         let mut hoodie = HoodieSessionConfig::default();
         for (k, v) in &options.options {
-            hoodie.insert(k, v);
+            if !hoodie.set_storage(k, v) {
+                hoodie.insert(k, v);
+            }
         }
         hoodie.set_warehouse(&options.catalog, &options.schema);
         let config = self.config().get_or_insert_with(SessionConfig::new);

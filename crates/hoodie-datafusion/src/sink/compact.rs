@@ -35,8 +35,16 @@ pub(crate) async fn after_commit(table: &HudiTable, spec: &WriteSpec) -> DFResul
         InlineCompaction::Schedule { after } => (after, false),
     };
     let timeline = table.timeline().await.map_err(df_err)?;
+    // a compaction planned while another writer's deltacommit runs would leave that write's
+    // logs on the slice it replaces: under optimistic concurrency a later commit plans it
+    let others_writing = spec.concurrency.optimistic
+        && timeline
+            .pending_writes()
+            .iter()
+            .any(|i| i.action.is_write());
     if delta_commits_since_compaction(&timeline) < after
         || !pending_compactions(&timeline).is_empty()
+        || others_writing
     {
         return Ok(());
     }

@@ -15,6 +15,8 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
+use hoodie_format::concurrency::conflict::ReadSnapshot;
+use hoodie_format::concurrency::lock::TableLock;
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::schema::{avro_schema, is_meta_column};
 use hoodie_format::write::change_set::ChangeSetSchema;
@@ -48,12 +50,21 @@ pub struct HudiSink {
     mode: WriteSpec,
     /// At most this many bytes of rows stay in memory (None: as many as the pool grants).
     rows_in_memory: Option<usize>,
+    /// What the plan feeding the sink read of the table (optimistic concurrency: the writes
+    /// it did not see are the ones that can conflict).
+    read: Option<ReadSnapshot>,
 }
 
 impl HudiSink {
     /// Keeps at most `cap` bytes of rows in memory before spilling (None: the pool decides).
     pub fn with_rows_in_memory(mut self, cap: Option<usize>) -> Self {
         self.rows_in_memory = cap;
+        self
+    }
+
+    /// Records what the plan feeding the sink read of the table.
+    pub fn with_read(mut self, read: Option<ReadSnapshot>) -> Self {
+        self.read = read;
         self
     }
 
@@ -66,6 +77,7 @@ impl HudiSink {
             schema,
             mode,
             rows_in_memory: None,
+            read: None,
         }
     }
 }
@@ -196,7 +208,14 @@ impl DataSink for HudiSink {
         // the plan that fed the rows has ended and freed its memory: the waves may use the pool
         rows_budget.lift_cap();
         let incoming = builder.finish().map_err(df_err)?;
-        let counts = write_incoming(&self.table, &table_schema, &self.mode, incoming).await?;
+        let counts = write_incoming(
+            &self.table,
+            &table_schema,
+            &self.mode,
+            incoming,
+            self.read.clone(),
+        )
+        .await?;
         self.metrics.record(&counts);
         Ok(counts.affected())
     }
@@ -287,15 +306,17 @@ pub async fn write_batches(
         }
     }
     let incoming = builder.finish().map_err(df_err)?;
-    write_incoming(table, &table_schema, mode, incoming).await
+    write_incoming(table, &table_schema, mode, incoming, None).await
 }
 
-/// Writes `incoming` (rows of `table_schema`) as one commit.
+/// Writes `incoming` (rows of `table_schema`) as one commit; `read` is what the statement
+/// read of the table before the write began, if it did.
 async fn write_incoming(
     table: &HudiTable,
     table_schema: &SchemaRef,
     mode: &WriteSpec,
     incoming: Incoming,
+    read: Option<ReadSnapshot>,
 ) -> DFResult<WriteCounts> {
     if mode.prepped() && incoming.num_rows() == 0 {
         return Ok(WriteCounts::default()); // an UPDATE/DELETE/MERGE that changes nothing
@@ -310,8 +331,8 @@ async fn write_incoming(
     let avro = avro_schema(table.config().name(), table_schema)
         .map_err(df_err)?
         .to_string();
-    compact::finish_pending(table, mode).await?;
-    let mut txn = Transaction::begin(table, mode.operation)
+    locked(table, mode, compact::finish_pending(table, mode)).await?;
+    let mut txn = Transaction::begin_with(table, mode.operation, &mode.concurrency, read)
         .await
         .map_err(df_err)?;
     let counts = match &mode.kind {
@@ -334,7 +355,28 @@ async fn write_incoming(
         }
     };
     let commit = txn.commit(avro).await.map_err(df_err)?;
-    compact::after_commit(table, mode).await?;
-    clean::after_commit(table, mode).await?;
+    let services = async {
+        compact::after_commit(table, mode).await?;
+        clean::after_commit(table, mode).await
+    };
+    locked(table, mode, services).await?;
     Ok(counts.with_commit(&commit))
+}
+
+/// Runs `work` (table services, which change the timeline) inside the table lock under
+/// optimistic concurrency control, as it is.
+pub(crate) async fn locked<T>(
+    table: &HudiTable,
+    mode: &WriteSpec,
+    work: impl std::future::Future<Output = DFResult<T>>,
+) -> DFResult<T> {
+    if !mode.concurrency.optimistic {
+        return work.await;
+    }
+    let lock = TableLock::acquire(table.storage(), &mode.concurrency.lock)
+        .await
+        .map_err(df_err)?;
+    let out = work.await;
+    lock.release().await.map_err(df_err)?;
+    out
 }

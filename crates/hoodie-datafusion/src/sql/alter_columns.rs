@@ -16,6 +16,8 @@ use hoodie_format::schema::{avro_schema, storage_field};
 use super::ddl::{hudi_table, register, warehouse};
 use crate::error::{HoodieError, Result};
 use crate::provider::{as_hudi, HudiTableProvider};
+use crate::session::write_options::SessionOptions;
+use hoodie_format::write::spec::WriteStatement;
 
 /// The table schema with `added` placed before the partition columns `partitions`; an added
 /// column that exists already (in any case), repeats, or is NOT NULL is an error.
@@ -90,7 +92,9 @@ pub(super) async fn add_columns(
         name,
     )?;
     let avro = avro_schema(table.config().name(), &Arc::new(schema))?.to_string();
-    hoodie_format::write::alter_schema::commit_schema(&table, avro).await?;
+    let session = SessionOptions::of(ctx.state_ref().read().config_options());
+    let spec = h.write_spec(&session, WriteStatement::InsertInto)?;
+    hoodie_format::write::alter_schema::commit_schema(&table, avro, &spec.concurrency).await?;
     let table = hoodie_format::HudiTable::open(table.storage().clone()).await?;
     let warehouse = warehouse(ctx)?;
     let managed = Path::new(table.storage().location()).parent() == Some(warehouse.dir());

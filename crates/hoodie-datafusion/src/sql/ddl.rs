@@ -27,7 +27,7 @@ use crate::error::{HoodieError, Result};
 use crate::frontend::{self, CreateTableUsing};
 use crate::names::resolve_names;
 use crate::provider::{as_hudi, HudiTableProvider};
-use crate::session::config::{case_sensitive, HoodieSessionConfig};
+use crate::session::config::{case_sensitive, storage_options, HoodieSessionConfig};
 use crate::session::write_options::SessionOptions;
 
 /// The session's warehouse (where `CREATE TABLE` without `LOCATION` creates tables).
@@ -190,7 +190,8 @@ async fn create_hudi(
             partition_by: c.partitioned_by,
             options: c.options,
         };
-        let (provider, _created) = open_or_create(&location, Some(spec)).await?;
+        let session = storage_options(ctx.state_ref().read().config_options());
+        let (provider, _created) = open_or_create(&location, Some(spec), &session).await?;
         return register(ctx, warehouse, &c.name, provider, managed);
     };
     if crate::ddl::factory::query_view(&c.options).is_some() {
@@ -255,7 +256,8 @@ async fn ctas(
     };
     let ordered = spec.ordered_columns()?;
     let storage_dir = PathBuf::from(location.strip_prefix("file://").unwrap_or(location));
-    let (provider, created) = open_or_create(location, Some(spec)).await?;
+    let session = storage_options(ctx.state_ref().read().config_options());
+    let (provider, created) = open_or_create(location, Some(spec), &session).await?;
     if !created {
         return Err(HoodieError::Invalid {
             message: format!(

@@ -1,5 +1,6 @@
 //! `SET` and `RESET` of `hoodie.*` and `spark.sql.*` keys in Spark's syntax (`SET k = v`
-//! with the value unquoted), stored in the session's config extensions.
+//! with the value unquoted), stored in the session's config extensions, and of object-store
+//! options (`aws_region`, `fs.s3a.endpoint`, ...) for the tables the session opens.
 
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
@@ -9,6 +10,17 @@ use crate::session::config::{HoodieSessionConfig, SparkSessionConfig};
 
 /// `SET key = value`.
 pub(super) fn set(ctx: &SessionContext, key: &str, value: &str) -> Result<DataFrame> {
+    if hoodie_format::location::storage_option(key, value).is_some() {
+        ctx.state_ref()
+            .write()
+            .config_mut()
+            .options_mut()
+            .extensions
+            .get_mut::<HoodieSessionConfig>()
+            .ok_or_else(|| not_installed(key))?
+            .set_storage(key, value);
+        return Ok(ctx.read_empty()?);
+    }
     ctx.state_ref()
         .write()
         .config_mut()
@@ -20,7 +32,8 @@ pub(super) fn set(ctx: &SessionContext, key: &str, value: &str) -> Result<DataFr
 
 /// `RESET key`, or `RESET` of every `hoodie.*` and `spark.*` value.
 pub(super) fn reset(ctx: &SessionContext, key: Option<&str>) -> Result<DataFrame> {
-    let spark = key.is_some_and(|k| k.to_ascii_lowercase().starts_with("spark."));
+    let storage = key.is_some_and(|k| hoodie_format::location::storage_option(k, "").is_some());
+    let spark = !storage && key.is_some_and(|k| k.to_ascii_lowercase().starts_with("spark."));
     let hoodie = key.is_none_or(|k| !k.to_ascii_lowercase().starts_with("spark."));
     let state = ctx.state_ref();
     let mut state = state.write();

@@ -132,10 +132,18 @@ async fn delete(
     let session = SessionOptions::of(ctx.state_ref().read().config_options());
     let spec = hudi.write_spec(&session, WriteStatement::InsertInto)?;
     let table = hudi.table();
-    crate::sink::compact::finish_pending(table, &spec).await?;
+    crate::sink::locked(
+        table,
+        &spec,
+        crate::sink::compact::finish_pending(table, &spec),
+    )
+    .await?;
     let schema = avro_schema(table.config().name(), &TableProvider::schema(hudi))?.to_string();
-    if delete_partitions(table, selection, schema).await?.is_some() {
-        crate::sink::clean::after_commit(table, &spec).await?;
+    if delete_partitions(table, selection, schema, &spec.concurrency)
+        .await?
+        .is_some()
+    {
+        crate::sink::locked(table, &spec, crate::sink::clean::after_commit(table, &spec)).await?;
     }
     Ok(ctx.read_empty()?)
 }

@@ -97,7 +97,13 @@ pub async fn read_slice_logs(
     let mut blocks: Vec<(String, LogBlock)> = Vec::new();
     let mut rolled_back: HashSet<String> = HashSet::new();
     for rel in log_files {
-        let bytes = storage.get(rel).await?;
+        let bytes = match storage.get(rel).await {
+            Ok(b) => b,
+            // a log file listed with the slice and gone since: another writer rolled back the
+            // pending write that created it (a completed write's logs go only with its slice)
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(e),
+        };
         out.files += 1;
         out.bytes += bytes.len() as u64;
         for block in parse_blocks(&bytes, rel)? {

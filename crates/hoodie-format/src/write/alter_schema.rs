@@ -9,9 +9,14 @@ use crate::write::transaction::{Transaction, WriteOperation};
 
 /// Commits `avro_schema` (the new schema, without meta fields) as the table's schema: a
 /// `commit` (copy-on-write) or `deltacommit` (merge-on-read) with no write stats. A failed
-/// write left behind is rolled back first, as before any write.
-pub async fn commit_schema(table: &HudiTable, avro_schema: String) -> Result<CommitMetadata> {
-    Transaction::begin(table, WriteOperation::AlterSchema)
+/// write left behind is rolled back first, as before any write. It touches no file group, so
+/// it never conflicts with another writer.
+pub async fn commit_schema(
+    table: &HudiTable,
+    avro_schema: String,
+    concurrency: &crate::concurrency::ConcurrencySpec,
+) -> Result<CommitMetadata> {
+    Transaction::begin_with(table, WriteOperation::AlterSchema, concurrency, None)
         .await?
         .commit(avro_schema)
         .await

@@ -54,6 +54,7 @@ pub async fn delete_partitions(
     table: &HudiTable,
     selection: &PartitionSelection,
     avro_schema: String,
+    concurrency: &crate::concurrency::ConcurrencySpec,
 ) -> Result<Option<CommitMetadata>> {
     let timeline = table.timeline().await?;
     let groups: Vec<(String, String)> = table
@@ -66,7 +67,14 @@ pub async fn delete_partitions(
     if groups.is_empty() {
         return Ok(None);
     }
-    let mut txn = Transaction::begin(table, WriteOperation::DeletePartition).await?;
+    let read = crate::concurrency::conflict::ReadSnapshot::of(&timeline);
+    let mut txn = Transaction::begin_with(
+        table,
+        WriteOperation::DeletePartition,
+        concurrency,
+        Some(read),
+    )
+    .await?;
     for (partition, file_id) in &groups {
         txn.replace_file_group(partition, file_id);
     }

@@ -7,31 +7,87 @@
 use std::collections::BTreeMap;
 
 use crate::avro::rollback::{self, RollbackPartition, RolledBackInstant};
+use crate::concurrency::heartbeat;
+use crate::concurrency::{ConcurrencySpec, FailedWritesPolicy};
 use crate::error::{FormatError, Result};
 use crate::file_name::BaseFileName;
 use crate::fs_view::TableListing;
 use crate::table::HudiTable;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
-use crate::write::transaction::{delete_prefix, marker_dir};
+use crate::write::markers::{delete_prefix, marker_dir};
 
 /// Rolls back every write that started but never completed: deletes its data files (found
 /// through its markers, or by listing when it left none), records a rollback instant, and
 /// removes its instant files. Returns the time of the last rollback instant, if any.
 ///
-/// hoodie assumes a single writer per table (as Hudi does without a lock provider): a
-/// pending instant is taken as failed.
+/// This is single-writer (EAGER) cleaning: every pending instant is taken as failed.
 pub async fn rollback_failed_writes(
     table: &HudiTable,
     timeline: &Timeline,
 ) -> Result<Option<String>> {
-    let mut last = None;
     let pending: Vec<Instant> = timeline
         .pending_writes()
         .into_iter()
         .filter(|i| i.action.is_write())
         .cloned()
         .collect();
+    rollback_each(table, timeline, pending).await
+}
+
+/// Rolls back the failed writes `concurrency`'s failed-writes policy says to: every pending
+/// one (EAGER), those whose heartbeat expired (LAZY), or none (NEVER). Under optimistic
+/// concurrency the caller holds the table lock and read `timeline` inside it, so a write
+/// another writer completed meanwhile is not taken for failed.
+pub(crate) async fn rollback_stale_writes(
+    table: &HudiTable,
+    timeline: &Timeline,
+    concurrency: &ConcurrencySpec,
+) -> Result<Option<String>> {
+    match concurrency.failed_writes {
+        FailedWritesPolicy::Eager => rollback_failed_writes(table, timeline).await,
+        FailedWritesPolicy::Never => Ok(None),
+        FailedWritesPolicy::Lazy => {
+            let stale = expired_writes(table, timeline, concurrency).await?;
+            rollback_each(table, timeline, stale).await
+        }
+    }
+}
+
+/// The pending writes of `timeline` whose heartbeat expired.
+async fn expired_writes(
+    table: &HudiTable,
+    timeline: &Timeline,
+    concurrency: &ConcurrencySpec,
+) -> Result<Vec<Instant>> {
+    let mut stale = Vec::new();
+    for i in timeline.pending_writes() {
+        if i.action.is_write()
+            && heartbeat::is_expired(table.storage(), &i.timestamp, concurrency.heartbeat_expiry)
+                .await?
+        {
+            stale.push(i.clone());
+        }
+    }
+    Ok(stale)
+}
+
+/// Rolls back this writer's own pending write `target` (a write that lost a conflict).
+pub(crate) async fn rollback_own(
+    table: &HudiTable,
+    timeline: &Timeline,
+    target: &Instant,
+) -> Result<String> {
+    let rolled = rollback_each(table, timeline, vec![target.clone()]).await?;
+    Ok(rolled.unwrap_or_default())
+}
+
+async fn rollback_each(
+    table: &HudiTable,
+    timeline: &Timeline,
+    pending: Vec<Instant>,
+) -> Result<Option<String>> {
+    let mut last: Option<String> = None;
     for target in pending {
         let files = files_of_failed(table, &target.timestamp).await?;
         let state = if target.state == State::Requested {
@@ -45,6 +101,11 @@ pub async fn rollback_failed_writes(
             .max(last.as_deref().unwrap_or("0"))
             .to_string();
         last = Some(record_rollback(table, timeline, &target, state, &files, &after).await?);
+        // a LAZY writer's heartbeat outlives its failure; it goes with the rollback
+        table
+            .storage()
+            .delete(&heartbeat::heartbeat_path(&target.timestamp))
+            .await?;
     }
     Ok(last)
 }

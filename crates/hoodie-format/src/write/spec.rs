@@ -130,6 +130,8 @@ pub struct WriteSpec {
     pub clean: crate::clean::CleanSpec,
     /// How the table's timeline is archived after the clean.
     pub archive: crate::archive::ArchiveSpec,
+    /// Single writer or optimistic concurrency control.
+    pub concurrency: crate::concurrency::ConcurrencySpec,
 }
 
 impl WriteSpec {
@@ -225,6 +227,7 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
             |k| options.get(k),
             table.table_type()? == crate::TableType::MergeOnRead,
         )?,
+        concurrency: crate::concurrency::ConcurrencySpec::resolve(|k| options.get(k))?,
         cdc: table
             .cdc_mode()?
             .map(|mode| crate::write::cdc_log::CdcSpec {

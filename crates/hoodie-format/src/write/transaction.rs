@@ -8,21 +8,32 @@
 //!
 //! Readers ignore files of instants that never completed, so a failure anywhere before step 4
 //! leaves the table as it was.
+//!
+//! Under optimistic concurrency control ([`crate::concurrency`]) step 1 rolls back only the
+//! writes whose heartbeat expired, the write keeps a heartbeat from before step 2 until it
+//! ends, and step 4 runs inside the table lock after the conflict check; a write that
+//! conflicts is rolled back at once.
 
 use std::collections::{BTreeMap, HashSet};
 
 use arrow::datatypes::SchemaRef;
 
+use crate::concurrency::conflict::{self, ReadSnapshot};
+use crate::concurrency::heartbeat::Heartbeat;
+use crate::concurrency::lock::TableLock;
+use crate::concurrency::ConcurrencySpec;
 use crate::error::{FormatError, Result};
 use crate::file_name::{partition_metadata_text, BaseFileName, PARTITION_METADATA_FILE};
-use crate::storage::TableStorage;
 use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::write::writer::{BaseFileWriter, FileSpec};
 
+use crate::write::markers::delete_prefix;
+pub use crate::write::markers::marker_dir;
 pub use crate::write::rollback::rollback_failed_writes;
+use crate::write::rollback::{rollback_own, rollback_stale_writes};
 
 /// Java `WriteOperationType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,11 +99,6 @@ impl WriteOperation {
     }
 }
 
-/// Folder of the markers of `instant`.
-pub fn marker_dir(instant: &str) -> String {
-    format!(".hoodie/.temp/{instant}")
-}
-
 /// A write in progress.
 pub struct Transaction {
     table: HudiTable,
@@ -102,22 +108,37 @@ pub struct Transaction {
     stats: BTreeMap<String, Vec<WriteStat>>,
     partitions_ready: HashSet<String>,
     replaced: BTreeMap<String, Vec<String>>,
+    concurrency: ConcurrencySpec,
+    /// What the statement read (conflicts are writes it did not see).
+    read: ReadSnapshot,
+    heartbeat: Option<Heartbeat>,
 }
 
+/// How many instant times a writer tries when another writer takes the same one.
+const INSTANT_ATTEMPTS: usize = 8;
+
 impl Transaction {
-    /// Starts a write: rolls back failed writes, then records the requested and inflight
-    /// instants.
+    /// Starts a write with the concurrency settings of the table's properties.
     pub async fn begin(table: &HudiTable, operation: WriteOperation) -> Result<Self> {
+        let concurrency = ConcurrencySpec::of_table(table.config())?;
+        Self::begin_with(table, operation, &concurrency, None).await
+    }
+
+    /// Starts a write: rolls back failed writes, then records the requested and inflight
+    /// instants. `read` is what the statement's reads of the table saw, if it read it before
+    /// the write began (under optimistic concurrency, writes it did not see can conflict).
+    pub async fn begin_with(
+        table: &HudiTable,
+        operation: WriteOperation,
+        concurrency: &ConcurrencySpec,
+        read: Option<ReadSnapshot>,
+    ) -> Result<Self> {
         let version = table.config().version()?;
         if version != 6 {
             return Err(FormatError::Unsupported {
                 feature: format!("writing to a table of version {version} (hoodie writes table version 6; the table can be read)"),
             });
         }
-        let timeline = table.timeline().await?;
-        let rollback_time = rollback_failed_writes(table, &timeline).await?;
-        let after = rollback_time.as_deref().max(timeline.last_instant_time());
-        let instant = new_instant_time(after);
         let action = match (operation, table.config().table_type()?) {
             (
                 WriteOperation::InsertOverwrite
@@ -128,38 +149,18 @@ impl Transaction {
             (_, TableType::MergeOnRead) => Action::DeltaCommit,
             (_, TableType::CopyOnWrite) => Action::Commit,
         };
-        let storage = table.storage();
-        let dir = timeline.dir().to_string();
-        let requested = Instant::new(&instant, action.clone(), State::Requested);
-        let requested_name = requested.file_name(1);
-        // a commit's request is empty; an overwrite's is Java's Avro HoodieRequestedReplaceMetadata
-        let body = if action == Action::ReplaceCommit {
-            let avro = if operation == WriteOperation::DeletePartition {
-                crate::avro::requested_replace::requested_delete_partition_avro()
-            } else {
-                crate::avro::requested_replace::requested_replace_avro()
-            };
-            avro.map_err(|e| FormatError::Corrupt {
-                path: requested_name.clone(),
-                reason: e.to_string(),
-            })?
-        } else {
-            Vec::new()
+        // under optimistic concurrency the instant is taken inside the table lock, as Hudi 1.x
+        // generates instant times: unique across writers and actions, after every instant
+        let lock = match concurrency.optimistic {
+            true => Some(TableLock::acquire(table.storage(), &concurrency.lock).await?),
+            false => None,
         };
-        storage
-            .put_if_absent(&format!("{dir}/{requested_name}"), body)
-            .await?;
-        let inflight = Instant::new(&instant, action.clone(), State::Inflight);
-        let profile = CommitMetadata {
-            operation_type: Some(operation.java_name().into()),
-            ..Default::default()
-        };
-        storage
-            .put_if_absent(
-                &format!("{dir}/{}", inflight.file_name(1)),
-                profile.to_json(),
-            )
-            .await?;
+        let started = start_instant(table, operation, &action, concurrency).await;
+        if let Some(lock) = lock {
+            lock.release().await?;
+        }
+        let (timeline, instant, heartbeat) = started?;
+        let read = read.unwrap_or_else(|| ReadSnapshot::of(&timeline));
         Ok(Self {
             table: table.clone(),
             instant,
@@ -168,6 +169,9 @@ impl Transaction {
             stats: BTreeMap::new(),
             partitions_ready: HashSet::new(),
             replaced: BTreeMap::new(),
+            concurrency: *concurrency,
+            read,
+            heartbeat,
         })
     }
 
@@ -240,27 +244,150 @@ impl Transaction {
 
     /// Completes the write: writes the completed instant with the commit metadata. `avro_schema`
     /// is the table's Avro schema (without meta fields).
-    pub async fn commit(self, avro_schema: String) -> Result<CommitMetadata> {
+    pub async fn commit(mut self, avro_schema: String) -> Result<CommitMetadata> {
         let mut extra = BTreeMap::new();
         extra.insert("schema".to_string(), avro_schema);
         let metadata = CommitMetadata {
-            partition_to_write_stats: self.stats,
+            partition_to_write_stats: std::mem::take(&mut self.stats),
             partition_to_replace_file_ids: (self.action == Action::ReplaceCommit)
-                .then_some(self.replaced),
+                .then_some(std::mem::take(&mut self.replaced)),
             compacted: false,
             extra_metadata: extra,
             operation_type: Some(self.operation.java_name().into()),
         };
-        let storage = self.table.storage();
-        let dir = self.table.config().timeline_dir()?;
-        let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
-        storage
-            .put_if_absent(&format!("{dir}/{}", done.file_name(1)), metadata.to_json())
-            .await?;
+        let storage = self.table.storage().clone();
+        if self.concurrency.optimistic {
+            self.commit_locked(&metadata).await?;
+        } else {
+            self.complete(&metadata).await?;
+        }
         // Markers are only needed while the write can fail; a failure to delete them is harmless.
-        let _ = delete_prefix(storage, &marker_dir(&self.instant)).await;
+        let _ = delete_prefix(&storage, &marker_dir(&self.instant)).await;
+        if let Some(hb) = self.heartbeat {
+            hb.stop().await?;
+        }
         Ok(metadata)
     }
+
+    /// Writes the completed instant file (create-if-absent): the write becomes visible.
+    async fn complete(&self, metadata: &CommitMetadata) -> Result<()> {
+        let dir = self.table.config().timeline_dir()?;
+        let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
+        self.table
+            .storage()
+            .put_if_absent(&format!("{dir}/{}", done.file_name(1)), metadata.to_json())
+            .await
+    }
+
+    /// Optimistic concurrency: inside the table lock, checks that the write is still pending
+    /// (no other writer took it for failed) and conflicts with no write it did not see, then
+    /// completes it. A conflicting write is rolled back before the lock is released.
+    async fn commit_locked(&mut self, metadata: &CommitMetadata) -> Result<()> {
+        let lock = TableLock::acquire(self.table.storage(), &self.concurrency.lock).await?;
+        let outcome = self.check_and_complete(&lock, metadata).await;
+        let outcome = match outcome {
+            Err(conflict @ FormatError::WriteConflict(_)) => {
+                let now = self.table.timeline().await?;
+                let own = Instant::new(&self.instant, self.action.clone(), State::Inflight);
+                rollback_own(&self.table, &now, &own).await?;
+                if let Some(hb) = self.heartbeat.take() {
+                    hb.stop().await?;
+                }
+                Err(conflict)
+            }
+            other => other,
+        };
+        lock.release().await?;
+        outcome
+    }
+
+    async fn check_and_complete(&self, lock: &TableLock, metadata: &CommitMetadata) -> Result<()> {
+        let now = self.table.timeline().await?;
+        let pending = now.files().iter().any(|i| {
+            i.timestamp == self.instant && i.action == self.action && i.state == State::Inflight
+        });
+        if !pending {
+            return Err(FormatError::WriteRolledBack {
+                instant: self.instant.clone(),
+            });
+        }
+        let own = Instant::new(&self.instant, self.action.clone(), State::Inflight);
+        let groups = conflict::touched_groups(metadata);
+        conflict::check(&self.table, &now, &self.read, &own, &groups).await?;
+        lock.check_held()?;
+        self.complete(metadata).await
+    }
+}
+
+/// Rolls back failed writes as the policy says, then records the requested and inflight
+/// instants of a new write (its heartbeat first); returns the timeline it started from, the
+/// instant and the heartbeat.
+async fn start_instant(
+    table: &HudiTable,
+    operation: WriteOperation,
+    action: &Action,
+    concurrency: &ConcurrencySpec,
+) -> Result<(crate::timeline::Timeline, String, Option<Heartbeat>)> {
+    let timeline = table.timeline().await?;
+    let rollback_time = rollback_stale_writes(table, &timeline, concurrency).await?;
+    let mut after = rollback_time
+        .as_deref()
+        .max(timeline.last_instant_time())
+        .map(str::to_string);
+    let storage = table.storage();
+    let dir = timeline.dir().to_string();
+    let body = requested_body(action, operation)?;
+    let mut attempt = 0;
+    let (instant, heartbeat) = loop {
+        let instant = new_instant_time(after.as_deref());
+        // the heartbeat comes first: a pending instant without one is a failed write
+        let heartbeat = match concurrency.heartbeats() {
+            true => {
+                Some(Heartbeat::start(storage, &instant, concurrency.heartbeat_interval).await?)
+            }
+            false => None,
+        };
+        let requested = Instant::new(&instant, action.clone(), State::Requested);
+        let name = format!("{dir}/{}", requested.file_name(1));
+        match storage.put_if_absent(&name, body.clone()).await {
+            Ok(()) => break (instant, heartbeat),
+            // another writer without the lock took the same millisecond: take the next one
+            Err(FormatError::AlreadyExists { .. }) if attempt + 1 < INSTANT_ATTEMPTS => {
+                attempt += 1;
+                after = Some(instant);
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let inflight = Instant::new(&instant, action.clone(), State::Inflight);
+    let profile = CommitMetadata {
+        operation_type: Some(operation.java_name().into()),
+        ..Default::default()
+    };
+    storage
+        .put_if_absent(
+            &format!("{dir}/{}", inflight.file_name(1)),
+            profile.to_json(),
+        )
+        .await?;
+    Ok((timeline, instant, heartbeat))
+}
+
+/// The content of a write's requested instant: empty for a commit, Java's Avro
+/// HoodieRequestedReplaceMetadata for a replacecommit.
+fn requested_body(action: &Action, operation: WriteOperation) -> Result<Vec<u8>> {
+    if *action != Action::ReplaceCommit {
+        return Ok(Vec::new());
+    }
+    let avro = if operation == WriteOperation::DeletePartition {
+        crate::avro::requested_replace::requested_delete_partition_avro()
+    } else {
+        crate::avro::requested_replace::requested_replace_avro()
+    };
+    avro.map_err(|e| FormatError::Corrupt {
+        path: "replacecommit.requested".into(),
+        reason: e.to_string(),
+    })
 }
 
 fn join(partition: &str, name: &str) -> String {
@@ -269,12 +396,4 @@ fn join(partition: &str, name: &str) -> String {
     } else {
         format!("{partition}/{name}")
     }
-}
-
-pub(crate) async fn delete_prefix(storage: &TableStorage, rel: &str) -> Result<()> {
-    for m in storage.list_all(rel).await? {
-        let r = storage.relative(&m.location);
-        storage.delete(&r).await?;
-    }
-    Ok(())
 }

@@ -1,10 +1,10 @@
 //! Writing base files: Parquet with the meta columns and Hudi's footer (bloom filter, min/max
 //! record keys).
 
+use crate::write::upload::Upload;
 use arrow::array::Array;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
-use object_store::buffered::BufWriter;
 use parquet::arrow::async_writer::AsyncArrowWriter;
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::metadata::KeyValue;
@@ -97,7 +97,7 @@ pub struct BaseFileWriter {
     /// left out when the table drops them).
     kept: Option<Vec<usize>>,
     rel_path: String,
-    writer: AsyncArrowWriter<BufWriter>,
+    writer: AsyncArrowWriter<Upload>,
     bloom: HoodieBloomFilter,
     min_key: Option<String>,
     max_key: Option<String>,
@@ -142,7 +142,7 @@ impl BaseFileWriter {
         dropped: &[String],
     ) -> Result<Self> {
         let props = writer_properties(settings)?;
-        let object_writer = BufWriter::new(storage.store().clone(), storage.path(rel_path));
+        let object_writer = Upload::new(storage, rel_path);
         let kept: Vec<usize> = (0..schema.fields().len())
             .filter(|&i| !dropped.iter().any(|d| d == schema.field(i).name()))
             .collect();

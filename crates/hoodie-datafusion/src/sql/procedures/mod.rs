@@ -351,11 +351,15 @@ pub(super) async fn target(ctx: &SessionContext, args: &Args) -> Result<HudiTabl
             let t = super::ddl::hudi_table(ctx, name).await?;
             Ok(as_hudi(&t).expect("a Hudi table").table().clone())
         }
-        (None, Some(path)) => Ok(crate::ddl::factory::open_or_create(path, None)
-            .await?
-            .0
-            .table()
-            .clone()),
+        (None, Some(path)) => {
+            let session =
+                crate::session::config::storage_options(ctx.state_ref().read().config_options());
+            Ok(crate::ddl::factory::open_or_create(path, None, &session)
+                .await?
+                .0
+                .table()
+                .clone())
+        }
         (None, None) => Err(HoodieError::Invalid {
             message: format!(
                 "procedure {} needs table => '<name>' or path => '<location>'",

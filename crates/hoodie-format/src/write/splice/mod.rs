@@ -17,7 +17,6 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use futures::StreamExt;
-use object_store::buffered::BufWriter;
 use object_store::ObjectStoreExt;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
@@ -159,10 +158,7 @@ pub(crate) async fn splice_rewrite(
     )
     .map_err(|e| FormatError::parquet(input.new_rel, e))?;
     let factory = ArrowRowGroupWriterFactory::new(&file, input.schema.clone());
-    let mut out = BufWriter::new(
-        input.storage.store().clone(),
-        input.storage.path(input.new_rel),
-    );
+    let mut out = crate::write::upload::Upload::new(input.storage, input.new_rel);
     let mut done = Spliced {
         stored,
         ..Default::default()

@@ -212,7 +212,12 @@ async fn put_log_file(
         ctx.storage.put(&marker, Vec::<u8>::new()).await?;
         match ctx.storage.put_if_absent(&rel, bytes.clone()).await {
             Ok(()) => return Ok((name, version)),
-            Err(FormatError::AlreadyExists { .. }) => version += 1,
+            // the name is another writer's: so is the file, which a rollback of this write
+            // must not delete by the marker
+            Err(FormatError::AlreadyExists { .. }) => {
+                ctx.storage.delete(&marker).await?;
+                version += 1;
+            }
             Err(e) => return Err(e),
         }
     }
