@@ -55,6 +55,21 @@ if "$HOODIE" --warehouse "$WORK/wh" -c "CREATE TABLE nc (id INT) USING hudi LOCA
 fi
 grep -q "cannot create a file only if it is absent" "$WORK/nc.txt" || { echo "FAIL unexpected error: $(cat "$WORK/nc.txt")"; exit 1; }
 echo "ok   a store without create-if-absent is refused for writes"
+# the warehouse itself on the S3 server: the quickstart there and on local disk leave the same
+# tables, and a new session on the S3 warehouse lists and reads them
+"$HOODIE" --warehouse s3://hoodie/qs-warehouse -f "$HERE/../../examples/quickstart.sql" > "$WORK/qs.txt"
+"$HOODIE" --warehouse "$WORK/qs-local" -f "$HERE/../../examples/quickstart.sql" > "$WORK/qs-local.txt"
+FINAL="SELECT uuid, rider, driver, fare, ts, city FROM trips ORDER BY uuid;
+  SELECT uuid, rider, fare, city FROM trips_mor ORDER BY uuid; SELECT uuid, rider, fare FROM fares ORDER BY uuid"
+"$HOODIE" --warehouse s3://hoodie/qs-warehouse -c "$FINAL" > "$WORK/qs-final.txt"
+"$HOODIE" --warehouse "$WORK/qs-local" -c "$FINAL" > "$WORK/qs-local-final.txt"
+diff "$WORK/qs-local-final.txt" "$WORK/qs-final.txt" \
+  || { echo "FAIL the quickstart's tables differ between a local and an S3 warehouse"; exit 1; }
+tables=$("$HOODIE" --warehouse s3://hoodie/qs-warehouse -c "SHOW TABLES")
+for t in trips trips_mor fares; do
+  echo "$tables" | grep -q "| $t " || { echo "FAIL SHOW TABLES on the S3 warehouse lacks $t: $tables"; exit 1; }
+done
+echo "ok   the quickstart with its warehouse on S3: a new session lists and reads the tables it left"
 # several writers on one table on the S3 server (tests/concurrency/README.md)
 for type in cow mor; do
   "$VENV/bin/python" "$HERE/../concurrency/stress.py" --hoodie "$HOODIE" --type "$type" \

@@ -73,21 +73,31 @@ pub struct HoodieContext {
 impl HoodieContext {
     /// Creates a session over `config.warehouse` (created if missing).
     pub async fn new(config: HoodieConfig) -> Result<Self> {
-        let text = config.warehouse.to_string_lossy();
-        if hoodie_format::location::scheme(&text).is_some() {
-            return Err(HoodieError::Unsupported {
-                feature: format!("a warehouse at a URL ({text}); the warehouse is a local directory (give its path), and tables go on object stores by their LOCATION (CREATE TABLE ... LOCATION 's3://...')"),
-            });
-        }
-        std::fs::create_dir_all(&config.warehouse).map_err(|source| HoodieError::Io {
-            path: config.warehouse.display().to_string(),
-            source,
-        })?;
-        let warehouse =
-            std::fs::canonicalize(&config.warehouse).map_err(|source| HoodieError::Io {
+        let text = config.warehouse.to_string_lossy().to_string();
+        let on_store =
+            hoodie_format::location::scheme(&text).is_some_and(|s| !s.eq_ignore_ascii_case("file"));
+        if on_store {
+            // a URL no store takes fails here, with the reason
+            let store: Vec<(String, String)> = config
+                .options
+                .iter()
+                .filter_map(|(k, v)| hoodie_format::location::storage_option(k, v))
+                .collect();
+            crate::ddl::catalog::WarehouseSchema::on_store(&text, store)?;
+        } else {
+            std::fs::create_dir_all(&config.warehouse).map_err(|source| HoodieError::Io {
                 path: config.warehouse.display().to_string(),
                 source,
             })?;
+        }
+        let warehouse = if on_store {
+            config.warehouse.clone()
+        } else {
+            std::fs::canonicalize(&config.warehouse).map_err(|source| HoodieError::Io {
+                path: config.warehouse.display().to_string(),
+                source,
+            })?
+        };
         let mut runtime = RuntimeEnvBuilder::new();
         if let Some(limit) = config.memory_limit {
             // a write that does not fit names the largest consumers in its error

@@ -414,19 +414,51 @@ async fn a_later_session_finds_the_warehouse_tables_by_their_bare_names() {
     assert!(err.to_string().contains("not found"), "{err}");
 }
 
-/// A warehouse named by a URL is refused (it would otherwise become a local folder named
-/// after the URL); tables reach object stores by their LOCATION.
+/// A warehouse on an object store works as a local one: CREATE TABLE without LOCATION puts
+/// the table in a folder of it, a new session finds it there, DROP TABLE deletes its files;
+/// a URL no store takes is refused and creates no local folder named after it.
 #[tokio::test]
-async fn a_warehouse_url_is_refused_with_what_to_do() {
-    let err = HoodieContext::new(HoodieConfig::new("s3://bucket/warehouse"))
+async fn a_warehouse_on_an_object_store_is_a_catalog() {
+    let wh = "memory://embed-wh/warehouse";
+    let ctx = HoodieContext::new(HoodieConfig::new(wh)).await.unwrap();
+    ctx.run("CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, NULL), (2, 'b')")
+        .await
+        .unwrap();
+    ctx.run("UPDATE t SET v = 'a' WHERE id = 1").await.unwrap();
+    let store = hoodie_format::location::open_location(&format!("{wh}/t"), &[]).unwrap();
+    assert!(store.exists(".hoodie/hoodie.properties").await.unwrap());
+    let other = HoodieContext::new(HoodieConfig::new(wh)).await.unwrap();
+    let tables = text(other.session(), "SHOW TABLES").await;
+    assert!(tables.contains("| t "), "{tables}");
+    let rows = text(other.session(), "SELECT id, v FROM t ORDER BY id").await;
+    assert!(
+        rows.contains("| 1  | a ") && rows.contains("| 2  | b "),
+        "{rows}"
+    );
+    let hoodie_datafusion::StatementOutput::Rows { batches, .. } =
+        other.run("DESCRIBE EXTENDED t").await.unwrap()
+    else {
+        panic!("DESCRIBE returns rows")
+    };
+    let desc = pretty_format_batches(&batches).unwrap().to_string();
+    assert!(desc.contains("MANAGED"), "{desc}");
+    assert!(desc.contains("memory://embed-wh/warehouse/t"), "{desc}");
+    let err = other.run("ALTER TABLE t RENAME TO u").await.unwrap_err();
+    assert!(err.to_string().contains("object-store warehouse"), "{err}");
+    other.run("DROP TABLE t").await.unwrap();
+    assert!(
+        store.list_all("").await.unwrap().is_empty(),
+        "DROP deleted the files"
+    );
+    let third = HoodieContext::new(HoodieConfig::new(wh)).await.unwrap();
+    assert!(!text(third.session(), "SHOW TABLES").await.contains("| t "));
+    let err = HoodieContext::new(HoodieConfig::new("ftp://host/warehouse"))
         .await
         .err()
         .expect("refused");
-    let text = err.to_string();
-    assert!(
-        text.contains("a warehouse at a URL (s3://bucket/warehouse)"),
-        "{text}"
-    );
-    assert!(text.contains("LOCATION 's3://...'"), "{text}");
-    assert!(!std::path::Path::new("s3:").exists());
+    assert!(err.to_string().contains("scheme ftp://"), "{err}");
+    assert!(!std::path::Path::new("ftp:").exists());
 }

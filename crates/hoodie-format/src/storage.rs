@@ -262,6 +262,32 @@ impl TableStorage {
         }
     }
 
+    /// The names of the folders directly in `rel`.
+    pub async fn list_dirs(&self, rel: &str) -> Result<Vec<String>> {
+        let p = self.path(rel);
+        match self.store.list_with_delimiter(Some(&p)).await {
+            Ok(r) => Ok(r
+                .common_prefixes
+                .iter()
+                .filter_map(|d| d.filename().map(str::to_string))
+                .collect()),
+            Err(object_store::Error::NotFound { .. }) => Ok(vec![]),
+            Err(e) => Err(FormatError::storage(&p, e)),
+        }
+    }
+
+    /// Deletes every object of the table (DROP TABLE of a table on an object store).
+    pub async fn delete_all(&self) -> Result<()> {
+        for meta in self.list_all("").await? {
+            let p = meta.location;
+            match self.store.delete(&p).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(FormatError::storage(&p, e)),
+            }
+        }
+        Ok(())
+    }
+
     /// Lists every file under `rel`, recursively.
     pub async fn list_all(&self, rel: &str) -> Result<Vec<ObjectMeta>> {
         let p = self.path(rel);

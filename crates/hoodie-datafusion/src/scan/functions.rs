@@ -52,7 +52,7 @@ fn text_arg(function: &str, e: &Expr, what: &str) -> DFResult<String> {
 
 /// Runs `f` to completion on a runtime of its own, on a thread of its own: a table function
 /// is called while a statement is planned, outside any async context it could await in.
-fn block_on<T: Send>(f: impl std::future::Future<Output = T> + Send) -> DFResult<T> {
+pub(crate) fn block_on<T: Send>(f: impl std::future::Future<Output = T> + Send) -> DFResult<T> {
     std::thread::scope(|s| {
         s.spawn(|| {
             tokio::runtime::Builder::new_current_thread()

@@ -32,8 +32,10 @@ pub struct HoodieOptions {
 
 impl HoodieOptions {
     /// Options over the warehouse `warehouse`: a local directory or `file://` URL (created
-    /// when missing) under which `CREATE TABLE` without `LOCATION` creates tables, and in
-    /// which every Hudi table is a table of the catalog `hoodie.default`.
+    /// when missing), or a folder of an object store (`s3://bucket/warehouse`, configured by
+    /// the environment and the object-store options given with [`Self::with_option`]), under
+    /// which `CREATE TABLE` without `LOCATION` creates tables, and in which every Hudi table is
+    /// a table of the catalog `hoodie.default`.
     pub fn new(warehouse: impl AsRef<str>) -> Self {
         let w = warehouse.as_ref();
         Self {
@@ -134,13 +136,14 @@ impl SessionStateBuilderExt for SessionStateBuilder {
             list.register_catalog(options.catalog.clone(), c.clone());
             c
         });
-        let warehouse = WarehouseSchema::new(warehouse_dir(&options.warehouse));
-        // a catalog that refuses new schemas leaves the warehouse out; its tables are still
-        // reached through LOCATION and hudi_sql
-        let _ = catalog.register_schema(
-            &options.schema,
-            Arc::new(warehouse) as Arc<dyn SchemaProvider>,
-        );
+        // a catalog that refuses new schemas (or a warehouse URL no store takes) leaves the
+        // warehouse out; its tables are still reached through LOCATION and hudi_sql
+        if let Ok(warehouse) = warehouse_schema(&options) {
+            let _ = catalog.register_schema(
+                &options.schema,
+                Arc::new(warehouse) as Arc<dyn SchemaProvider>,
+            );
+        }
 
         // hoodie's table functions beside DataFusion's own
         let functions = self.table_functions().get_or_insert_with(|| {
@@ -159,6 +162,25 @@ impl SessionStateBuilderExt for SessionStateBuilder {
         let inner = self.query_planner().take();
         *self.query_planner() = Some(Arc::new(HoodieQueryPlanner::new(inner)));
         self.with_analyzer_rule(Arc::new(HudiDmlRule))
+    }
+}
+
+/// The warehouse of `options`: a local directory, or a folder of an object store configured by
+/// the object-store options among `options` (over the environment's).
+pub(crate) fn warehouse_schema(
+    options: &HoodieOptions,
+) -> Result<WarehouseSchema, crate::error::HoodieError> {
+    let text = options.warehouse.to_string_lossy();
+    match hoodie_format::location::scheme(&text) {
+        Some(s) if !s.eq_ignore_ascii_case("file") => {
+            let store: Vec<(String, String)> = options
+                .options
+                .iter()
+                .filter_map(|(k, v)| hoodie_format::location::storage_option(k, v))
+                .collect();
+            WarehouseSchema::on_store(&text, store)
+        }
+        _ => Ok(WarehouseSchema::new(warehouse_dir(&options.warehouse))),
     }
 }
 

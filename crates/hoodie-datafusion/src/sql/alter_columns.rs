@@ -2,7 +2,6 @@
 //! evolution on read: new nullable columns, after the data columns (the partition columns stay
 //! last), committed as the table's new schema.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{Field, Schema};
@@ -97,7 +96,7 @@ pub(super) async fn add_columns(
     hoodie_format::write::alter_schema::commit_schema(&table, avro, &spec.concurrency).await?;
     let table = hoodie_format::HudiTable::open(table.storage().clone()).await?;
     let warehouse = warehouse(ctx)?;
-    let managed = Path::new(table.storage().location()).parent() == Some(warehouse.dir());
+    let managed = warehouse.is_managed(table.storage().location());
     let _ = ctx.deregister_table(TableReference::bare(name))?;
     warehouse.deregister_table(name)?;
     let provider = HudiTableProvider::try_new(name, table).await?;

@@ -2,7 +2,7 @@
 //! `ALTER TABLE ... SET TBLPROPERTIES`, `SHOW PARTITIONS`.
 
 use std::any::Any;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use datafusion::arrow::array::StringArray;
@@ -181,7 +181,7 @@ async fn create_hudi(
     let managed = c.location.is_none();
     let location = match &c.location {
         Some(l) => l.clone(),
-        None => warehouse.table_dir(&c.name).display().to_string(),
+        None => warehouse.table_location(&c.name),
     };
     let Some(query) = c.query else {
         let spec = TableSpec {
@@ -306,13 +306,15 @@ async fn create_plain(
 ) -> Result<()> {
     let location = match &c.location {
         Some(l) => l.clone(),
-        None => format!("{}/", warehouse.table_dir(&c.name).display()),
+        None => format!("{}/", warehouse.table_location(&c.name)),
     };
     let dir = location.strip_prefix("file://").unwrap_or(&location);
-    std::fs::create_dir_all(dir).map_err(|source| HoodieError::Io {
-        path: dir.to_string(),
-        source,
-    })?;
+    if hoodie_format::location::scheme(dir).is_none() {
+        std::fs::create_dir_all(dir).map_err(|source| HoodieError::Io {
+            path: dir.to_string(),
+            source,
+        })?;
+    }
     let location = if location.ends_with('/') {
         location
     } else {
@@ -393,16 +395,19 @@ pub(super) async fn drop_table(
         return run_datafusion(ctx, &format!("DROP TABLE {exists}\"{name}\"")).await;
     };
     let warehouse = warehouse(ctx)?;
-    let location = PathBuf::from(h.table().storage().location());
-    let managed = location.parent() == Some(warehouse.dir());
+    let storage = h.table().storage().clone();
+    let managed = warehouse.is_managed(storage.location());
     let _ = ctx.deregister_table(TableReference::bare(name))?;
     warehouse.deregister_table(name)?;
     warehouse.forget(name);
     if managed || purge {
-        std::fs::remove_dir_all(&location).map_err(|source| HoodieError::Io {
-            path: location.display().to_string(),
-            source,
-        })?;
+        match storage.local_dir() {
+            Some(dir) => std::fs::remove_dir_all(dir).map_err(|source| HoodieError::Io {
+                path: dir.display().to_string(),
+                source,
+            })?,
+            None => storage.delete_all().await?,
+        }
     }
     Ok(ctx.read_empty()?)
 }
@@ -426,9 +431,14 @@ pub(super) async fn rename_table(
     }
     let warehouse = warehouse(ctx)?;
     let location = PathBuf::from(h.table().storage().location());
-    let managed = location.parent() == Some(warehouse.dir());
+    let managed = warehouse.is_managed(h.table().storage().location());
     let mut table = if managed {
-        let to = warehouse.table_dir(new_name);
+        let Some(dir) = warehouse.local_dir() else {
+            return Err(HoodieError::Unsupported {
+                feature: format!("renaming {name}, a table of the object-store warehouse {} (its files would be copied to a new folder; create the new table with CREATE TABLE ... AS SELECT instead)", warehouse.location()),
+            });
+        };
+        let to = dir.join(new_name);
         if to.exists() {
             return Err(HoodieError::Invalid {
                 message: format!(
@@ -491,7 +501,7 @@ pub(super) async fn alter_properties(
     }
     table.update_config(config).await?;
     let warehouse = warehouse(ctx)?;
-    let managed = Path::new(table.storage().location()).parent() == Some(warehouse.dir());
+    let managed = warehouse.is_managed(table.storage().location());
     let _ = ctx.deregister_table(TableReference::bare(name))?;
     warehouse.deregister_table(name)?;
     let provider = HudiTableProvider::try_new(name, table).await?;

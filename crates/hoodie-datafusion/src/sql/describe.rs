@@ -2,7 +2,6 @@
 //! Hudi table, with the columns Spark gives them: what a Spark-Hudi user reads to learn a
 //! table's columns, partitioning and settings.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{RecordBatch, StringArray};
@@ -98,7 +97,7 @@ fn describe(
     }
     if extended {
         let location = hudi.table().storage().location().to_string();
-        let managed = warehouse(ctx).is_ok_and(|w| Path::new(&location).parent() == Some(w.dir()));
+        let managed = warehouse(ctx).is_ok_and(|w| w.is_managed(&location));
         let props: Vec<String> = cfg
             .properties()
             .iter()
