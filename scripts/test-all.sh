@@ -17,6 +17,8 @@ bash tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # tables on an S3 server (moto, started by the script) read back by hudi-rs, and several
 # writers on one table there
 bash tests/s3/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
+# tables on Azure Blob Storage (Azurite from npm, started by the script) read back by hudi-rs
+bash tests/azure/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # several writer processes on one table under optimistic concurrency control (local disk)
 bash tests/concurrency/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # differential fuzzer against DuckDB: self-test, then seeds 0..299 (prints "fuzz: N passed, M failed")

@@ -156,6 +156,16 @@ def completed_commits(location, options, work):
             Bucket=bucket, Prefix=prefix.rstrip("/") + "/.hoodie/", Delimiter="/")
         for page in pages:
             names += [o["Key"].rsplit("/", 1)[1] for o in page.get("Contents", [])]
+    elif location.startswith("az://"):
+        from azure.storage.blob import BlobServiceClient
+        container, _, prefix = location[len("az://"):].partition("/")
+        conn = ("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="
+                + os.environ["AZURE_STORAGE_ACCOUNT_KEY"] + ";BlobEndpoint="
+                + os.environ["AZURITE_BLOB_STORAGE_URL"] + "/devstoreaccount1;")
+        client = BlobServiceClient.from_connection_string(conn).get_container_client(container)
+        base = prefix.rstrip("/") + "/.hoodie/"
+        names = [b.name[len(base):] for b in client.list_blobs(name_starts_with=base)
+                 if "/" not in b.name[len(base):]]
     else:
         names = os.listdir(os.path.join(location, ".hoodie"))
     done = [n.split(".")[0] for n in names
@@ -172,6 +182,10 @@ def check_hudi_rs(args, runner, final):
         options = {"aws_endpoint": os.environ["AWS_ENDPOINT"], "aws_allow_http": "true",
                    "aws_access_key_id": "test", "aws_secret_access_key": "test",
                    "aws_region": "us-east-1"}
+    elif args.location.startswith("az://"):
+        options = {"azure_storage_use_emulator": "true",
+                   "azure_storage_account_name": "devstoreaccount1",
+                   "azure_storage_account_key": os.environ["AZURE_STORAGE_ACCOUNT_KEY"]}
     table = HudiTableBuilder.from_base_uri(args.location).with_storage_options(options).build()
     batches = table.read()
     theirs = pa.Table.from_batches(batches) if batches else pa.table({})
@@ -277,7 +291,7 @@ def main():
         raise SystemExit("FAIL the final table is not the replay of its commits")
     check_hudi_rs(args, runner, final)
     total = args.writers * args.statements
-    print(f"ok   {args.type} at {args.location.split('://')[0] if '://' in args.location else 'local disk'}: "
+    print(f"ok   {args.type} at {args.location.split('://')[0] + '://' if '://' in args.location else 'local disk'}: "
           f"{total} statements by {args.writers} writers, {matched} commits replayed in order, "
           f"{conflicts} conflicts, {total - conflicts - matched} changed nothing")
     if conflicts == 0 and args.writers > 1:

@@ -42,8 +42,9 @@ async fn read_footer_with(
         .size;
     let mut want = FIRST_SUFFIX.min(size);
     loop {
+        // a bounded range of the known size, not a suffix range, which Azure does not serve
         let opts = GetOptions {
-            range: Some(GetRange::Suffix(want)),
+            range: Some(GetRange::Bounded(size - want..size)),
             ..Default::default()
         };
         let bytes = store

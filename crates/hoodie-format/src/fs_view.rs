@@ -320,6 +320,43 @@ pub async fn replaced_file_groups(
     Ok(replaced)
 }
 
+/// A table's last listing and the completed timeline it was taken under. The committed files
+/// it shows are the same while no instant completes (a write, clean, rollback or archival
+/// completes one; files that uncompleted writes add or lose are invisible either way), so a
+/// listing under the same completed timeline is reused instead of listing the table again.
+#[derive(Debug, Clone, Default)]
+pub struct ListingCache {
+    last: std::sync::Arc<std::sync::Mutex<Option<KeyedListing>>>,
+}
+
+/// A listing and the fingerprint of the completed timeline it was taken under.
+type KeyedListing = (u64, std::sync::Arc<TableListing>);
+
+impl ListingCache {
+    /// The table's listing under `timeline`: the last one if it was taken under the same
+    /// completed instants, else a new one.
+    pub async fn listing(
+        &self,
+        storage: &TableStorage,
+        timeline: &Timeline,
+    ) -> Result<std::sync::Arc<TableListing>> {
+        let key = timeline.completed_fingerprint();
+        let cached = self
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, l)| l.clone());
+        if let Some(l) = cached {
+            return Ok(l);
+        }
+        let fresh = std::sync::Arc::new(TableListing::read(storage).await?);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, fresh.clone()));
+        Ok(fresh)
+    }
+}
+
 impl FileSystemView {
     /// The latest committed slice of every file group as of `as_of` (an instant time; `None` =
     /// the latest completed write). Files of instants that never completed are invisible;
@@ -329,8 +366,18 @@ impl FileSystemView {
         timeline: &Timeline,
         as_of: Option<&str>,
     ) -> Result<Self> {
+        Self::load_cached(storage, timeline, as_of, &ListingCache::default()).await
+    }
+
+    /// [`FileSystemView::load`], listing the table through `cache`.
+    pub async fn load_cached(
+        storage: &TableStorage,
+        timeline: &Timeline,
+        as_of: Option<&str>,
+        cache: &ListingCache,
+    ) -> Result<Self> {
         let replaced = replaced_file_groups(storage, timeline, as_of).await?;
-        let listing = TableListing::read(storage).await?;
+        let listing = cache.listing(storage, timeline).await?;
         let visible = |instant: &str| as_of.is_none_or(|a| instant <= a);
         let slices = listing
             .groups()
@@ -357,4 +404,69 @@ pub fn has_state(timeline: &Timeline, ts: &str, state: State) -> bool {
         .instants()
         .iter()
         .any(|i| i.timestamp == ts && i.state == state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::instant::Instant;
+    use object_store::memory::InMemory;
+    use std::sync::Arc;
+
+    fn timeline(completed: &[&str]) -> Timeline {
+        let files = completed
+            .iter()
+            .map(|t| Instant::new(*t, Action::Commit, State::Completed))
+            .collect();
+        Timeline::from_files(files, 1, ".hoodie".into())
+    }
+
+    #[tokio::test]
+    async fn a_listing_is_reused_until_an_instant_completes() {
+        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
+        let base = |id: &str, t: &str| format!("p/{id}_0-0-0_{t}.parquet");
+        storage
+            .put(&base("f1", "20240101000000001"), vec![1u8])
+            .await
+            .unwrap();
+        let cache = ListingCache::default();
+        let one = timeline(&["20240101000000001"]);
+        assert_eq!(
+            cache
+                .listing(&storage, &one)
+                .await
+                .unwrap()
+                .groups()
+                .count(),
+            1
+        );
+        // a pending write's file appears: under the same completed timeline the listing is kept
+        storage
+            .put(&base("f2", "20240101000000002"), vec![1u8])
+            .await
+            .unwrap();
+        let again = timeline(&["20240101000000001"]);
+        assert_eq!(
+            cache
+                .listing(&storage, &again)
+                .await
+                .unwrap()
+                .groups()
+                .count(),
+            1
+        );
+        // the write completes: the table is listed again
+        let two = timeline(&["20240101000000001", "20240101000000002"]);
+        assert_eq!(
+            cache
+                .listing(&storage, &two)
+                .await
+                .unwrap()
+                .groups()
+                .count(),
+            2
+        );
+        assert_ne!(one.completed_fingerprint(), two.completed_fingerprint());
+        assert_eq!(one.completed_fingerprint(), again.completed_fingerprint());
+    }
 }

@@ -3,7 +3,7 @@
 use arrow::datatypes::SchemaRef;
 
 use crate::error::{FormatError, Result};
-use crate::fs_view::{FileSlice, FileSystemView};
+use crate::fs_view::{FileSlice, FileSystemView, ListingCache};
 use crate::schema;
 use crate::storage::TableStorage;
 use crate::table_config::TableConfig;
@@ -17,6 +17,9 @@ pub const PROPERTIES_FILE: &str = ".hoodie/hoodie.properties";
 pub struct HudiTable {
     storage: TableStorage,
     config: TableConfig,
+    /// The table's last listing, reused while the completed timeline is the same (clones share
+    /// it), so that a statement lists the table once.
+    listings: ListingCache,
 }
 
 impl HudiTable {
@@ -35,7 +38,11 @@ impl HudiTable {
             Err(e) => return Err(e),
         };
         let config = TableConfig::parse(&bytes)?;
-        Ok(Self { storage, config })
+        Ok(Self {
+            storage,
+            config,
+            listings: ListingCache::default(),
+        })
     }
 
     /// True if a table exists at `storage`.
@@ -48,7 +55,11 @@ impl HudiTable {
         storage
             .put_if_absent(PROPERTIES_FILE, config.to_text().into_bytes())
             .await?;
-        Ok(Self { storage, config })
+        Ok(Self {
+            storage,
+            config,
+            listings: ListingCache::default(),
+        })
     }
 
     /// Rewrites `hoodie.properties` with `config` (ALTER TABLE ... SET TBLPROPERTIES).
@@ -81,9 +92,11 @@ impl HudiTable {
         timeline: &Timeline,
         as_of: Option<&str>,
     ) -> Result<Vec<FileSlice>> {
-        Ok(FileSystemView::load(&self.storage, timeline, as_of)
-            .await?
-            .into_slices())
+        Ok(
+            FileSystemView::load_cached(&self.storage, timeline, as_of, &self.listings)
+                .await?
+                .into_slices(),
+        )
     }
 
     /// The table schema (meta columns first): from the newest base file if there is one, else

@@ -156,6 +156,18 @@ impl Timeline {
             || self.earliest_instant_time().is_some_and(|e| instant < e)
     }
 
+    /// A digest of the completed instants (every action): equal for two loads of the timeline
+    /// between which no instant completed or was removed.
+    pub fn completed_fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for i in self.files.iter().filter(|i| i.state == State::Completed) {
+            i.timestamp.hash(&mut h);
+            i.action.as_str().hash(&mut h);
+        }
+        h.finish()
+    }
+
     /// Reads the metadata of a completed instant.
     pub async fn read_commit_metadata(
         &self,
