@@ -167,3 +167,33 @@ async fn a_live_writers_instant_is_left_alone_and_a_dead_ones_rolled_back() {
     let rows = text(&b, QUERY).await;
     assert!(rows.contains("| 4 ") && rows.contains("| 5 "), "{rows}");
 }
+
+#[tokio::test]
+async fn procedures_that_change_the_timeline_wait_for_the_table_lock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ctx, loc) = occ_table(tmp.path(), "cow").await;
+    ctx.run("SET hoodie.write.lock.wait_time_ms = 200")
+        .await
+        .unwrap();
+    let table = table_at(&loc).await;
+    let spec = ConcurrencySpec::of_table(table.config()).unwrap();
+    let held = hoodie_format::concurrency::lock::TableLock::acquire(table.storage(), &spec.lock)
+        .await
+        .unwrap();
+    for call in [
+        "CALL run_clean(table => 't', retain_commits => 1, trigger_max_commits => 0)",
+        "CALL archive_commits(table => 't')",
+    ] {
+        let err = ctx.run(call).await.unwrap_err();
+        assert!(
+            err.to_string().contains("Unable to acquire lock"),
+            "{call}: {err}"
+        );
+    }
+    // reads do not take it
+    assert!(text(&ctx, QUERY).await.contains("| 1 "));
+    held.release().await.unwrap();
+    ctx.run("CALL run_clean(table => 't', retain_commits => 1, trigger_max_commits => 0)")
+        .await
+        .unwrap();
+}

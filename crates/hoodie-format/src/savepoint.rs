@@ -15,9 +15,7 @@ use crate::fs_view::FileSystemView;
 use crate::table::HudiTable;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
-use crate::write::rollback::{
-    begin_instant, files_of_completed, remove_write, retract, rollback_failed_writes,
-};
+use crate::write::rollback::{begin_instant, files_of_completed, remove_write, retract};
 
 fn check_version(table: &HudiTable) -> Result<()> {
     let version = table.config().version()?;
@@ -129,8 +127,14 @@ pub async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result<()> {
 
 /// Restores the table to savepoint `instant` (`CALL rollback_to_savepoint`): every write after
 /// it, newest first, taken off the timeline and its files deleted, recorded as one restore.
-/// Returns the restore's instant time.
-pub async fn restore_to_savepoint(table: &HudiTable, instant: &str) -> Result<String> {
+/// Returns the restore's instant time. Failed writes are rolled back first as `concurrency`'s
+/// failed-writes policy says (under optimistic concurrency: only expired ones; the caller holds
+/// the table lock).
+pub async fn restore_to_savepoint(
+    table: &HudiTable,
+    instant: &str,
+    concurrency: &crate::concurrency::ConcurrencySpec,
+) -> Result<String> {
     check_version(table)?;
     let timeline = table.timeline().await?;
     if !savepoints(&timeline).iter().any(|s| s == instant) {
@@ -139,7 +143,7 @@ pub async fn restore_to_savepoint(table: &HudiTable, instant: &str) -> Result<St
             savepoints(&timeline).join(", ")
         )));
     }
-    rollback_failed_writes(table, &timeline).await?;
+    crate::write::rollback::rollback_stale_writes(table, &timeline, concurrency).await?;
     let timeline = table.timeline().await?;
     let mut later: Vec<Instant> = timeline
         .completed_writes()

@@ -289,35 +289,78 @@ fn bind(call: &ProcedureCall) -> Result<Args> {
     Ok(Args { procedure, values })
 }
 
+/// The procedures that change the timeline: under optimistic concurrency control they run
+/// inside the table lock, as the table services after a write do.
+const CHANGING: &[&str] = &[
+    "run_compaction",
+    "run_clean",
+    "rollback_to_instant",
+    "create_savepoint",
+    "delete_savepoint",
+    "rollback_to_savepoint",
+    "archive_commits",
+];
+
 /// Runs a procedure call.
 pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<DataFrame> {
     let args = bind(&call)?;
+    if !CHANGING.contains(&args.procedure) {
+        return run(ctx, &args).await;
+    }
+    let table = target(ctx, &args).await?;
+    let concurrency = concurrency(ctx, &args, &table)?;
+    if !concurrency.optimistic {
+        return run(ctx, &args).await;
+    }
+    let lock =
+        hoodie_format::concurrency::lock::TableLock::acquire(table.storage(), &concurrency.lock)
+            .await?;
+    let out = run(ctx, &args).await;
+    lock.release().await?;
+    out
+}
+
+/// The concurrency settings a call on `table` sees: the table's properties, the session's
+/// options and the call's `options`.
+pub(super) fn concurrency(
+    ctx: &SessionContext,
+    args: &Args,
+    table: &HudiTable,
+) -> Result<hoodie_format::concurrency::ConcurrencySpec> {
+    let options =
+        hoodie_format::write::options::WriteOptions::new(call_options(ctx, args)?, table.config());
+    Ok(hoodie_format::concurrency::ConcurrencySpec::resolve(|k| {
+        options.get(k)
+    })?)
+}
+
+async fn run(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     match args.procedure {
-        "run_compaction" => compaction::run_compaction(ctx, &args).await,
-        "show_compaction" => compaction::show_compaction(ctx, &args).await,
-        "show_commits" => commits::show_commits(ctx, &args).await,
-        "show_commits_metadata" => commits::show_commits_metadata(ctx, &args).await,
-        "show_table_properties" => commits::show_table_properties(ctx, &args).await,
-        "show_commit_files" => commits::show_commit_files(ctx, &args).await,
-        "run_clean" => clean::run_clean(ctx, &args).await,
-        "show_cleans" => clean::show_cleans(ctx, &args).await,
-        "rollback_to_instant" => repair::rollback_to_instant(ctx, &args).await,
-        "create_savepoint" => repair::create_savepoint(ctx, &args).await,
-        "show_savepoints" => repair::show_savepoints(ctx, &args).await,
-        "delete_savepoint" => repair::delete_savepoint(ctx, &args).await,
-        "rollback_to_savepoint" => repair::rollback_to_savepoint(ctx, &args).await,
-        "show_timeline" => views::show_timeline(ctx, &args).await,
-        "show_fsview_all" | "show_file_system_view" => views::show_fsview_all(ctx, &args).await,
-        "show_fsview_latest" => views::show_fsview_latest(ctx, &args).await,
-        "stats_file_sizes" => views::stats_file_sizes(ctx, &args).await,
-        "stats_wa" => views::stats_wa(ctx, &args).await,
-        "archive_commits" => archive::archive_commits(ctx, &args).await,
-        "show_archived_commits" => archive::show_archived_commits(ctx, &args).await,
+        "run_compaction" => compaction::run_compaction(ctx, args).await,
+        "show_compaction" => compaction::show_compaction(ctx, args).await,
+        "show_commits" => commits::show_commits(ctx, args).await,
+        "show_commits_metadata" => commits::show_commits_metadata(ctx, args).await,
+        "show_table_properties" => commits::show_table_properties(ctx, args).await,
+        "show_commit_files" => commits::show_commit_files(ctx, args).await,
+        "run_clean" => clean::run_clean(ctx, args).await,
+        "show_cleans" => clean::show_cleans(ctx, args).await,
+        "rollback_to_instant" => repair::rollback_to_instant(ctx, args).await,
+        "create_savepoint" => repair::create_savepoint(ctx, args).await,
+        "show_savepoints" => repair::show_savepoints(ctx, args).await,
+        "delete_savepoint" => repair::delete_savepoint(ctx, args).await,
+        "rollback_to_savepoint" => repair::rollback_to_savepoint(ctx, args).await,
+        "show_timeline" => views::show_timeline(ctx, args).await,
+        "show_fsview_all" | "show_file_system_view" => views::show_fsview_all(ctx, args).await,
+        "show_fsview_latest" => views::show_fsview_latest(ctx, args).await,
+        "stats_file_sizes" => views::stats_file_sizes(ctx, args).await,
+        "stats_wa" => views::stats_wa(ctx, args).await,
+        "archive_commits" => archive::archive_commits(ctx, args).await,
+        "show_archived_commits" => archive::show_archived_commits(ctx, args).await,
         "show_archived_commits_metadata" => {
-            archive::show_archived_commits_metadata(ctx, &args).await
+            archive::show_archived_commits_metadata(ctx, args).await
         }
-        "show_fs_path_detail" => fs_path::show_fs_path_detail(ctx, &args).await,
-        "help" => help(ctx, &args),
+        "show_fs_path_detail" => fs_path::show_fs_path_detail(ctx, args).await,
+        "help" => help(ctx, args),
         other => unreachable!("procedure {other} is listed but not run"),
     }
 }

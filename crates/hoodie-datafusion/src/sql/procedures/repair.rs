@@ -64,6 +64,7 @@ pub(super) async fn delete_savepoint(ctx: &SessionContext, args: &Args) -> Resul
 /// `CALL rollback_to_savepoint(table, instant_time)`: restores the table to the savepoint.
 pub(super) async fn rollback_to_savepoint(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    savepoint::restore_to_savepoint(&table, instant(args, "instant_time")).await?;
+    let concurrency = super::concurrency(ctx, args, &table)?;
+    savepoint::restore_to_savepoint(&table, instant(args, "instant_time"), &concurrency).await?;
     done(ctx, "rollback_savepoint_result")
 }
