@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The merge-on-read ops of the peer benchmark that time one step after untimed set-up (the
-# adapter hoodie_mor.json calls it; it prints the timed step as @@RESULT {"op_s": ...}).
+# adapter hoodie_mor.json calls it; it prints the timed step as @@RESULT {"op_s": ...}, the
+# statement's own time, as bench/hoodie_op.sh does).
 # Usage: mor_ops.sh <op> <hoodie binary> <table dir> <source parquet of the MERGE>
 #   scan_after_merge_u10: MERGE the source, then time SELECT count(*), sum(price)
 #   compact:              MERGE the source, then time RUN COMPACTION
@@ -17,7 +18,5 @@ case "$op" in
   scan_after_compact) "$H" -c "$open; RUN COMPACTION ON t" > /dev/null; timed=$scan ;;
   *) echo "unknown op $op" >&2; exit 2 ;;
 esac
-start=$(date +%s.%N)
-"$H" -c "$timed" > /dev/null
-end=$(date +%s.%N)
-echo "@@RESULT {\"op_s\": $(awk "BEGIN { print $end - $start }")}"
+# the timed step's statement alone, as bench/hoodie_op.sh reports it
+bash "$(dirname "$0")/hoodie_op.sh" "$H" "$timed"

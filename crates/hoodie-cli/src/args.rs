@@ -41,6 +41,11 @@ pub struct Cli {
     /// repeated)
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_option)]
     pub options: Vec<(String, String)>,
+
+    /// Print each statement's time on stderr (`Time: 0.042s`), as psql's \timing does, for
+    /// -f, -c and scripts on stdin (the interactive shell always shows it)
+    #[arg(long)]
+    pub timing: bool,
 }
 
 /// Parses `KEY=VALUE` of `--option`.

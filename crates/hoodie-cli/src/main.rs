@@ -1,6 +1,6 @@
 //! `hoodie`: a SQL shell for Apache Hudi tables on Apache DataFusion.
 //!
-//! `hoodie [--warehouse DIR] [--memory-limit SIZE] [-f FILE]... [-c SQL]...` runs the given
+//! `hoodie [--warehouse DIR] [--memory-limit SIZE] [--timing] [-f FILE]... [-c SQL]...` runs the given
 //! scripts and SQL in order and stops at the first error (exit code 1); without `-f`/`-c`
 //! it reads a script from stdin when that is not a terminal, else starts an interactive shell.
 
@@ -65,14 +65,20 @@ async fn app(invocation: Invocation) -> Result<(), CliError> {
 
     let mut stdout = std::io::stdout();
     if !invocation.sources.is_empty() {
-        return run::run_sources(&ctx, &invocation.sources, &mut stdout).await;
+        return run::run_sources(
+            &ctx,
+            &invocation.sources,
+            invocation.cli.timing,
+            &mut stdout,
+        )
+        .await;
     }
     if !std::io::stdin().is_terminal() {
         let mut script = String::new();
         std::io::stdin()
             .read_to_string(&mut script)
             .map_err(CliError::ReadStdin)?;
-        return run::run_script(&ctx, &script, &mut stdout).await;
+        return run::run_script(&ctx, &script, invocation.cli.timing, &mut stdout).await;
     }
     repl::run_repl(&ctx, &warehouse).await
 }

@@ -6,7 +6,7 @@ use hoodie_datafusion::{split_statements, HoodieContext, HoodieError, StatementO
 
 use crate::args::Source;
 use crate::error::CliError;
-use crate::print::{format_output, Style};
+use crate::print::{format_elapsed, format_output, Style};
 use crate::progress::{DelayedSpinner, SPINNER_DELAY};
 
 /// Runs one statement, showing a spinner on stderr if it takes longer than [`SPINNER_DELAY`].
@@ -22,11 +22,12 @@ pub async fn execute(ctx: &HoodieContext, sql: &str) -> Result<StatementOutput, 
     output
 }
 
-/// Runs the `-f`/`-c` sources in order, printing each statement's result to `out`.
-/// Stops at the first failure.
+/// Runs the `-f`/`-c` sources in order, printing each statement's result to `out` (and, with
+/// `timing`, its time to stderr). Stops at the first failure.
 pub async fn run_sources(
     ctx: &HoodieContext,
     sources: &[Source],
+    timing: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     for source in sources {
@@ -37,23 +38,29 @@ pub async fn run_sources(
                         path: path.clone(),
                         source,
                     })?;
-                run_script(ctx, &script, out).await?;
+                run_script(ctx, &script, timing, out).await?;
             }
-            Source::Sql(sql) => run_script(ctx, sql, out).await?,
+            Source::Sql(sql) => run_script(ctx, sql, timing, out).await?,
         }
     }
     Ok(())
 }
 
 /// Splits `script` into statements and runs them one by one, printing results in the
-/// plain style. Stops at the first failure.
+/// plain style (and, with `timing`, each statement's time to stderr). Stops at the first
+/// failure.
 pub async fn run_script(
     ctx: &HoodieContext,
     script: &str,
+    timing: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     for statement in split_statements(script)? {
+        let started = std::time::Instant::now();
         let output = execute(ctx, &statement).await?;
+        if timing {
+            eprintln!("Time: {}", format_elapsed(started.elapsed()));
+        }
         let text = format_output(&output, Style::Plain)?;
         if !text.is_empty() {
             writeln!(out, "{text}")?;
@@ -84,7 +91,7 @@ mod tests {
             Source::Sql("select 1 as a; select 'x' as b".into()),
             Source::Sql("select 2 as c".into()),
         ];
-        run_sources(&ctx, &sources, &mut out).await.unwrap();
+        run_sources(&ctx, &sources, false, &mut out).await.unwrap();
         let text = String::from_utf8(out).unwrap();
         let a = text.find("| a |").unwrap();
         let b = text.find("| b |").unwrap();
@@ -99,6 +106,7 @@ mod tests {
         let err = run_script(
             &ctx,
             "select 1 as a; select no_such_column; select 3 as c",
+            false,
             &mut out,
         )
         .await
@@ -113,7 +121,9 @@ mod tests {
         let (dir, ctx) = context().await;
         let mut out = Vec::new();
         let sources = [Source::File(dir.path().join("nope.sql"))];
-        let err = run_sources(&ctx, &sources, &mut out).await.unwrap_err();
+        let err = run_sources(&ctx, &sources, false, &mut out)
+            .await
+            .unwrap_err();
         assert!(matches!(err, CliError::ReadScript { .. }), "{err:?}");
     }
 }

@@ -198,3 +198,26 @@ fn dropped_partition_columns_come_back_in_a_new_session() {
     assert!(stdout.contains("| 1  | a | x  |"), "{stdout}");
     assert!(stdout.contains("| 2  | u |    |"), "{stdout}");
 }
+
+#[test]
+fn timing_prints_each_statements_time_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hoodie(
+        &dir.path().join("wh"),
+        &["--timing", "-c", "select 1 as one; select 2 as two"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let times: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Time: ")).collect();
+    assert_eq!(times.len(), 2, "{stderr}");
+    for t in times {
+        let secs = t.trim_start_matches("Time: ").trim_end_matches('s');
+        assert!(secs.parse::<f64>().is_ok(), "{t}");
+    }
+    // stdout keeps only the results
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("| one |") && !stdout.contains("Time"),
+        "{stdout}"
+    );
+}
