@@ -4,20 +4,32 @@
 //! active timeline.
 
 use datafusion::error::Result as DFResult;
-use hoodie_format::archive::run_archive;
-use hoodie_format::clean::run_clean;
+use hoodie_format::archive::run_archive_on;
+use hoodie_format::clean::run_clean_on;
+use hoodie_format::timeline::Timeline;
 use hoodie_format::write::spec::WriteSpec;
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;
 
-/// Cleans, then archives, `table` after a commit, as far as its options do so automatically.
-pub(crate) async fn after_commit(table: &HudiTable, spec: &WriteSpec) -> DFResult<()> {
+/// Cleans, then archives, `table` after a commit, as far as its options do so automatically;
+/// `timeline` is the table's timeline after the commit (listed again only after a clean).
+pub(crate) async fn after_commit(
+    table: &HudiTable,
+    spec: &WriteSpec,
+    timeline: Timeline,
+) -> DFResult<()> {
+    let mut timeline = timeline;
     if spec.clean.automatic {
-        run_clean(table, &spec.clean).await.map_err(df_err)?;
+        let cleaned = run_clean_on(table, &spec.clean, timeline.clone())
+            .await
+            .map_err(df_err)?;
+        if !cleaned.is_empty() {
+            timeline = table.timeline().await.map_err(df_err)?;
+        }
     }
     if spec.archive.automatic {
-        run_archive(table, &spec.archive, &spec.clean)
+        run_archive_on(table, &spec.archive, &spec.clean, timeline)
             .await
             .map_err(df_err)?;
     }

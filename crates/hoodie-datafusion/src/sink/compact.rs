@@ -7,6 +7,7 @@ use datafusion::error::Result as DFResult;
 use hoodie_format::compaction::{
     delta_commits_since_compaction, execute_compaction, pending_compactions, schedule_compaction,
 };
+use hoodie_format::timeline::Timeline;
 use hoodie_format::write::spec::{InlineCompaction, WriteSpec};
 use hoodie_format::{HudiTable, TableType};
 
@@ -27,14 +28,18 @@ pub(crate) async fn finish_pending(table: &HudiTable, spec: &WriteSpec) -> DFRes
 }
 
 /// Schedules (and runs, unless only scheduling is asked for) a compaction once enough
-/// deltacommits followed the last one.
-pub(crate) async fn after_commit(table: &HudiTable, spec: &WriteSpec) -> DFResult<()> {
+/// deltacommits followed the last one. `timeline` is the table's timeline after the write's
+/// commit; returns it as it is afterwards (listed again only when a compaction was planned).
+pub(crate) async fn after_commit(
+    table: &HudiTable,
+    spec: &WriteSpec,
+    timeline: Timeline,
+) -> DFResult<Timeline> {
     let (after, run) = match spec.compaction {
-        InlineCompaction::Off => return Ok(()),
+        InlineCompaction::Off => return Ok(timeline),
         InlineCompaction::Run { after } => (after, true),
         InlineCompaction::Schedule { after } => (after, false),
     };
-    let timeline = table.timeline().await.map_err(df_err)?;
     // a compaction planned while another writer's deltacommit runs would leave that write's
     // logs on the slice it replaces: under optimistic concurrency a later commit plans it
     let others_writing = spec.concurrency.optimistic
@@ -46,7 +51,7 @@ pub(crate) async fn after_commit(table: &HudiTable, spec: &WriteSpec) -> DFResul
         || !pending_compactions(&timeline).is_empty()
         || others_writing
     {
-        return Ok(());
+        return Ok(timeline);
     }
     if let Some(instant) = schedule_compaction(table, None).await.map_err(df_err)? {
         if run {
@@ -55,5 +60,5 @@ pub(crate) async fn after_commit(table: &HudiTable, spec: &WriteSpec) -> DFResul
                 .map_err(df_err)?;
         }
     }
-    Ok(())
+    table.timeline().await.map_err(df_err)
 }

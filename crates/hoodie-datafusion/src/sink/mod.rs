@@ -354,10 +354,16 @@ async fn write_incoming(
             WriteCounts::inserts(r.rows, r.files)
         }
     };
-    let commit = txn.commit(avro).await.map_err(df_err)?;
+    let (commit, after) = txn.commit_with_timeline(avro).await.map_err(df_err)?;
     let services = async {
-        compact::after_commit(table, mode).await?;
-        clean::after_commit(table, mode).await
+        // the commit's own view of the timeline when it has one; else (another writer may
+        // have committed) listed inside the lock
+        let timeline = match after {
+            Some(t) => t,
+            None => table.timeline().await.map_err(df_err)?,
+        };
+        let timeline = compact::after_commit(table, mode, timeline).await?;
+        clean::after_commit(table, mode, timeline).await
     };
     locked(table, mode, services).await?;
     Ok(counts.with_commit(&commit))

@@ -143,7 +143,11 @@ async fn delete(
         .await?
         .is_some()
     {
-        crate::sink::locked(table, &spec, crate::sink::clean::after_commit(table, &spec)).await?;
+        let services = async {
+            let timeline = table.timeline().await.map_err(crate::error::df_err)?;
+            crate::sink::clean::after_commit(table, &spec, timeline).await
+        };
+        crate::sink::locked(table, &spec, services).await?;
     }
     Ok(ctx.read_empty()?)
 }

@@ -24,6 +24,8 @@ pub struct FailingStore {
     pub deletes: bool,
     /// The prefixes listed recursively, in order.
     pub listed: std::sync::Mutex<Vec<String>>,
+    /// The folders listed one level deep (with a delimiter), in order.
+    pub listed_dirs: std::sync::Mutex<Vec<String>>,
 }
 
 impl fmt::Display for FailingStore {
@@ -42,6 +44,7 @@ impl FailingStore {
             parquet_reads: AtomicUsize::new(0),
             deletes: false,
             listed: std::sync::Mutex::new(Vec::new()),
+            listed_dirs: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -131,6 +134,8 @@ impl ObjectStore for FailingStore {
         self.inner.list(prefix)
     }
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        let listed = prefix.map(|p| p.to_string()).unwrap_or_default();
+        self.listed_dirs.lock().unwrap().push(listed);
         self.inner.list_with_delimiter(prefix).await
     }
     async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {

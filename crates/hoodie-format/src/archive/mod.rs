@@ -210,13 +210,23 @@ pub async fn run_archive(
     spec: &ArchiveSpec,
     clean: &CleanSpec,
 ) -> Result<Vec<Instant>> {
+    run_archive_on(table, spec, clean, table.timeline().await?).await
+}
+
+/// [`run_archive`] on `timeline`, the table's current timeline as the caller knows it (a
+/// writer right after its commit and clean), so that it is not listed again.
+pub async fn run_archive_on(
+    table: &HudiTable,
+    spec: &ArchiveSpec,
+    clean: &CleanSpec,
+    timeline: Timeline,
+) -> Result<Vec<Instant>> {
     let version = table.config().version()?;
     if version != 6 {
         return Err(FormatError::Unsupported {
             feature: format!("archiving a table of version {version} (hoodie writes table version 6; the table can be read)"),
         });
     }
-    let timeline = table.timeline().await?;
     let input = SelectInput {
         min_commits: spec.min_commits,
         max_commits: spec.max_commits,

@@ -196,9 +196,22 @@ async fn read_metadata(
 /// `max_commits` commits followed the last clean and some file is no longer needed, plans,
 /// runs and completes a new one. Returns the cleans completed (none when nothing was due).
 pub async fn run_clean(table: &HudiTable, spec: &CleanSpec) -> Result<Vec<CleanResult>> {
+    run_clean_on(table, spec, table.timeline().await?).await
+}
+
+/// [`run_clean`] starting from `timeline`, the table's current timeline as the caller knows
+/// it (a writer right after its commit), so that it is not listed again.
+pub async fn run_clean_on(
+    table: &HudiTable,
+    spec: &CleanSpec,
+    timeline: Timeline,
+) -> Result<Vec<CleanResult>> {
     check_writable(table)?;
-    let mut done = finish_pending_cleans(table).await?;
-    let timeline = table.timeline().await?;
+    let mut done = finish_pending_cleans_on(table, &timeline).await?;
+    let timeline = match done.is_empty() {
+        true => timeline,
+        false => table.timeline().await?,
+    };
     if commits_since_last_clean(table, &timeline).await? < spec.max_commits {
         return Ok(done);
     }
@@ -222,6 +235,14 @@ async fn plan_of(
     timeline: &Timeline,
     spec: &CleanSpec,
 ) -> Result<Option<CleanerPlan>> {
+    // as Hudi's CleanPlanner ("No earliest commit to retain. No need to scan partitions"):
+    // without a commit to retain from, the commit and hour policies clean nothing, so the
+    // table is not listed
+    if spec.policy != CleanPolicy::KeepLatestFileVersions
+        && earliest_commit_to_retain(spec, timeline).is_none()
+    {
+        return Ok(None);
+    }
     let storage = table.storage();
     let listing = match changed_partitions(table, timeline, spec).await? {
         Some(partitions) => TableListing::read_partitions(storage, &partitions).await?,
@@ -301,7 +322,14 @@ async fn changed_partitions(
 
 /// Finishes every clean that was planned but not completed, oldest first.
 pub async fn finish_pending_cleans(table: &HudiTable) -> Result<Vec<CleanResult>> {
-    let timeline = table.timeline().await?;
+    finish_pending_cleans_on(table, &table.timeline().await?).await
+}
+
+/// Finishes the cleans `timeline` shows pending, oldest first.
+async fn finish_pending_cleans_on(
+    table: &HudiTable,
+    timeline: &Timeline,
+) -> Result<Vec<CleanResult>> {
     let pending: Vec<&Instant> = timeline
         .instants()
         .iter()
@@ -330,7 +358,7 @@ async fn execute(
     plan_bytes: Vec<u8>,
 ) -> Result<CleanResult> {
     let storage = table.storage();
-    let dir = table.timeline().await?.dir().to_string();
+    let dir = table.config().timeline_dir()?;
     let inflight = Instant::new(instant, Action::Clean, State::Inflight).file_name(1);
     if !storage.exists(&format!("{dir}/{inflight}")).await? {
         storage

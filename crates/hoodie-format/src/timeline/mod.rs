@@ -64,6 +64,14 @@ impl Timeline {
         }
     }
 
+    /// This timeline with `more` instant files added: what a writer knows it wrote since the
+    /// timeline was listed, without listing the folder again.
+    pub fn with_files(&self, more: impl IntoIterator<Item = Instant>) -> Self {
+        let mut files = self.files.clone();
+        files.extend(more);
+        Self::from_files(files, self.layout, self.dir.clone())
+    }
+
     /// Every instant file (each state of each instant).
     pub fn files(&self) -> &[Instant] {
         &self.files

@@ -28,7 +28,7 @@ pub async fn write_overwrite(
     };
     let input_partitions: BTreeSet<String> = incoming.paths().values().iter().cloned().collect();
     let table = txn.table().clone();
-    let timeline = table.timeline().await?;
+    let timeline = txn.timeline().await?;
     let slices = table.file_slices(&timeline, None).await?;
     let result = write_inserts(txn, keygen, schema, incoming, options).await?;
     for s in slices {

@@ -28,6 +28,7 @@ use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
+use crate::timeline::Timeline;
 use crate::write::writer::{BaseFileWriter, FileSpec};
 
 use crate::write::markers::delete_prefix;
@@ -112,6 +113,10 @@ pub struct Transaction {
     /// What the statement read (conflicts are writes it did not see).
     read: ReadSnapshot,
     heartbeat: Option<Heartbeat>,
+    /// The timeline the write started from with its own pending instant (None when the start
+    /// rolled back failed writes): the write reads it instead of listing again. Commits of
+    /// other writers after the start are the conflict check's business, not the write's.
+    known: Option<Timeline>,
 }
 
 /// How many instant times a writer tries when another writer takes the same one.
@@ -159,8 +164,14 @@ impl Transaction {
         if let Some(lock) = lock {
             lock.release().await?;
         }
-        let (timeline, instant, heartbeat) = started?;
+        let (timeline, instant, heartbeat, rolled_back) = started?;
         let read = read.unwrap_or_else(|| ReadSnapshot::of(&timeline));
+        let known = (!rolled_back).then(|| {
+            timeline.with_files(
+                [State::Requested, State::Inflight]
+                    .map(|state| Instant::new(&instant, action.clone(), state)),
+            )
+        });
         Ok(Self {
             table: table.clone(),
             instant,
@@ -172,7 +183,17 @@ impl Transaction {
             concurrency: *concurrency,
             read,
             heartbeat,
+            known,
         })
+    }
+
+    /// The table's timeline for this write: the one it started from, with its own pending
+    /// instant (listed afresh when the start rolled back failed writes).
+    pub async fn timeline(&self) -> Result<Timeline> {
+        match &self.known {
+            Some(t) => Ok(t.clone()),
+            None => self.table.timeline().await,
+        }
     }
 
     /// The instant time of this write.
@@ -244,7 +265,19 @@ impl Transaction {
 
     /// Completes the write: writes the completed instant with the commit metadata. `avro_schema`
     /// is the table's Avro schema (without meta fields).
-    pub async fn commit(mut self, avro_schema: String) -> Result<CommitMetadata> {
+    pub async fn commit(self, avro_schema: String) -> Result<CommitMetadata> {
+        Ok(self.commit_with_timeline(avro_schema).await?.0)
+    }
+
+    /// Completes the write as [`Transaction::commit`] does; returns the commit metadata and,
+    /// when this writer knows it without listing, the timeline right after the commit (for the
+    /// table services that follow). None under optimistic concurrency (another writer may
+    /// commit before the services take the lock) or after a start that rolled back failed
+    /// writes.
+    pub async fn commit_with_timeline(
+        mut self,
+        avro_schema: String,
+    ) -> Result<(CommitMetadata, Option<Timeline>)> {
         let mut extra = BTreeMap::new();
         extra.insert("schema".to_string(), avro_schema);
         let metadata = CommitMetadata {
@@ -266,7 +299,14 @@ impl Transaction {
         if let Some(hb) = self.heartbeat {
             hb.stop().await?;
         }
-        Ok(metadata)
+        // under optimistic concurrency another writer may commit before the services after
+        // this commit take the lock: they list the timeline again inside it
+        let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
+        let after = match self.concurrency.optimistic {
+            true => None,
+            false => self.known.map(|t| t.with_files([done])),
+        };
+        Ok((metadata, after))
     }
 
     /// Writes the completed instant file (create-if-absent): the write becomes visible.
@@ -321,13 +361,14 @@ impl Transaction {
 
 /// Rolls back failed writes as the policy says, then records the requested and inflight
 /// instants of a new write (its heartbeat first); returns the timeline it started from, the
-/// instant and the heartbeat.
+/// instant, the heartbeat and whether a failed write was rolled back (the timeline is then
+/// behind the folder).
 async fn start_instant(
     table: &HudiTable,
     operation: WriteOperation,
     action: &Action,
     concurrency: &ConcurrencySpec,
-) -> Result<(crate::timeline::Timeline, String, Option<Heartbeat>)> {
+) -> Result<(Timeline, String, Option<Heartbeat>, bool)> {
     let timeline = table.timeline().await?;
     let rollback_time = rollback_stale_writes(table, &timeline, concurrency).await?;
     let mut after = rollback_time
@@ -370,7 +411,7 @@ async fn start_instant(
             profile.to_json(),
         )
         .await?;
-    Ok((timeline, instant, heartbeat))
+    Ok((timeline, instant, heartbeat, rollback_time.is_some()))
 }
 
 /// The content of a write's requested instant: empty for a commit, Java's Avro

@@ -261,7 +261,7 @@ pub async fn write_upserts(
 
     // the latest slices of the partitions to look in
     let table = txn.table().clone();
-    let timeline = table.timeline().await?;
+    let timeline = txn.timeline().await?;
     let all_slices = table.file_slices(&timeline, None).await?;
     let touched: HashSet<&str> = keep.iter().map(|&i| paths.value(i as usize)).collect();
     let slices: Vec<FileSlice> = all_slices

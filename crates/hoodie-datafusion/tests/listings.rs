@@ -1,0 +1,97 @@
+//! How often a write statement lists the timeline folder `.hoodie/` (one request on an object
+//! store each time): once to open the table, once for the statement's read and once when its
+//! write starts (a merge-on-read write once more before, to finish a compaction a failed
+//! statement left pending). The write itself, the clean and the archival after its commit use
+//! the transaction's own view of the timeline instead of listing again; a clean that ran makes
+//! the archival list it once more. Under optimistic concurrency the commit's conflict check
+//! and the services after it list it again inside the lock, as other writers may have
+//! committed.
+
+use std::sync::Arc;
+
+mod common;
+
+use common::failing::FailingStore;
+use common::{cells, session_with_table};
+use hoodie_datafusion::HudiTableProvider;
+use hoodie_format::storage::TableStorage;
+use hoodie_format::HudiTable;
+
+/// The listings of `.hoodie/` made by opening the table at `loc` and running `statement` on
+/// it (as table `f`), after `setup` statements on it (as `t`); and the session.
+async fn timeline_listings(props: &str, setup: &[&str], statement: &str) -> usize {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        &format!(
+            "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) \
+             TBLPROPERTIES (primaryKey = 'id'{props})"
+        ),
+        &loc,
+    )
+    .await;
+    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y'), (3, 'c', 'x')")
+        .await
+        .unwrap();
+    for s in setup {
+        ctx.run(s).await.unwrap();
+    }
+    let storage = TableStorage::local(&loc).unwrap();
+    let store = Arc::new(FailingStore::new(storage.store().clone(), usize::MAX));
+    let table = HudiTable::open(storage.with_store(store.clone()))
+        .await
+        .unwrap();
+    let provider = HudiTableProvider::try_new("f", table).await.unwrap();
+    ctx.session()
+        .register_table("f", Arc::new(provider))
+        .unwrap();
+    ctx.run(statement).await.unwrap();
+    // the statement did what it says
+    assert_eq!(
+        cells(&ctx, "SELECT id, v FROM t WHERE id = 2").await,
+        [["2", "u"]]
+    );
+    let timeline = format!("{}/.hoodie", storage.base());
+    let dirs = store.listed_dirs.lock().unwrap().clone();
+    let n = dirs.iter().filter(|d| **d == timeline).count();
+    // a clean due after the statement (the only case with cleaner settings) did run
+    let cleans = common::files_under(&loc.join(".hoodie"))
+        .iter()
+        .filter(|f| f.ends_with(".clean"))
+        .count();
+    assert_eq!(cleans > 0, props.contains("cleaner"), "{cleans} cleans");
+    n
+}
+
+#[tokio::test]
+async fn a_write_lists_the_timeline_to_open_read_and_start() {
+    let update = "UPDATE f SET v = 'u' WHERE id = 2";
+    assert_eq!(timeline_listings("", &[], update).await, 3);
+    assert_eq!(
+        timeline_listings(", type = 'mor'", &[], update).await,
+        4,
+        "merge-on-read"
+    );
+    let merge = "MERGE INTO f USING (SELECT 2 AS id, 'u' AS v, 'y' AS p) s ON f.id = s.id \
+                 WHEN MATCHED THEN UPDATE SET *";
+    assert_eq!(timeline_listings("", &[], merge).await, 3, "MERGE");
+}
+
+#[tokio::test]
+async fn a_clean_after_the_commit_makes_the_archival_list_it_again() {
+    // one commit retained, a clean due after every commit: the UPDATE's clean runs
+    let props = ", 'hoodie.cleaner.commits.retained' = '1', 'hoodie.clean.max.commits' = '1'";
+    let setup = ["UPDATE t SET v = 'w' WHERE id = 2"];
+    let n = timeline_listings(props, &setup, "UPDATE f SET v = 'u' WHERE id = 2").await;
+    assert_eq!(n, 4);
+}
+
+#[tokio::test]
+async fn optimistic_concurrency_lists_it_again_inside_the_lock() {
+    let props = ", 'hoodie.write.concurrency.mode' = 'optimistic_concurrency_control'";
+    let n = timeline_listings(props, &[], "UPDATE f SET v = 'u' WHERE id = 2").await;
+    // open, read, start, the commit's conflict check, the services after it
+    assert_eq!(n, 5);
+}
