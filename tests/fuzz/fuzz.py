@@ -66,6 +66,7 @@ def run_chunk(args):
     seeds, opts = args
     gen.AVOID.clear()
     gen.AVOID.update(opts["avoid"])
+    runner.STORE = opts["store"]
     work = tempfile.mkdtemp(prefix="hoodie-fuzz-", dir=opts["tmp"])
     results = []
     seqs = []
@@ -153,6 +154,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, help="run one seed verbosely")
     p.add_argument("--statements", type=int, default=22, help="statements per sequence (after the CREATE)")
     p.add_argument("--hoodie", default=os.path.join(ROOT, "target", "debug", "hoodie"))
+    p.add_argument("--store", help="put the warehouses under this object-store URL (s3://bucket/prefix), "
+                   "the store configured by the environment as tests/s3/run.sh does")
     p.add_argument("--idents", choices=["quoted", "mixed"], default="mixed")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--batch", type=int, default=10, help="sequences per hoodie process")
@@ -168,9 +171,10 @@ def main(argv=None):
     a = p.parse_args(argv)
     gen.AVOID.update(a.avoid)
     gen.AVOID.difference_update(a.allow)
+    runner.STORE = a.store
     opts = dict(statements=a.statements, hoodie=os.path.abspath(a.hoodie), idents=a.idents, keep=a.keep,
                 plant=set(a.plant), failures=a.failures, shrink_budget=a.shrink_budget,
-                tmp=os.path.join(ROOT, "target", "fuzz-tmp"), avoid=set(gen.AVOID))
+                tmp=os.path.join(ROOT, "target", "fuzz-tmp"), avoid=set(gen.AVOID), store=a.store)
     os.makedirs(opts["tmp"], exist_ok=True)
     seeds = parse_seeds(a)
     t0 = time.time()

@@ -13,6 +13,46 @@ import pyarrow.parquet as pq
 
 from model import Idents
 
+# An object-store URL the warehouses go under instead of local disk (fuzz.py --store), with the
+# store configured by the environment (AWS_ENDPOINT, AWS_ACCESS_KEY_ID, ...), as hoodie and
+# hudi-rs read it. The scripts, and the Parquet copies the checks compare, stay on local disk.
+STORE = None
+
+
+def warehouse_uri(wh):
+    """The warehouse hoodie is given for the local work folder `wh`: `wh` itself, or a folder of
+    the same name (and its parent's) under the store."""
+    if STORE is None:
+        return wh
+    return f"{STORE.rstrip('/')}/{os.path.basename(os.path.dirname(wh))}/{os.path.basename(wh)}"
+
+
+def table_base(wh, name):
+    """The base path of table `name` of the warehouse whose local work folder is `wh`."""
+    return f"{warehouse_uri(wh)}/{name}" if STORE else os.path.join(wh, name)
+
+
+def storage_options():
+    """hudi-rs's storage options for the store (object_store's keys, from the environment)."""
+    keys = ("AWS_ENDPOINT", "AWS_ALLOW_HTTP", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")
+    return {k.lower(): os.environ[k] for k in keys if k in os.environ}
+
+
+def listdir(base):
+    """The names in folder `base` (a local path or a URL on the store); [] if there is none."""
+    if STORE is None:
+        return os.listdir(base) if os.path.isdir(base) else []
+    from urllib.parse import urlparse
+    from pyarrow import fs
+    endpoint = urlparse(os.environ["AWS_ENDPOINT"])
+    s3 = fs.S3FileSystem(access_key=os.environ.get("AWS_ACCESS_KEY_ID"),
+                         secret_key=os.environ.get("AWS_SECRET_ACCESS_KEY"),
+                         region=os.environ.get("AWS_REGION", "us-east-1"),
+                         endpoint_override=endpoint.netloc, scheme=endpoint.scheme or "https")
+    u = urlparse(base)
+    infos = s3.get_file_info(fs.FileSelector(f"{u.netloc}{u.path}", allow_not_found=True))
+    return [os.path.basename(i.path) for i in infos]
+
 
 def wait_for(binary, timeout=900):
     """hoodie is rebuilt from time to time; wait while the binary is missing."""
@@ -27,7 +67,7 @@ def run_hoodie(binary, warehouse, script_path, timeout=600):
     for attempt in range(3):
         wait_for(binary)
         try:
-            p = subprocess.run([binary, "--warehouse", warehouse, "-f", script_path],
+            p = subprocess.run([binary, "--warehouse", warehouse_uri(warehouse), "-f", script_path],
                                capture_output=True, text=True, timeout=timeout)
         except FileNotFoundError:  # replaced between the check and the exec
             time.sleep(5)
@@ -74,9 +114,8 @@ def script_for(seq, ident_mode, out=None):
 
 def completed_writes(base):
     """Requested times of the completed commits, deltacommits and replacecommits of a table."""
-    names = os.listdir(os.path.join(base, ".hoodie")) if os.path.isdir(os.path.join(base, ".hoodie")) else []
     out = []
-    for n in names:
+    for n in listdir(f"{base}/.hoodie"):
         head, _, action = n.partition(".")
         if action in ("commit", "deltacommit", "replacecommit") and head.isdigit():
             out.append(head)
@@ -98,8 +137,7 @@ def canon_rows(rows):
 def earliest_kept(seq, wh, binary):
     """The earliest commit the table's last clean kept, as `CALL show_cleans` gives it (None:
     the table was never cleaned). Reads before it fail; reads from it on see every state."""
-    base = os.path.join(wh, seq.table.name, ".hoodie")
-    if not any(n.endswith(".clean") for n in os.listdir(base)):
+    if not any(n.endswith(".clean") for n in listdir(f"{table_base(wh, seq.table.name)}/.hoodie")):
         return None
     script = os.path.join(wh, f"cleans-{seq.seed}.sql")
     write_script(script, [f"CALL show_cleans(table => '{seq.table.name}', limit => 1)"])
@@ -114,7 +152,7 @@ def earliest_kept(seq, wh, binary):
 def last_archived(seq, wh, binary):
     """The latest instant of the table's archived timeline, as `CALL show_timeline` gives it
     (None: nothing was archived). A CDC read must start at it or later, as in Hudi."""
-    if not os.path.isdir(os.path.join(wh, seq.table.name, ".hoodie", "archived")):
+    if not listdir(f"{table_base(wh, seq.table.name)}/.hoodie/archived"):
         return None
     script = os.path.join(wh, f"archived-{seq.seed}.sql")
     write_script(script, [f"CALL show_timeline(table => '{seq.table.name}', showArchived => true, "
@@ -144,7 +182,7 @@ def history_check(seq, wh, binary):
     steps = [canon_rows(read_parquet(f"{same}.step{k}")) for k in range(len(seq.units))
              if os.path.exists(f"{same}.step{k}")]
     kept = earliest_kept(seq, wh, binary)
-    instants = completed_writes(os.path.join(wh, seq.table.name))
+    instants = completed_writes(table_base(wh, seq.table.name))
     cleaned = [i for i in instants if kept is not None and i < kept]
     instants = [i for i in instants if i not in cleaned]
     # archived commits are not on the active timeline: the reads as of those left are the last states
@@ -257,7 +295,10 @@ def read_parquet(path):
 
 def read_hudi(base):
     from hudi import HudiTableBuilder
-    batches = HudiTableBuilder.from_base_uri(base).build().read()
+    builder = HudiTableBuilder.from_base_uri(base)
+    if STORE:
+        builder = builder.with_storage_options(storage_options())
+    batches = builder.build().read()
     return pa.Table.from_batches(batches).to_pylist() if batches else []
 
 
@@ -334,7 +375,7 @@ def _fresh_and_hudi(done, out, binary, wh):
             o.hudi = None  # hudi-rs 0.5.0 refuses tables that drop their partition columns
             continue
         try:
-            o.hudi = read_hudi(os.path.join(wh, s.table.name))
+            o.hudi = read_hudi(table_base(wh, s.table.name))
         except Exception as e:  # noqa: BLE001 - any reader failure is a finding
             o.hudi_error = f"{type(e).__name__}: {e}"
 

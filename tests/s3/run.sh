@@ -2,7 +2,10 @@
 # Tables on an S3 server: starts moto's S3 server (PyPI moto[server]) on 127.0.0.1, checks
 # that it refuses a second create-if-absent (hoodie's commits rely on it), runs every kind of
 # DML on tables at s3:// locations and has hudi-rs (PyPI hudi) read them with the same storage
-# options. Usage: tests/s3/run.sh <path to the hoodie binary>
+# options; then the quickstart with its warehouse on S3, failure injection at every write of
+# each DML kind and of a compaction (crates/hoodie-datafusion/tests/store_failure.rs), a subset
+# of the differential fuzzer's seeds and the stress test, all on the server.
+# Usage: tests/s3/run.sh <path to the hoodie binary>
 set -euo pipefail
 HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -75,3 +78,11 @@ for type in cow mor; do
   "$VENV/bin/python" "$HERE/../concurrency/stress.py" --hoodie "$HOODIE" --type "$type" \
     --location "s3://hoodie/stress_$type" --work "$WORK/stress_$type" --writers 3 --statements 6 --seed 1
 done
+# every object-store write of each DML kind, of a deltacommit and of a compaction failed in turn
+HOODIE_TEST_S3_URL=s3://hoodie/failure cargo test --quiet --manifest-path "$HERE/../../Cargo.toml" \
+  -p hoodie-datafusion --test store_failure -- --ignored
+echo "ok   failure injection at every write on the S3 server"
+# the differential fuzzer with its warehouses on the server (tests/fuzz/README.md)
+FUZZ_VENV=$(bash "$HERE/../fuzz/venv.sh")
+"$FUZZ_VENV/bin/python" "$HERE/../fuzz/fuzz.py" --hoodie "$HOODIE" --store s3://hoodie/fuzz \
+  --seeds "${HOODIE_S3_FUZZ_SEEDS:-0..29}" --statements 22

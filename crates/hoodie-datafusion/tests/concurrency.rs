@@ -197,3 +197,37 @@ async fn procedures_that_change_the_timeline_wait_for_the_table_lock() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn compaction_commands_wait_for_the_table_lock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ctx, loc) = occ_table(tmp.path(), "mor").await;
+    ctx.run("UPDATE t SET v = 'u' WHERE id = 2").await.unwrap();
+    ctx.run("SET hoodie.write.lock.wait_time_ms = 200")
+        .await
+        .unwrap();
+    let table = table_at(&loc).await;
+    let spec = ConcurrencySpec::of_table(table.config()).unwrap();
+    let held = hoodie_format::concurrency::lock::TableLock::acquire(table.storage(), &spec.lock)
+        .await
+        .unwrap();
+    for command in [
+        "SCHEDULE COMPACTION ON t",
+        "RUN COMPACTION ON t",
+        "CALL run_compaction(op => 'scheduleandexecute', table => 't')",
+    ] {
+        let err = ctx.run(command).await.unwrap_err();
+        assert!(
+            err.to_string().contains("Unable to acquire lock"),
+            "{command}: {err}"
+        );
+    }
+    let timeline = table_at(&loc).await.timeline().await.unwrap();
+    assert!(hoodie_format::compaction::pending_compactions(&timeline).is_empty());
+    held.release().await.unwrap();
+    ctx.run("SCHEDULE COMPACTION ON t").await.unwrap();
+    ctx.run("RUN COMPACTION ON t").await.unwrap();
+    let timeline = table_at(&loc).await.timeline().await.unwrap();
+    assert!(hoodie_format::compaction::pending_compactions(&timeline).is_empty());
+    assert_eq!(common::cells(&ctx, QUERY).await[1], ["2", "u", "y"]);
+}

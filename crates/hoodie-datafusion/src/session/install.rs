@@ -13,6 +13,7 @@ use super::config::{HoodieSessionConfig, SparkSessionConfig};
 use super::planner::HoodieQueryPlanner;
 use crate::ddl::catalog::WarehouseSchema;
 use crate::ddl::factory::HudiTableFactory;
+use crate::ddl::stores::StoreRegisteringFactory;
 use crate::dml::HudiDmlRule;
 
 /// The catalog a session's warehouse is registered as, unless [`HoodieOptions::with_catalog`]
@@ -123,9 +124,13 @@ impl SessionStateBuilderExt for SessionStateBuilder {
         extensions.insert(hoodie);
         extensions.insert(SparkSessionConfig::default());
 
-        self.table_factories()
-            .get_or_insert_with(Default::default)
-            .insert("HUDI".to_string(), Arc::new(HudiTableFactory));
+        let factories = self.table_factories().get_or_insert_with(Default::default);
+        // plain tables at object-store locations read and write through the store hoodie
+        // builds for the location
+        for factory in factories.values_mut() {
+            *factory = Arc::new(StoreRegisteringFactory::new(factory.clone()));
+        }
+        factories.insert("HUDI".to_string(), Arc::new(HudiTableFactory));
 
         let list = self
             .catalog_list()
