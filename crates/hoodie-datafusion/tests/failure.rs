@@ -130,28 +130,7 @@ async fn failed_inserts_leave_the_table_unchanged_and_are_rolled_back() {
     let after = snapshot(&ctx).await;
     assert_eq!(after.len(), 5);
     let files = files_under(&loc);
-    let timeline = HudiTable::open(storage.clone())
-        .await
-        .unwrap()
-        .timeline()
-        .await
-        .unwrap();
-    assert!(
-        timeline.pending_writes().is_empty(),
-        "pending instants left: {:?}",
-        timeline.pending_writes()
-    );
-    let completed: Vec<String> = timeline
-        .completed_writes()
-        .map(|i| i.timestamp.clone())
-        .collect();
-    for f in files.iter().filter(|f| f.ends_with(".parquet")) {
-        let instant = f.rsplit('_').next().unwrap().trim_end_matches(".parquet");
-        assert!(
-            completed.iter().any(|c| c == instant),
-            "file {f} of an instant that never completed was left behind"
-        );
-    }
+    common::assert_nothing_uncommitted(&storage, &files).await;
     let rollbacks = files
         .iter()
         .filter(|f| f.starts_with(".hoodie/") && f.ends_with(".rollback"))

@@ -156,3 +156,30 @@ pub async fn reader(tmp: &Path, loc: &Path) -> HoodieContext {
     ctx.run(&open).await.unwrap();
     ctx
 }
+
+/// The table at `storage` has no pending write, and every base file among `files` (paths
+/// relative to the table) is of a completed write: nothing a failed write left is visible.
+pub async fn assert_nothing_uncommitted(storage: &TableStorage, files: &[String]) {
+    let timeline = HudiTable::open(storage.clone())
+        .await
+        .unwrap()
+        .timeline()
+        .await
+        .unwrap();
+    assert!(
+        timeline.pending_writes().is_empty(),
+        "pending instants left: {:?}",
+        timeline.pending_writes()
+    );
+    let completed: Vec<String> = timeline
+        .completed_writes()
+        .map(|i| i.timestamp.clone())
+        .collect();
+    for f in files.iter().filter(|f| f.ends_with(".parquet")) {
+        let instant = f.rsplit('_').next().unwrap().trim_end_matches(".parquet");
+        assert!(
+            completed.iter().any(|c| c == instant),
+            "file {f} of an instant that never completed was left behind"
+        );
+    }
+}

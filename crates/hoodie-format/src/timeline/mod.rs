@@ -222,6 +222,26 @@ mod tests {
     }
 
     #[test]
+    fn added_files_are_seen_as_a_listing_would_see_them() {
+        let listed = ["001.commit", "002.commit.requested", "002.inflight"]
+            .map(|n| inst(&format!("20240101000000{n}")))
+            .to_vec();
+        let t = Timeline::from_files(listed, 1, ".hoodie".into());
+        assert_eq!(t.pending_writes().len(), 1);
+        let after = t.with_files([inst("20240101000000002.commit")]);
+        let writes: Vec<&str> = after
+            .completed_writes()
+            .map(|i| i.timestamp.as_str())
+            .collect();
+        assert_eq!(writes, ["20240101000000001", "20240101000000002"]);
+        assert!(after.pending_writes().is_empty());
+        assert_eq!(after.files().len(), 4);
+        assert_ne!(after.completed_fingerprint(), t.completed_fingerprint());
+        // the listed timeline is left as it was
+        assert_eq!(t.pending_writes().len(), 1);
+    }
+
+    #[test]
     fn latest_state_and_pending() {
         let files = vec![
             inst(
