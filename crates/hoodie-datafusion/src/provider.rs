@@ -27,7 +27,6 @@ use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::write::spec::{WriteSpec, WriteStatement};
 use hoodie_format::HudiTable;
-use object_store::ObjectMeta;
 
 use crate::error::{df_err, HoodieError};
 use crate::scan::read_kind::ReadKind;
@@ -222,7 +221,7 @@ impl HudiTableProvider {
         input: Arc<dyn ExecutionPlan>,
         mode: WriteSpec,
     ) -> Arc<dyn ExecutionPlan> {
-        let read = crate::scan::snapshot::read_of(&input, self.table.storage().location());
+        let read = crate::scan::snapshot::PlanRead::of(&input, self.table.storage().location());
         let sink = HudiSink::new(
             self.table.clone(),
             self.name.clone(),
@@ -243,7 +242,7 @@ impl HudiTableProvider {
         rows_in_memory: Option<usize>,
     ) -> Arc<dyn ExecutionPlan> {
         let schema = change_set_schema(&input.schema(), &self.schema);
-        let read = crate::scan::snapshot::read_of(&input, self.table.storage().location());
+        let read = crate::scan::snapshot::PlanRead::of(&input, self.table.storage().location());
         let sink = HudiSink::new(self.table.clone(), self.name.clone(), schema, mode)
             .with_rows_in_memory(rows_in_memory)
             .with_read(read);
@@ -398,7 +397,7 @@ impl HudiTableProvider {
                     .map_err(HoodieError::into_datafusion)
             };
             plans.push(crate::scan::merge_on_read_plan(
-                &self.table,
+                &crate::scan::footers::with_session_footers(&self.table, state.runtime_env()),
                 &self.schema,
                 timeline,
                 as_of,
@@ -440,13 +439,10 @@ impl HudiTableProvider {
                 continue;
             };
             // the store path itself: a path's text would be percent-encoded a second time
-            let mut file = PartitionedFile::new_from_meta(ObjectMeta {
-                location: storage.path(&b.rel_path),
-                last_modified: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
-                size: b.size,
-                e_tag: None,
-                version: None,
-            });
+            let mut file = PartitionedFile::new_from_meta(crate::scan::footers::object_meta(
+                storage.path(&b.rel_path),
+                b.size,
+            ));
             if !dropped.is_empty() {
                 file.partition_values = self
                     .partition_values(&s.partition_path, &dropped)
@@ -479,10 +475,15 @@ impl HudiTableProvider {
                 .with_table_partition_cols(dropped)
                 .build()
         };
-        let source = ParquetSource::new(table_schema).with_table_parquet_options(parquet);
-        // the scan reads through the table's own store, registered under its URL
+        // the scan reads through the table's own store, registered under its URL, and keeps
+        // the footers it reads for the statement's write
         let url = ObjectStoreUrl::parse(storage.store_url())?;
         let runtime = state.runtime_env();
+        let source = ParquetSource::new(table_schema)
+            .with_table_parquet_options(parquet)
+            .with_parquet_file_reader_factory(crate::scan::footers::reader_factory(
+                storage, runtime,
+            ));
         if runtime.object_store(&url).is_err() {
             runtime.register_object_store(url.as_ref(), storage.store().clone());
         }
@@ -571,25 +572,17 @@ impl HudiTableProvider {
         crate::scan::history::filter_window(plan, window, commit_time, projection.map(Vec::len))
     }
 
-    /// Under optimistic concurrency control, marks `plan` (a scan of `timeline`) with what it
-    /// read, for the write it may feed.
+    /// Marks `plan` (a scan of `timeline`) with the timeline it read, for the write it may
+    /// feed.
     fn mark_read(
         &self,
-        state: &dyn Session,
         timeline: &hoodie_format::timeline::Timeline,
         plan: Arc<dyn ExecutionPlan>,
     ) -> Arc<dyn ExecutionPlan> {
-        let session = SessionOptions::of_session(state);
-        let options = self.write_options(&session);
-        let optimistic = hoodie_format::concurrency::ConcurrencySpec::resolve(|k| options.get(k))
-            .is_ok_and(|c| c.optimistic);
-        if !optimistic {
-            return plan;
-        }
         Arc::new(crate::scan::snapshot::SnapshotExec::new(
             plan,
             self.table.storage().location().to_string(),
-            hoodie_format::concurrency::conflict::ReadSnapshot::of(timeline),
+            timeline.clone(),
         ))
     }
 }
@@ -629,7 +622,7 @@ impl TableProvider for HudiTableProvider {
         let plan = self
             .scan_files(state, &timeline, projection, filters, limit)
             .await?;
-        Ok(self.mark_read(state, &timeline, plan))
+        Ok(self.mark_read(&timeline, plan))
     }
 
     async fn insert_into(

@@ -201,7 +201,6 @@ impl AsyncFileReader for StoreFileReader {
         Box::pin(async move {
             crate::footer::read_footer(&self.storage, &self.rel)
                 .await
-                .map(std::sync::Arc::new)
                 .map_err(Self::external)
         })
     }

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{Schema, SchemaRef};
+use futures::future::BoxFuture;
+use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
+use parquet::arrow::async_reader::MetadataFetch;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 
@@ -14,9 +17,29 @@ use crate::storage::TableStorage;
 /// filter, so a generous first read saves a round trip.
 const FIRST_SUFFIX: u64 = 1 << 20;
 
+/// Footers already read, kept by whoever embeds the format (a query engine's file metadata
+/// cache). A base file's name carries its file id and instant, and files are never rewritten in
+/// place, so a path with the same size names the same bytes.
+pub trait FooterCache: std::fmt::Debug + Send + Sync {
+    /// The footer kept for `path`, if any, with the size of the file it was read from.
+    fn get(&self, path: &Path) -> Option<(u64, Arc<ParquetMetaData>)>;
+    /// Keeps the footer of the file at `path` of `size` bytes.
+    fn put(&self, path: &Path, size: u64, meta: Arc<ParquetMetaData>);
+}
+
 /// Reads the footer metadata of the base file at `rel` (relative to the table base).
-pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<ParquetMetaData> {
-    read_footer_with(storage, rel, PageIndexPolicy::Skip).await
+pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<Arc<ParquetMetaData>> {
+    read_footer_with(storage, rel, None, PageIndexPolicy::Skip).await
+}
+
+/// Reads the footer metadata of the base file at `rel` whose size the caller knows (from the
+/// file listing), so that no HEAD request is needed.
+pub async fn read_footer_sized(
+    storage: &TableStorage,
+    rel: &str,
+    size: u64,
+) -> Result<Arc<ParquetMetaData>> {
+    read_footer_with(storage, rel, Some(size), PageIndexPolicy::Skip).await
 }
 
 /// Reads the footer metadata of `rel` with its page index (column and offset indexes) when the
@@ -24,36 +47,67 @@ pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<ParquetMet
 pub async fn read_footer_with_page_index(
     storage: &TableStorage,
     rel: &str,
-) -> Result<ParquetMetaData> {
-    read_footer_with(storage, rel, PageIndexPolicy::Optional).await
+) -> Result<Arc<ParquetMetaData>> {
+    read_footer_with(storage, rel, None, PageIndexPolicy::Optional).await
+}
+
+fn has_page_index(meta: &ParquetMetaData) -> bool {
+    meta.column_index().is_some() && meta.offset_index().is_some()
 }
 
 async fn read_footer_with(
     storage: &TableStorage,
     rel: &str,
+    size: Option<u64>,
+    page_index: PageIndexPolicy,
+) -> Result<Arc<ParquetMetaData>> {
+    let path = storage.path(rel);
+    let cache = storage.footer_cache();
+    let cached = cache
+        .and_then(|c| c.get(&path))
+        .filter(|(n, _)| size.is_none_or(|s| s == *n));
+    let meta = match cached {
+        Some((_, meta)) if page_index == PageIndexPolicy::Skip || has_page_index(&meta) => {
+            return Ok(meta)
+        }
+        // the footer is known, only its page index is still to read
+        Some((size, meta)) => load_page_index(storage, rel, size, &meta, page_index).await?,
+        None => {
+            let size = match size {
+                Some(s) => s,
+                None => {
+                    storage
+                        .store()
+                        .head(&path)
+                        .await
+                        .map_err(|e| FormatError::storage(&path, e))?
+                        .size
+                }
+            };
+            (
+                size,
+                Arc::new(fetch_footer(storage, rel, size, page_index).await?),
+            )
+        }
+    };
+    if let Some(c) = cache {
+        c.put(&path, meta.0, meta.1.clone());
+    }
+    Ok(meta.1)
+}
+
+/// Reads the footer from the end of the file (`size` bytes), with a larger read when the first
+/// one was too short.
+async fn fetch_footer(
+    storage: &TableStorage,
+    rel: &str,
+    size: u64,
     page_index: PageIndexPolicy,
 ) -> Result<ParquetMetaData> {
     let path = storage.path(rel);
-    let store = storage.store();
-    let size = store
-        .head(&path)
-        .await
-        .map_err(|e| FormatError::storage(&path, e))?
-        .size;
     let mut want = FIRST_SUFFIX.min(size);
     loop {
-        // a bounded range of the known size, not a suffix range, which Azure does not serve
-        let opts = GetOptions {
-            range: Some(GetRange::Bounded(size - want..size)),
-            ..Default::default()
-        };
-        let bytes = store
-            .get_opts(&path, opts)
-            .await
-            .map_err(|e| FormatError::storage(&path, e))?
-            .bytes()
-            .await
-            .map_err(|e| FormatError::storage(&path, e))?;
+        let bytes = get_bounded(storage, &path, size - want..size).await?;
         let mut reader = ParquetMetaDataReader::new().with_page_index_policy(page_index);
         match reader.try_parse_sized(&bytes, size) {
             Ok(()) => return reader.finish().map_err(|e| FormatError::parquet(rel, e)),
@@ -62,6 +116,67 @@ async fn read_footer_with(
             }
             Err(e) => return Err(FormatError::parquet(rel, e)),
         }
+    }
+}
+
+/// Adds the page index to a footer read without it: only the index's bytes are fetched.
+async fn load_page_index(
+    storage: &TableStorage,
+    rel: &str,
+    size: u64,
+    meta: &ParquetMetaData,
+    page_index: PageIndexPolicy,
+) -> Result<(u64, Arc<ParquetMetaData>)> {
+    let mut reader =
+        ParquetMetaDataReader::new_with_metadata(meta.clone()).with_page_index_policy(page_index);
+    let fetch = RangeFetch {
+        storage,
+        path: storage.path(rel),
+    };
+    reader
+        .load_page_index(fetch)
+        .await
+        .map_err(|e| FormatError::parquet(rel, e))?;
+    let meta = reader.finish().map_err(|e| FormatError::parquet(rel, e))?;
+    Ok((size, Arc::new(meta)))
+}
+
+/// A bounded range of a file of known size (not a suffix range, which Azure does not serve).
+async fn get_bounded(
+    storage: &TableStorage,
+    path: &Path,
+    range: std::ops::Range<u64>,
+) -> Result<bytes::Bytes> {
+    let opts = GetOptions {
+        range: Some(GetRange::Bounded(range)),
+        ..Default::default()
+    };
+    storage
+        .store()
+        .get_opts(path, opts)
+        .await
+        .map_err(|e| FormatError::storage(path, e))?
+        .bytes()
+        .await
+        .map_err(|e| FormatError::storage(path, e))
+}
+
+/// Byte ranges of one file for the parquet metadata reader.
+struct RangeFetch<'a> {
+    storage: &'a TableStorage,
+    path: Path,
+}
+
+impl MetadataFetch for RangeFetch<'_> {
+    fn fetch(
+        &mut self,
+        range: std::ops::Range<u64>,
+    ) -> BoxFuture<'_, parquet::errors::Result<bytes::Bytes>> {
+        Box::pin(async move {
+            get_bounded(self.storage, &self.path, range)
+                .await
+                .map_err(|e| ParquetError::External(Box::new(e)))
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use arrow::array::StringArray;
 use crate::base_file::read_record_keys;
 use crate::bloom::{self, HoodieBloomFilter};
 use crate::error::{FormatError, Result};
-use crate::footer::{footer_value, read_footer};
+use crate::footer::{footer_value, read_footer_sized};
 use crate::fs_view::FileSlice;
 use crate::storage::TableStorage;
 use crate::tasks::FastMap;
@@ -53,9 +53,10 @@ pub async fn tag_locations(
             continue;
         };
         stats.candidates += 1;
-        let (storage, rel, keys, sorted, permits) = (
+        let (storage, rel, size, keys, sorted, permits) = (
             storage.clone(),
             base.rel_path.clone(),
+            base.size,
             keys.clone(),
             sorted.clone(),
             permits.clone(),
@@ -64,7 +65,7 @@ pub async fn tag_locations(
             rel.clone(),
             tokio::spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                lookup_file(&storage, &rel, &keys, &sorted).await
+                lookup_file(&storage, &rel, size, &keys, &sorted).await
             }),
         ));
         file_slices.push(i);
@@ -102,6 +103,7 @@ struct FileLookup {
 async fn lookup_file(
     storage: &TableStorage,
     rel_path: &str,
+    size: u64,
     keys: &StringArray,
     sorted: &[u32],
 ) -> Result<FileLookup> {
@@ -110,7 +112,7 @@ async fn lookup_file(
         bloom_hit: false,
         found: Vec::new(),
     };
-    let footer = read_footer(storage, rel_path).await?;
+    let footer = read_footer_sized(storage, rel_path, size).await?;
     let min = footer_value(&footer, bloom::MIN_RECORD_KEY_FOOTER_KEY);
     let max = footer_value(&footer, bloom::MAX_RECORD_KEY_FOOTER_KEY);
     let key = |i: &u32| keys.value(*i as usize);

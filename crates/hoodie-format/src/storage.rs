@@ -11,6 +11,15 @@ use object_store::{
 };
 
 use crate::error::{FormatError, Result};
+use crate::footer::FooterCache;
+
+/// How many writes this process made under each table's `.hoodie/` folder, by the table's base
+/// path: a timeline listed when the count was `n` has seen every change this process made to
+/// it while the count is still `n`. Tables on different stores at the same path share a count,
+/// which only makes a timeline look older than it is.
+static TIMELINE_WRITES: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, u64>>,
+> = std::sync::LazyLock::new(Default::default);
 
 fn new_store_id() -> Arc<str> {
     uuid::Uuid::new_v4().simple().to_string().into()
@@ -27,6 +36,8 @@ pub struct TableStorage {
     /// The table's directory when it is on the local file system (the table lock is an OS
     /// file lock there).
     local_dir: Option<std::path::PathBuf>,
+    /// Where base-file footers already read are kept (clones share it), if anywhere.
+    footers: Option<Arc<dyn FooterCache>>,
 }
 
 /// What a conditional write did.
@@ -47,6 +58,7 @@ impl TableStorage {
             location: location.into(),
             store_id: new_store_id(),
             local_dir: None,
+            footers: None,
         }
     }
 
@@ -79,6 +91,17 @@ impl TableStorage {
             store_id: new_store_id(),
             ..self.clone()
         }
+    }
+
+    /// The same table, keeping the footers it reads in `cache` (and reading them from it).
+    pub fn with_footer_cache(mut self, cache: Arc<dyn FooterCache>) -> Self {
+        self.footers = Some(cache);
+        self
+    }
+
+    /// Where the footers this table reads are kept, if anywhere.
+    pub fn footer_cache(&self) -> Option<&Arc<dyn FooterCache>> {
+        self.footers.as_ref()
     }
 
     /// A URL naming this table's object store (`hoodie-store://<id>`), under which a query
@@ -129,6 +152,22 @@ impl TableStorage {
             .unwrap_or_else(|| full.to_string())
     }
 
+    /// The number of writes this process made under the table's `.hoodie/` folder so far
+    /// (see [`crate::timeline::Timeline::is_current`]).
+    pub fn timeline_generation(&self) -> u64 {
+        let counts = TIMELINE_WRITES.lock().unwrap_or_else(|e| e.into_inner());
+        counts.get(self.base.as_ref()).copied().unwrap_or(0)
+    }
+
+    /// Counts a write (done or failed) of `rel`; called after it, so that a listing that
+    /// started before the write ended never counts as having seen it.
+    fn wrote(&self, rel: &str) {
+        if rel == ".hoodie" || rel.starts_with(".hoodie/") {
+            let mut counts = TIMELINE_WRITES.lock().unwrap_or_else(|e| e.into_inner());
+            *counts.entry(self.base.to_string()).or_default() += 1;
+        }
+    }
+
     /// Reads a whole object.
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.path(rel);
@@ -163,10 +202,9 @@ impl TableStorage {
     /// Writes an object, replacing what is there.
     pub async fn put(&self, rel: &str, data: impl Into<PutPayload>) -> Result<()> {
         let p = self.path(rel);
-        self.store
-            .put(&p, data.into())
-            .await
-            .map_err(|e| FormatError::storage(&p, e))?;
+        let put = self.store.put(&p, data.into()).await;
+        self.wrote(rel);
+        put.map_err(|e| FormatError::storage(&p, e))?;
         Ok(())
     }
 
@@ -178,7 +216,9 @@ impl TableStorage {
             mode: PutMode::Create,
             ..Default::default()
         };
-        match self.store.put_opts(&p, data.into(), opts).await {
+        let put = self.store.put_opts(&p, data.into(), opts).await;
+        self.wrote(rel);
+        match put {
             Ok(_) => Ok(()),
             // commits are only safe on a store that can refuse a second create
             Err(object_store::Error::NotImplemented { .. }) => Err(FormatError::Unsupported {
@@ -224,7 +264,9 @@ impl TableStorage {
             mode,
             ..Default::default()
         };
-        match self.store.put_opts(&p, data.into(), opts).await {
+        let put = self.store.put_opts(&p, data.into(), opts).await;
+        self.wrote(rel);
+        match put {
             Ok(r) => Ok(ConditionalPut::Written(UpdateVersion {
                 e_tag: r.e_tag,
                 version: r.version,
@@ -246,7 +288,9 @@ impl TableStorage {
     /// Deletes an object; a missing object is not an error.
     pub async fn delete(&self, rel: &str) -> Result<()> {
         let p = self.path(rel);
-        match self.store.delete(&p).await {
+        let deleted = self.store.delete(&p).await;
+        self.wrote(rel);
+        match deleted {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(FormatError::storage(&p, e)),
         }
@@ -278,6 +322,12 @@ impl TableStorage {
 
     /// Deletes every object of the table (DROP TABLE of a table on an object store).
     pub async fn delete_all(&self) -> Result<()> {
+        let deleted = self.delete_every_object().await;
+        self.wrote(".hoodie");
+        deleted
+    }
+
+    async fn delete_every_object(&self) -> Result<()> {
         for meta in self.list_all("").await? {
             let p = meta.location;
             match self.store.delete(&p).await {

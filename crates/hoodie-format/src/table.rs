@@ -71,6 +71,15 @@ impl HudiTable {
         Ok(())
     }
 
+    /// The same table, its footers kept in and read from `cache` (see
+    /// [`TableStorage::with_footer_cache`]).
+    pub fn with_footer_cache(&self, cache: std::sync::Arc<dyn crate::footer::FooterCache>) -> Self {
+        Self {
+            storage: self.storage.clone().with_footer_cache(cache),
+            ..self.clone()
+        }
+    }
+
     /// The storage.
     pub fn storage(&self) -> &TableStorage {
         &self.storage

@@ -2,6 +2,7 @@
 //! with log files through [`merged::MergedSliceExec`].
 
 pub mod cdc;
+pub(crate) mod footers;
 pub(crate) mod functions;
 pub(crate) mod history;
 pub(crate) mod merged;

@@ -1,44 +1,85 @@
-//! The mark a scan of a Hudi table carries under optimistic concurrency control: which
-//! instants it read, so that a write fed by it checks for conflicts with every write it did
-//! not see (including those that committed between the scan and the write's start).
+//! The mark a scan of a Hudi table carries: the timeline it listed, so that a write fed by it
+//! (a single writer) starts from that listing instead of listing the timeline again, and which
+//! instants it read, so that under optimistic concurrency control the write checks for
+//! conflicts with every write it did not see (including those that committed between the scan
+//! and the write's start). It passes filters down to the scan and the scan's statistics up.
 
 use std::fmt;
 use std::sync::Arc;
 
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::Statistics;
+use datafusion::config::ConfigOptions;
 use datafusion::error::Result as DFResult;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_plan::execution_plan::CardinalityEffect;
+use datafusion::physical_plan::filter_pushdown::{FilterDescription, FilterPushdownPhase};
+use datafusion::physical_plan::statistics::StatisticsArgs;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr, PlanProperties,
 };
 use hoodie_format::concurrency::conflict::ReadSnapshot;
+use hoodie_format::timeline::Timeline;
 
 /// Passes its input through; records what that scan of the table at `location` read.
 #[derive(Debug)]
 pub struct SnapshotExec {
     input: Arc<dyn ExecutionPlan>,
     location: String,
-    read: ReadSnapshot,
+    timeline: Timeline,
 }
 
 impl SnapshotExec {
-    /// Marks `input`, a scan of the table at `location`, as having read `read`.
-    pub fn new(input: Arc<dyn ExecutionPlan>, location: String, read: ReadSnapshot) -> Self {
+    /// Marks `input`, a scan of the table at `location`, as a read of `timeline`.
+    pub fn new(input: Arc<dyn ExecutionPlan>, location: String, timeline: Timeline) -> Self {
         Self {
             input,
             location,
-            read,
+            timeline,
         }
     }
 }
 
+/// What the plan feeding a write read of its table.
+#[derive(Debug, Clone, Default)]
+pub struct PlanRead {
+    /// The instants all its scans of the table saw (`None`: it does not scan it).
+    pub snapshot: Option<ReadSnapshot>,
+    /// The timeline its first scan of the table listed.
+    pub listed: Option<Timeline>,
+}
+
+impl PlanRead {
+    /// What `plan` read of the table at `location`.
+    pub fn of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Self {
+        Self {
+            snapshot: read_of(plan, location),
+            listed: listed_of(plan, location).into_iter().next(),
+        }
+    }
+}
+
+/// The timelines the scans of the table at `location` in `plan` listed.
+fn listed_of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Vec<Timeline> {
+    let mut out: Vec<Timeline> = plan
+        .downcast_ref::<SnapshotExec>()
+        .filter(|s| s.location == location)
+        .map(|s| s.timeline.clone())
+        .into_iter()
+        .collect();
+    for c in plan.children() {
+        out.extend(listed_of(c, location));
+    }
+    out
+}
+
 /// What the scans of the table at `location` in `plan` read (the instants all of them saw),
-/// or `None` if `plan` does not scan it under optimistic concurrency.
-pub fn read_of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Option<ReadSnapshot> {
+/// or `None` if `plan` does not scan it.
+fn read_of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Option<ReadSnapshot> {
     let mine = plan
         .downcast_ref::<SnapshotExec>()
         .filter(|s| s.location == location)
-        .map(|s| s.read.clone());
+        .map(|s| ReadSnapshot::of(&s.timeline));
     plan.children()
         .into_iter()
         .filter_map(|c| read_of(c, location))
@@ -89,8 +130,30 @@ impl ExecutionPlan for SnapshotExec {
         Ok(Arc::new(SnapshotExec {
             input: children.swap_remove(0),
             location: self.location.clone(),
-            read: self.read.clone(),
+            timeline: self.timeline.clone(),
         }))
+    }
+
+    fn statistics_from_inputs(
+        &self,
+        input_stats: &[Arc<Statistics>],
+        _args: &StatisticsArgs,
+    ) -> DFResult<Arc<Statistics>> {
+        Ok(input_stats[0].clone())
+    }
+
+    fn cardinality_effect(&self) -> CardinalityEffect {
+        CardinalityEffect::Equal
+    }
+
+    // filters (a FilterExec's, a join's dynamic filters) reach the parquet scan below
+    fn gather_filters_for_pushdown(
+        &self,
+        _phase: FilterPushdownPhase,
+        parent_filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> DFResult<FilterDescription> {
+        FilterDescription::from_children(parent_filters, &self.children())
     }
 
     fn execute(

@@ -13,9 +13,14 @@ use hoodie_format::{HudiTable, TableType};
 
 use crate::error::df_err;
 
-/// Runs the compactions pending on a merge-on-read table.
-pub(crate) async fn finish_pending(table: &HudiTable, spec: &WriteSpec) -> DFResult<()> {
-    if table.config().table_type().map_err(df_err)? != TableType::MergeOnRead {
+/// Runs the compactions pending on a merge-on-read table; `listed` is a current listing of its
+/// timeline (with nothing pending), if the statement has one.
+pub(crate) async fn finish_pending(
+    table: &HudiTable,
+    spec: &WriteSpec,
+    listed: Option<&Timeline>,
+) -> DFResult<()> {
+    if table.config().table_type().map_err(df_err)? != TableType::MergeOnRead || listed.is_some() {
         return Ok(());
     }
     let timeline = table.timeline().await.map_err(df_err)?;

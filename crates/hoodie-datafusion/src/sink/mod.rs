@@ -15,7 +15,6 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
-use hoodie_format::concurrency::conflict::ReadSnapshot;
 use hoodie_format::concurrency::lock::TableLock;
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::schema::{avro_schema, is_meta_column};
@@ -24,11 +23,12 @@ use hoodie_format::write::incoming::{Budgets, Incoming, IncomingBuilder, KeySour
 use hoodie_format::write::insert::write_inserts;
 use hoodie_format::write::overwrite::write_overwrite;
 use hoodie_format::write::spec::{WriteKind, WriteSpec};
-use hoodie_format::write::transaction::Transaction;
+use hoodie_format::write::transaction::{is_reusable, Transaction};
 use hoodie_format::write::upsert::{check_change_set, check_ordering_values, write_upserts};
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;
+use crate::scan::snapshot::PlanRead;
 
 mod budget;
 pub(crate) mod clean;
@@ -50,9 +50,10 @@ pub struct HudiSink {
     mode: WriteSpec,
     /// At most this many bytes of rows stay in memory (None: as many as the pool grants).
     rows_in_memory: Option<usize>,
-    /// What the plan feeding the sink read of the table (optimistic concurrency: the writes
-    /// it did not see are the ones that can conflict).
-    read: Option<ReadSnapshot>,
+    /// What the plan feeding the sink read of the table: the timeline a single writer may
+    /// start from, and under optimistic concurrency the writes it saw (those it did not see
+    /// are the ones that can conflict).
+    read: PlanRead,
 }
 
 impl HudiSink {
@@ -63,7 +64,7 @@ impl HudiSink {
     }
 
     /// Records what the plan feeding the sink read of the table.
-    pub fn with_read(mut self, read: Option<ReadSnapshot>) -> Self {
+    pub(crate) fn with_read(mut self, read: PlanRead) -> Self {
         self.read = read;
         self
     }
@@ -77,7 +78,7 @@ impl HudiSink {
             schema,
             mode,
             rows_in_memory: None,
-            read: None,
+            read: PlanRead::default(),
         }
     }
 }
@@ -174,6 +175,8 @@ impl DataSink for HudiSink {
         // the rows themselves are counted against the session's memory pool and spilled
         // through its disk manager when the pool has no room
         let pool = context.memory_pool();
+        // footers the statement's scan read are not read again
+        let table = crate::scan::footers::with_session_footers(&self.table, &context.runtime_env());
         let rows = MemoryConsumer::new(format!("HudiSink[{}]", self.name))
             .with_can_spill(true)
             .register(pool);
@@ -183,7 +186,7 @@ impl DataSink for HudiSink {
         let change_set = change_set_of(&self.schema, &self.mode)?;
         let table_schema = table_schema_of(&self.schema, change_set.as_ref());
         let mut builder = incoming_builder(
-            &self.table,
+            &table,
             &table_schema,
             &self.mode,
             Budgets {
@@ -209,7 +212,7 @@ impl DataSink for HudiSink {
         rows_budget.lift_cap();
         let incoming = builder.finish().map_err(df_err)?;
         let counts = write_incoming(
-            &self.table,
+            &table,
             &table_schema,
             &self.mode,
             incoming,
@@ -306,7 +309,7 @@ pub async fn write_batches(
         }
     }
     let incoming = builder.finish().map_err(df_err)?;
-    write_incoming(table, &table_schema, mode, incoming, None).await
+    write_incoming(table, &table_schema, mode, incoming, PlanRead::default()).await
 }
 
 /// Writes `incoming` (rows of `table_schema`) as one commit; `read` is what the statement
@@ -316,7 +319,7 @@ async fn write_incoming(
     table_schema: &SchemaRef,
     mode: &WriteSpec,
     incoming: Incoming,
-    read: Option<ReadSnapshot>,
+    read: PlanRead,
 ) -> DFResult<WriteCounts> {
     if mode.prepped() && incoming.num_rows() == 0 {
         return Ok(WriteCounts::default()); // an UPDATE/DELETE/MERGE that changes nothing
@@ -331,10 +334,25 @@ async fn write_incoming(
     let avro = avro_schema(table.config().name(), table_schema)
         .map_err(df_err)?
         .to_string();
-    locked(table, mode, compact::finish_pending(table, mode)).await?;
-    let mut txn = Transaction::begin_with(table, mode.operation, &mode.concurrency, read)
-        .await
-        .map_err(df_err)?;
+    // a single writer whose statement just listed the timeline starts from that listing
+    let listed = read
+        .listed
+        .filter(|t| !mode.concurrency.optimistic && is_reusable(table, t));
+    locked(
+        table,
+        mode,
+        compact::finish_pending(table, mode, listed.as_ref()),
+    )
+    .await?;
+    let mut txn = Transaction::begin_after_read(
+        table,
+        mode.operation,
+        &mode.concurrency,
+        read.snapshot,
+        listed,
+    )
+    .await
+    .map_err(df_err)?;
     let counts = match &mode.kind {
         WriteKind::Insert => {
             let r = write_inserts(&mut txn, &keygen, table_schema, incoming, mode)

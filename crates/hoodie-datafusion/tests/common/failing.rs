@@ -26,6 +26,17 @@ pub struct FailingStore {
     pub listed: std::sync::Mutex<Vec<String>>,
     /// The folders listed one level deep (with a delimiter), in order.
     pub listed_dirs: std::sync::Mutex<Vec<String>>,
+    /// The reads of Parquet files, in order.
+    pub parquet_gets: std::sync::Mutex<Vec<ParquetGet>>,
+}
+
+/// One read of a Parquet file.
+#[derive(Debug, Clone)]
+pub struct ParquetGet {
+    pub path: String,
+    pub range: Option<object_store::GetRange>,
+    /// A HEAD request (metadata only).
+    pub head: bool,
 }
 
 impl fmt::Display for FailingStore {
@@ -45,6 +56,7 @@ impl FailingStore {
             deletes: false,
             listed: std::sync::Mutex::new(Vec::new()),
             listed_dirs: std::sync::Mutex::new(Vec::new()),
+            parquet_gets: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -95,6 +107,11 @@ impl ObjectStore for FailingStore {
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
         if location.as_ref().ends_with(".parquet") {
             self.parquet_reads.fetch_add(1, Ordering::SeqCst);
+            self.parquet_gets.lock().unwrap().push(ParquetGet {
+                path: location.to_string(),
+                range: options.range.clone(),
+                head: options.head,
+            });
         }
         self.inner.get_opts(location, options).await
     }

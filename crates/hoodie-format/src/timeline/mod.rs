@@ -20,6 +20,9 @@ pub struct Timeline {
     files: Vec<Instant>,
     layout: u32,
     dir: String,
+    /// When and at which [`TableStorage::timeline_generation`] the folder was listed (`None`:
+    /// built from files).
+    listed: Option<(std::time::Instant, u64)>,
 }
 
 impl Timeline {
@@ -27,6 +30,7 @@ impl Timeline {
     pub async fn load(storage: &TableStorage, config: &TableConfig) -> Result<Self> {
         let layout = config.timeline_layout_version()?;
         let dir = config.timeline_dir()?;
+        let listed = (std::time::Instant::now(), storage.timeline_generation());
         let mut files = Vec::new();
         for meta in storage.list_dir(&dir).await? {
             let name = meta.location.filename().unwrap_or_default();
@@ -38,7 +42,22 @@ impl Timeline {
                 files.push(i);
             }
         }
-        Ok(Self::from_files(files, layout, dir))
+        let mut timeline = Self::from_files(files, layout, dir);
+        timeline.listed = Some(listed);
+        Ok(timeline)
+    }
+
+    /// Whether this timeline can stand for a new listing of the table for a writer that is
+    /// the table's only one (single-writer mode): it was listed less than `max_age` ago,
+    /// nothing in this process wrote under `.hoodie/` since, and no instant was pending (a
+    /// pending one may have completed since, or be a failed write to roll back).
+    pub fn is_current(&self, storage: &TableStorage, max_age: std::time::Duration) -> bool {
+        let Some((at, generation)) = self.listed else {
+            return false;
+        };
+        at.elapsed() < max_age
+            && generation == storage.timeline_generation()
+            && self.instants.iter().all(|i| i.state == State::Completed)
     }
 
     /// Builds a timeline from instant files (any order, any states).
@@ -61,6 +80,7 @@ impl Timeline {
             files,
             layout,
             dir,
+            listed: None,
         }
     }
 

@@ -136,11 +136,9 @@ mod tests {
         w.write(stored).unwrap();
         w.close().unwrap();
         let storage = TableStorage::local(tmp.path()).unwrap();
-        let footer = Arc::new(
-            crate::footer::read_footer(&storage, "f.parquet")
-                .await
-                .unwrap(),
-        );
+        let footer = crate::footer::read_footer(&storage, "f.parquet")
+            .await
+            .unwrap();
         let keys = crate::meta::record_keys(incoming);
         let updates: crate::tasks::FastMap<&str, u32> =
             (0..keys.len()).map(|i| (keys.value(i), i as u32)).collect();

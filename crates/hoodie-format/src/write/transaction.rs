@@ -138,6 +138,19 @@ impl Transaction {
         concurrency: &ConcurrencySpec,
         read: Option<ReadSnapshot>,
     ) -> Result<Self> {
+        Self::begin_after_read(table, operation, concurrency, read, None).await
+    }
+
+    /// [`Transaction::begin_with`] for a statement whose read listed `listed`: a single
+    /// writer starts from it instead of listing the timeline again while it is current (see
+    /// [`Timeline::is_current`]; younger than [`LISTING_REUSE_AGE`]).
+    pub async fn begin_after_read(
+        table: &HudiTable,
+        operation: WriteOperation,
+        concurrency: &ConcurrencySpec,
+        read: Option<ReadSnapshot>,
+        listed: Option<Timeline>,
+    ) -> Result<Self> {
         let version = table.config().version()?;
         if version != 6 {
             return Err(FormatError::Unsupported {
@@ -160,7 +173,8 @@ impl Transaction {
             true => Some(TableLock::acquire(table.storage(), &concurrency.lock).await?),
             false => None,
         };
-        let started = start_instant(table, operation, &action, concurrency).await;
+        let listed = listed.filter(|t| !concurrency.optimistic && is_reusable(table, t));
+        let started = start_instant(table, operation, &action, concurrency, listed).await;
         if let Some(lock) = lock {
             lock.release().await?;
         }
@@ -359,6 +373,15 @@ impl Transaction {
     }
 }
 
+/// How old a statement's listing of the timeline may be for its write to start from it: a
+/// statement plans and starts its write within moments, a plan kept and run later lists again.
+pub const LISTING_REUSE_AGE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether a single writer may take `listed` for the table's timeline now.
+pub fn is_reusable(table: &HudiTable, listed: &Timeline) -> bool {
+    listed.is_current(table.storage(), LISTING_REUSE_AGE)
+}
+
 /// Rolls back failed writes as the policy says, then records the requested and inflight
 /// instants of a new write (its heartbeat first); returns the timeline it started from, the
 /// instant, the heartbeat and whether a failed write was rolled back (the timeline is then
@@ -368,8 +391,12 @@ async fn start_instant(
     operation: WriteOperation,
     action: &Action,
     concurrency: &ConcurrencySpec,
+    listed: Option<Timeline>,
 ) -> Result<(Timeline, String, Option<Heartbeat>, bool)> {
-    let timeline = table.timeline().await?;
+    let timeline = match listed {
+        Some(t) => t,
+        None => table.timeline().await?,
+    };
     let rollback_time = rollback_stale_writes(table, &timeline, concurrency).await?;
     let mut after = rollback_time
         .as_deref()

@@ -99,8 +99,7 @@ pub(crate) async fn splice_rewrite(
     input: SpliceInput<'_>,
     mut meta: MetaValues<'_>,
 ) -> Result<Option<Spliced>> {
-    let footer =
-        Arc::new(crate::footer::read_footer_with_page_index(input.storage, input.old_rel).await?);
+    let footer = crate::footer::read_footer_with_page_index(input.storage, input.old_rel).await?;
     let mut props = writer_properties(input.settings)?;
     add_encoded_arrow_schema_to_metadata(input.schema, &mut props);
     let parquet_schema = ArrowSchemaConverter::new()

@@ -21,7 +21,7 @@ use crate::bucket::BucketSpec;
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::file_name::write_token;
-use crate::footer::read_footer;
+use crate::footer::read_footer_sized;
 use crate::fs_view::FileSlice;
 use crate::index::{tag_locations, LookupStats};
 use crate::meta::{MetaValues, FILE_NAME};
@@ -396,7 +396,7 @@ pub async fn write_upserts(
             // not index log files)
             if let (Some(b), true) = (&s.base_file, s.log_files.is_empty()) {
                 if b.size < options.files.small_file_limit {
-                    let meta = read_footer(table.storage(), &b.rel_path).await?;
+                    let meta = read_footer_sized(table.storage(), &b.rel_path, b.size).await?;
                     candidates.push((i, b.size, meta.file_metadata().num_rows().max(0) as u64));
                 }
             }
