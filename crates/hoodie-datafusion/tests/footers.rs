@@ -3,15 +3,11 @@
 //! cache), and no base file is asked for its size, which the timeline's listing gives.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 mod common;
 
-use common::failing::{FailingStore, ParquetGet};
-use common::{cells, session_with_table};
-use hoodie_datafusion::HudiTableProvider;
-use hoodie_format::storage::TableStorage;
-use hoodie_format::HudiTable;
+use common::failing::ParquetGet;
+use common::{cells, counted_table, register_recorded};
 use object_store::GetRange;
 
 /// Whether `get` (of a file of `size` bytes) read the file's last bytes, where its footer is.
@@ -29,32 +25,11 @@ fn reads_footer(get: &ParquetGet, size: u64) -> bool {
 /// many HEAD requests it sent for base files.
 async fn footer_reads(props: &str, statement: &str) -> (HashMap<String, usize>, usize) {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        &format!(
-            "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) \
-             TBLPROPERTIES (primaryKey = 'id'{props})"
-        ),
-        &loc,
-    )
-    .await;
-    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y'), (3, 'c', 'x')")
-        .await
-        .unwrap();
+    let (ctx, loc) = counted_table(tmp.path(), props).await;
     ctx.run("INSERT INTO t VALUES (4, NULL, 'y')")
         .await
         .unwrap();
-    let storage = TableStorage::local(&loc).unwrap();
-    let store = Arc::new(FailingStore::new(storage.store().clone(), usize::MAX));
-    let table = HudiTable::open(storage.with_store(store.clone()))
-        .await
-        .unwrap();
-    let provider = HudiTableProvider::try_new("f", table).await.unwrap();
-    ctx.session()
-        .register_table("f", Arc::new(provider))
-        .unwrap();
+    let (storage, store) = register_recorded(&ctx, "f", &loc).await;
     // nothing kept from the statements before, and opening the table (which read the newest
     // base file's footer for the schema) is not the statement: its reads are its own
     store.parquet_gets.lock().unwrap().clear();
@@ -80,7 +55,6 @@ async fn footer_reads(props: &str, statement: &str) -> (HashMap<String, usize>, 
         "{statement}"
     );
     let gets = store.parquet_gets.lock().unwrap().clone();
-    eprintln!("GETS {statement}: {gets:?}");
     let base = format!("{}/", storage.base());
     let mut reads: HashMap<String, usize> = HashMap::new();
     let mut heads = 0;

@@ -7,46 +7,19 @@
 //! commit's conflict check and the services after it list it again inside the lock, as other
 //! writers may have committed.
 
-use std::sync::Arc;
-
 mod common;
 
-use common::failing::FailingStore;
-use common::{cells, session_with_table};
-use hoodie_datafusion::HudiTableProvider;
-use hoodie_format::storage::TableStorage;
-use hoodie_format::HudiTable;
+use common::{cells, counted_table, register_recorded};
 
 /// The listings of `.hoodie/` made by opening the table at `loc` and running `statement` on
 /// it (as table `f`), after `setup` statements on it (as `t`); and the session.
 async fn timeline_listings(props: &str, setup: &[&str], statement: &str) -> usize {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        &format!(
-            "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) \
-             TBLPROPERTIES (primaryKey = 'id'{props})"
-        ),
-        &loc,
-    )
-    .await;
-    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y'), (3, 'c', 'x')")
-        .await
-        .unwrap();
+    let (ctx, loc) = counted_table(tmp.path(), props).await;
     for s in setup {
         ctx.run(s).await.unwrap();
     }
-    let storage = TableStorage::local(&loc).unwrap();
-    let store = Arc::new(FailingStore::new(storage.store().clone(), usize::MAX));
-    let table = HudiTable::open(storage.with_store(store.clone()))
-        .await
-        .unwrap();
-    let provider = HudiTableProvider::try_new("f", table).await.unwrap();
-    ctx.session()
-        .register_table("f", Arc::new(provider))
-        .unwrap();
+    let (storage, store) = register_recorded(&ctx, "f", &loc).await;
     ctx.run(statement).await.unwrap();
     // the statement did what it says
     assert_eq!(
@@ -87,35 +60,16 @@ async fn a_write_lists_the_timeline_to_open_read_and_start() {
 async fn a_write_after_a_failed_one_lists_again_to_roll_it_back() {
     // a failed write's inflight instant (as a killed writer leaves it) is on the read's listing
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) \
-         TBLPROPERTIES (primaryKey = 'id')",
-        &loc,
-    )
-    .await;
-    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y')")
-        .await
-        .unwrap();
+    let (ctx, loc) = counted_table(tmp.path(), "").await;
     let inflight = loc.join(".hoodie/20200101000000000.inflight");
     std::fs::write(loc.join(".hoodie/20200101000000000.commit.requested"), b"").unwrap();
     std::fs::write(&inflight, b"{}").unwrap();
-    let storage = TableStorage::local(&loc).unwrap();
-    let store = Arc::new(FailingStore::new(storage.store().clone(), usize::MAX));
-    let table = HudiTable::open(storage.with_store(store.clone()))
-        .await
-        .unwrap();
-    let provider = HudiTableProvider::try_new("f", table).await.unwrap();
-    ctx.session()
-        .register_table("f", Arc::new(provider))
-        .unwrap();
+    let (storage, store) = register_recorded(&ctx, "f", &loc).await;
     ctx.run("UPDATE f SET v = 'u' WHERE id = 2").await.unwrap();
     assert!(!inflight.exists(), "the failed write was rolled back");
     assert_eq!(
         cells(&ctx, "SELECT id, v FROM t ORDER BY id").await,
-        [["1", "a"], ["2", "u"]]
+        [["1", "a"], ["2", "u"], ["3", "c"]]
     );
     let timeline = format!("{}/.hoodie", storage.base());
     let dirs = store.listed_dirs.lock().unwrap().clone();
@@ -129,25 +83,8 @@ async fn a_write_after_a_failed_one_lists_again_to_roll_it_back() {
 #[tokio::test]
 async fn a_plan_run_after_another_write_starts_from_a_new_listing() {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) \
-         TBLPROPERTIES (primaryKey = 'id')",
-        &loc,
-    )
-    .await;
-    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y'), (3, 'c', 'x')")
-        .await
-        .unwrap();
-    let table = HudiTable::open(TableStorage::local(&loc).unwrap())
-        .await
-        .unwrap();
-    let provider = HudiTableProvider::try_new("f", table).await.unwrap();
-    ctx.session()
-        .register_table("f", Arc::new(provider))
-        .unwrap();
+    let (ctx, loc) = counted_table(tmp.path(), "").await;
+    register_recorded(&ctx, "f", &loc).await;
     let plan = ctx
         .session()
         .sql("UPDATE f SET v = 'u' WHERE id = 1")

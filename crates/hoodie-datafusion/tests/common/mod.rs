@@ -183,3 +183,48 @@ pub async fn assert_nothing_uncommitted(storage: &TableStorage, files: &[String]
         );
     }
 }
+
+/// Registers the table at `location` in `ctx` as `name`, opened over a store that records
+/// every request (and fails none); returns the table's storage and that store.
+pub async fn register_recorded(
+    ctx: &HoodieContext,
+    name: &str,
+    location: &Path,
+) -> (TableStorage, std::sync::Arc<failing::FailingStore>) {
+    let storage = TableStorage::local(location).unwrap();
+    let store = std::sync::Arc::new(failing::FailingStore::new(
+        storage.store().clone(),
+        usize::MAX,
+    ));
+    let table = HudiTable::open(storage.with_store(store.clone()))
+        .await
+        .unwrap();
+    let provider = hoodie_datafusion::HudiTableProvider::try_new(name, table)
+        .await
+        .unwrap();
+    ctx.session()
+        .register_table(name, std::sync::Arc::new(provider))
+        .unwrap();
+    (storage, store)
+}
+
+/// The partitioned table of the request-counting tests (`id` its key, `p` its partition
+/// column, `props` added to its properties) at `tmp/t`, holding rows 1 ('a', x), 2 (NULL, y)
+/// and 3 ('c', x); the session and the location.
+pub async fn counted_table(tmp: &Path, props: &str) -> (HoodieContext, PathBuf) {
+    let loc = tmp.join("t");
+    let ctx = session_with_table(
+        tmp,
+        None,
+        &format!(
+            "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) \
+             TBLPROPERTIES (primaryKey = 'id'{props})"
+        ),
+        &loc,
+    )
+    .await;
+    ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y'), (3, 'c', 'x')")
+        .await
+        .unwrap();
+    (ctx, loc)
+}
