@@ -196,3 +196,97 @@ pub fn footer_value<'a>(meta: &'a ParquetMetaData, key: &str) -> Option<&'a str>
         .find(|kv| kv.key == key)
         .and_then(|kv| kv.value.as_deref())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use arrow::array::{ArrayRef, Int32Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field};
+    use object_store::memory::InMemory;
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+    use super::*;
+
+    #[derive(Debug, Default)]
+    struct MapCache(Mutex<HashMap<Path, (u64, Arc<ParquetMetaData>)>>);
+
+    impl FooterCache for MapCache {
+        fn get(&self, path: &Path) -> Option<(u64, Arc<ParquetMetaData>)> {
+            self.0.lock().unwrap().get(path).cloned()
+        }
+        fn put(&self, path: &Path, size: u64, meta: Arc<ParquetMetaData>) {
+            self.0.lock().unwrap().insert(path.clone(), (size, meta));
+        }
+    }
+
+    /// A table on an in-memory store holding `f.parquet` (with a page index), with `cache`.
+    async fn table_with_file(cache: Arc<MapCache>) -> (TableStorage, u64) {
+        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+        let col: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(3)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
+        let props = WriterProperties::builder()
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .build();
+        let mut buf = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut buf, schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let size = buf.len() as u64;
+        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t")
+            .with_footer_cache(cache);
+        storage.put("f.parquet", buf).await.unwrap();
+        (storage, size)
+    }
+
+    #[tokio::test]
+    async fn a_cached_footer_is_reused_and_its_page_index_added() {
+        let cache = Arc::new(MapCache::default());
+        let (storage, size) = table_with_file(cache.clone()).await;
+        let first = read_footer_sized(&storage, "f.parquet", size)
+            .await
+            .unwrap();
+        assert!(!has_page_index(&first), "read without the page index");
+        assert_eq!(first.file_metadata().num_rows(), 3);
+        let (kept, _) = cache.get(&storage.path("f.parquet")).unwrap();
+        assert_eq!(kept, size);
+        // the same footer comes back from the cache, with or without the size
+        let again = read_footer(&storage, "f.parquet").await.unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        // with the page index: added to the cached footer, and kept for the next read
+        let indexed = read_footer_with_page_index(&storage, "f.parquet")
+            .await
+            .unwrap();
+        assert!(has_page_index(&indexed));
+        let direct = ParquetMetaDataReader::new()
+            .with_page_index_policy(PageIndexPolicy::Optional)
+            .parse_and_finish(&storage.get("f.parquet").await.unwrap())
+            .unwrap();
+        assert_eq!(indexed.column_index(), direct.column_index());
+        assert_eq!(indexed.offset_index(), direct.offset_index());
+        let kept = cache.get(&storage.path("f.parquet")).unwrap().1;
+        assert!(Arc::ptr_eq(&kept, &indexed));
+        let plain = read_footer(&storage, "f.parquet").await.unwrap();
+        assert!(
+            Arc::ptr_eq(&plain, &indexed),
+            "a footer with more serves one with less"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cached_footer_of_another_size_is_read_again() {
+        let cache = Arc::new(MapCache::default());
+        let (storage, size) = table_with_file(cache.clone()).await;
+        let stale = read_footer_sized(&storage, "f.parquet", size)
+            .await
+            .unwrap();
+        cache.put(&storage.path("f.parquet"), size + 1, stale.clone());
+        let fresh = read_footer_sized(&storage, "f.parquet", size)
+            .await
+            .unwrap();
+        assert!(!Arc::ptr_eq(&stale, &fresh));
+        assert_eq!(cache.get(&storage.path("f.parquet")).unwrap().0, size);
+    }
+}

@@ -54,23 +54,20 @@ impl PlanRead {
     pub fn of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Self {
         Self {
             snapshot: read_of(plan, location),
-            listed: listed_of(plan, location).into_iter().next(),
+            listed: listed_of(plan, location),
         }
     }
 }
 
-/// The timelines the scans of the table at `location` in `plan` listed.
-fn listed_of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Vec<Timeline> {
-    let mut out: Vec<Timeline> = plan
-        .downcast_ref::<SnapshotExec>()
-        .filter(|s| s.location == location)
-        .map(|s| s.timeline.clone())
-        .into_iter()
-        .collect();
-    for c in plan.children() {
-        out.extend(listed_of(c, location));
+/// The timeline the first scan of the table at `location` in `plan` listed.
+fn listed_of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Option<Timeline> {
+    match plan.downcast_ref::<SnapshotExec>() {
+        Some(s) if s.location == location => Some(s.timeline.clone()),
+        _ => plan
+            .children()
+            .into_iter()
+            .find_map(|c| listed_of(c, location)),
     }
-    out
 }
 
 /// What the scans of the table at `location` in `plan` read (the instants all of them saw),

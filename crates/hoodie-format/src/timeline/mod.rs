@@ -287,4 +287,54 @@ mod tests {
         );
         assert_eq!(t.files_of("20240101000000002").len(), 2);
     }
+
+    #[tokio::test]
+    async fn a_listing_is_current_until_this_process_writes_the_timeline() {
+        use std::time::Duration;
+        let store = std::sync::Arc::new(object_store::memory::InMemory::new());
+        let storage = TableStorage::new(store, "wh/current".into(), "memory://wh/current");
+        let config = TableConfig::parse(b"hoodie.table.name=t\nhoodie.table.version=6\n").unwrap();
+        storage
+            .put(".hoodie/20240101000000001.commit", Vec::<u8>::new())
+            .await
+            .unwrap();
+        let age = Duration::from_secs(60);
+        let t = Timeline::load(&storage, &config).await.unwrap();
+        assert!(t.is_current(&storage, age));
+        assert!(!t.is_current(&storage, Duration::ZERO), "too old");
+        assert!(
+            !t.with_files([inst("20240101000000002.commit")])
+                .is_current(&storage, age),
+            "built from files, not listed"
+        );
+        // a write outside the timeline folder leaves it current
+        storage.put("p/f.parquet", vec![1u8]).await.unwrap();
+        assert!(t.is_current(&storage, age));
+        // any write under .hoodie/, even a delete of nothing, makes it old
+        storage.delete(".hoodie/none").await.unwrap();
+        assert!(!t.is_current(&storage, age));
+        // a pending instant on the listing: never current
+        storage
+            .put(".hoodie/20240101000000002.inflight", Vec::<u8>::new())
+            .await
+            .unwrap();
+        let pending = Timeline::load(&storage, &config).await.unwrap();
+        assert!(!pending.is_current(&storage, age));
+        // another table's writes do not count against this one
+        let other = TableStorage::new(
+            storage.store().clone(),
+            "wh/other".into(),
+            "memory://wh/other",
+        );
+        storage
+            .delete(".hoodie/20240101000000002.inflight")
+            .await
+            .unwrap();
+        let fresh = Timeline::load(&storage, &config).await.unwrap();
+        other
+            .put(".hoodie/20240101000000009.commit", Vec::<u8>::new())
+            .await
+            .unwrap();
+        assert!(fresh.is_current(&storage, age));
+    }
 }
