@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{RecordBatch, RecordBatchOptions, StringArray};
+use datafusion::arrow::array::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::ScalarValue;
@@ -18,45 +18,13 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use hoodie_format::fs_view::FileSlice;
-use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::log::keys::KeySource;
 use hoodie_format::log::merge::{LogMerger, MergeRules};
 use hoodie_format::log::read::{read_slice_logs, Admission};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::FormatError;
 
 use crate::error::df_err;
-
-/// How the record key of a row is found.
-#[derive(Debug, Clone)]
-pub(crate) enum RowKeys {
-    /// `_hoodie_record_key`.
-    Meta,
-    /// Computed from the key columns (tables that do not populate the meta columns).
-    Computed(KeyGenerator),
-}
-
-impl RowKeys {
-    fn of(&self, batch: &RecordBatch) -> hoodie_format::Result<StringArray> {
-        match self {
-            RowKeys::Meta => {
-                let col = batch
-                    .column_by_name(hoodie_format::meta::RECORD_KEY)
-                    .ok_or_else(|| FormatError::Corrupt {
-                        path: "merge-on-read scan".into(),
-                        reason: "rows without _hoodie_record_key".into(),
-                    })?;
-                Ok(datafusion::arrow::array::AsArray::as_string::<i32>(
-                    &datafusion::arrow::compute::cast(
-                        col,
-                        &datafusion::arrow::datatypes::DataType::Utf8,
-                    )?,
-                )
-                .clone())
-            }
-            RowKeys::Computed(k) => k.record_keys(batch),
-        }
-    }
-}
 
 /// What every slice of one merge-on-read scan shares.
 #[derive(Debug)]
@@ -74,7 +42,7 @@ pub(crate) struct MergeScan {
     /// The table's merge rules over `working`.
     pub rules: MergeRules,
     /// Where record keys come from.
-    pub keys: RowKeys,
+    pub keys: KeySource,
     /// Partition columns the files leave out, as positions in `working`.
     pub dropped: Vec<usize>,
 }
@@ -203,14 +171,8 @@ async fn open_slice(
     let logs = read_slice_logs(&scan.storage, &job.slice.log_files, &admits, &scan.working)
         .await
         .map_err(df_err)?;
-    let keys = scan.keys.clone();
-    let merger = LogMerger::new(
-        &scan.working,
-        logs.contents,
-        &|b: &RecordBatch| keys.of(b),
-        scan.rules.clone(),
-    )
-    .map_err(df_err)?;
+    let merger = LogMerger::new(&scan.working, logs.contents, &scan.keys, scan.rules.clone())
+        .map_err(df_err)?;
     reservation.try_grow(merger.memory_size())?;
     let phase = match &job.slice.base_file {
         Some(b) => {
@@ -241,10 +203,7 @@ async fn open_slice(
                     Phase::Base(mut s) => match s.next().await {
                         Some(Ok(b)) => {
                             let merged = fill_dropped(&scan, &job, b)
-                                .and_then(|b| {
-                                    let keys = scan.keys.of(&b)?;
-                                    merger.merge_base(&b, &keys)
-                                })
+                                .and_then(|b| merger.merge_base(&b))
                                 .map_err(df_err);
                             (Some(merged), Phase::Base(s))
                         }

@@ -16,14 +16,14 @@ use datafusion::common::ScalarValue;
 use datafusion::error::Result as DFResult;
 use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::fs_view::FileSlice;
-use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::log::keys::KeySource;
 use hoodie_format::log::merge::MergeRules;
 use hoodie_format::log::read::Admission;
 use hoodie_format::timeline::Timeline;
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;
-use merged::{MergeScan, MergedSliceExec, RowKeys, SliceJob};
+use merged::{MergeScan, MergedSliceExec, SliceJob};
 
 /// The plan that merges `slices` (each with log files) for a scan of `projection` of
 /// `schema`; `dropped` names the partition columns the files leave out and
@@ -41,7 +41,7 @@ pub(crate) fn merge_on_read_plan(
     partitions: usize,
 ) -> DFResult<Arc<dyn ExecutionPlan>> {
     let cfg = table.config();
-    let meta = cfg.populate_meta_fields().map_err(df_err)?;
+    let keys = KeySource::for_table(cfg, schema).map_err(df_err)?;
     let wanted: Vec<usize> = match projection {
         Some(p) => p.clone(),
         None => (0..schema.fields().len()).collect(),
@@ -54,10 +54,9 @@ pub(crate) fn merge_on_read_plan(
             needed.push(i);
         }
     };
-    if meta {
-        add(hoodie_format::meta::RECORD_KEY);
-    } else {
-        cfg.record_key_fields().iter().for_each(|k| add(k));
+    match keys.column() {
+        Some(c) => add(c),
+        None => cfg.record_key_fields().iter().for_each(|k| add(k)),
     }
     if let Some(o) = cfg.ordering_field() {
         add(&o);
@@ -73,11 +72,6 @@ pub(crate) fn merge_on_read_plan(
     let out_schema = Arc::new(schema.project(&wanted)?);
     let mode = cfg.merge_mode().map_err(df_err)?;
     let rules = MergeRules::new(&working, mode, cfg.ordering_field().as_deref());
-    let keys = if meta {
-        RowKeys::Meta
-    } else {
-        RowKeys::Computed(KeyGenerator::from_config(cfg).map_err(df_err)?)
-    };
     // (position in `working`, position among the dropped columns)
     let dropped_at: Vec<(usize, usize)> = dropped
         .iter()

@@ -13,7 +13,7 @@ use crate::avro::compaction_plan::CompactionOperation;
 use crate::base_file::stream_base_file;
 use crate::error::{FormatError, Result};
 use crate::file_name::{write_token, BaseFileName};
-use crate::keygen::KeyGenerator;
+use crate::log::keys::KeySource;
 use crate::log::merge::{LogMerger, MergeRules};
 use crate::log::read::{read_slice_logs, Admission};
 use crate::meta::FILE_NAME;
@@ -50,7 +50,7 @@ struct Job {
     dropped: Vec<String>,
     admission: Admission,
     rules: MergeRules,
-    keygen: Option<KeyGenerator>,
+    keys: KeySource,
 }
 
 fn join(partition: &str, name: &str) -> String {
@@ -121,10 +121,7 @@ pub async fn execute_compaction(
         dropped: cfg.dropped_columns()?,
         admission: Admission::of(&timeline, None),
         rules: MergeRules::new(&schema, cfg.merge_mode()?, cfg.ordering_field().as_deref()),
-        keygen: match cfg.populate_meta_fields()? {
-            true => None,
-            false => Some(KeyGenerator::from_config(cfg)?),
-        },
+        keys: KeySource::for_table(cfg, &schema)?,
     });
     let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
     let mut handles = Vec::new();
@@ -200,13 +197,7 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
     let admits = |i: &str| job.admission.admits(i);
     let read = read_slice_logs(&job.storage, &logs, &admits, &job.schema).await?;
     let (log_records, log_blocks) = (read.records(), read.blocks);
-    let keys_of = |b: &RecordBatch| -> Result<StringArray> {
-        match &job.keygen {
-            Some(k) => k.record_keys(b),
-            None => Ok(crate::meta::record_keys_by_name(b)?.clone()),
-        }
-    };
-    let mut merger = LogMerger::new(&job.schema, read.contents, &keys_of, job.rules.clone())?;
+    let mut merger = LogMerger::new(&job.schema, read.contents, &job.keys, job.rules.clone())?;
     let read_ms = started.elapsed().as_millis() as i64;
     let name = BaseFileName::new(&op.file_id, &write_token(task), &job.instant);
     let file_name = name.name();
@@ -230,7 +221,7 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
             stream_base_file(&job.storage, &base_rel, &job.schema, &job.dropped).await?;
         while let Some(b) = stream.next().await {
             let b = b?;
-            let merged = merger.merge_base(&b, &keys_of(&b)?)?;
+            let merged = merger.merge_base(&b)?;
             if merged.num_rows() > 0 {
                 writer.write(&renamed(&merged, &file_name)?).await?;
             }

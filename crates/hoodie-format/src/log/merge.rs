@@ -9,14 +9,18 @@
 
 use std::cmp::Ordering;
 
-use arrow::array::{Array, AsArray, BooleanArray, StringArray};
+use std::borrow::Borrow;
+use std::hash::Hash;
+
+use arrow::array::{Array, AsArray, BooleanArray};
 use arrow::compute::interleave_record_batch;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
 use super::delete::OrderingValue;
+use super::keys::{int_of_key, KeySource, RecordKeys};
 use super::read::LogContent;
-use crate::error::Result;
+use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
@@ -167,9 +171,6 @@ enum Current {
 
 #[derive(Debug, Clone)]
 struct KeyState {
-    /// When the key first appears in the logs (logged records no base record holds come out
-    /// in this order).
-    seq: u32,
     /// The key's first logged change; later ones follow in `later`, oldest first. They are
     /// replayed in order, then merged with the key's base record (whose ordering value is
     /// known only when the base file is read). Most keys have one change: it is kept inline.
@@ -196,74 +197,14 @@ pub struct MergeCounts {
     pub inserted: u64,
 }
 
-/// The log side of a slice's merge, built once from its logs; base batches then stream
-/// through [`LogMerger::merge_base`].
-pub struct LogMerger {
+/// The logged rows of a slice, with their ordering values and the rules that compare them.
+struct Logged {
     rows: RecordBatch,
     ords: Vec<OrdKey>,
-    state: FastMap<String, KeyState>,
     rules: MergeRules,
-    /// What the merge did so far.
-    pub counts: MergeCounts,
 }
 
-impl LogMerger {
-    /// Reduces the logs' contents (oldest first; `keys_of` gives the record keys of a batch of
-    /// logged rows) to the latest state of each key.
-    pub fn new(
-        schema: &SchemaRef,
-        contents: Vec<LogContent>,
-        keys_of: &dyn Fn(&RecordBatch) -> Result<StringArray>,
-        rules: MergeRules,
-    ) -> Result<Self> {
-        let mut batches: Vec<RecordBatch> = Vec::new();
-        let mut state: FastMap<String, KeyState> = FastMap::default();
-        let mut first_row = 0u32;
-        for c in contents {
-            match c {
-                LogContent::Rows(b) if b.num_rows() > 0 => {
-                    let keys = keys_of(&b)?;
-                    for r in 0..b.num_rows() {
-                        let change = Change::Row(first_row + r as u32);
-                        add_change(
-                            &mut state,
-                            keys.value(r),
-                            || keys.value(r).to_string(),
-                            change,
-                        );
-                    }
-                    first_row += b.num_rows() as u32;
-                    batches.push(b);
-                }
-                LogContent::Rows(_) => {}
-                LogContent::Deletes(d) => {
-                    for del in d {
-                        let change = Change::Deleted(del.ordering);
-                        let key = del.record_key;
-                        add_change(&mut state, &key.clone(), || key, change);
-                    }
-                }
-            }
-        }
-        let rows = arrow::compute::concat_batches(schema, &batches)?;
-        let ords: Vec<OrdKey> = match &rules.ordering {
-            Some(path) => {
-                let col = path.values(rows.column(path.top()))?;
-                (0..rows.num_rows())
-                    .map(|r| OrdKey::of_array(col.as_ref(), r))
-                    .collect()
-            }
-            None => Vec::new(),
-        };
-        Ok(Self {
-            rows,
-            ords,
-            state,
-            rules,
-            counts: MergeCounts::default(),
-        })
-    }
-
+impl Logged {
     fn ord(&self, row: u32) -> OrdKey {
         self.ords.get(row as usize).cloned().unwrap_or(OrdKey::Null)
     }
@@ -301,82 +242,275 @@ impl LogMerger {
         })
     }
 
+    /// Where base row `r` (ordering value `base_ord`), whose key has the logged changes of
+    /// `st`, comes from in the merged output: `(0, r)` the base row, `(1, l)` logged row `l`,
+    /// `None` deleted.
+    fn winner(&self, st: &KeyState, r: usize, base_ord: OrdKey) -> Option<(usize, usize)> {
+        // the logs' own outcome first, then that against the base record: the order in which
+        // Java's file group reader and hudi-rs merge (a record logged after a delete meets the
+        // base record by its ordering value alone)
+        let outcome = match self.replay(Current::None, st.changes()) {
+            Current::Row(l) if !self.rules.record_over_record(&self.ord(l), &base_ord) => {
+                Current::Base(base_ord)
+            }
+            Current::Deleted(d) if !self.rules.delete_over_record(&d, &base_ord) => {
+                Current::Base(base_ord)
+            }
+            other => other,
+        };
+        match outcome {
+            Current::Base(_) | Current::None => Some((0, r)),
+            Current::Row(l) if self.soft_deleted(l) => None,
+            Current::Row(l) => Some((1, l as usize)),
+            Current::Deleted(_) => None,
+        }
+    }
+}
+
+/// The logged changes of each key: the keys' states in the order the keys first appear in the
+/// logs (logged records no base record holds come out in this order), found by the keys' text
+/// or, for integer keys, by the integer (an index of small entries, so that the lookup of
+/// every base row's key stays in cache).
+struct KeyMap {
+    index: KeyIndex,
+    states: Vec<KeyState>,
+}
+
+enum KeyIndex {
+    Text(FastMap<String, u32>),
+    Int(FastMap<i64, u32>, Option<IntFilter>),
+}
+
+/// The logged integer keys as bits over their range: most base rows of a slice have no logged
+/// change, and a bit test tells them apart faster than a hash probe.
+struct IntFilter {
+    min: i64,
+    bits: Vec<u64>,
+}
+
+impl IntFilter {
+    /// The filter of `keys`, or `None` when their range would take more than 64 bytes a key.
+    fn of(keys: &FastMap<i64, u32>) -> Option<Self> {
+        let min = *keys.keys().min()?;
+        let max = *keys.keys().max()?;
+        let span = (max as i128 - min as i128) as u128 + 1;
+        let words = span.div_ceil(64);
+        if words > (keys.len() as u128 * 8).max(1024) {
+            return None;
+        }
+        let mut bits = vec![0u64; words as usize];
+        for &k in keys.keys() {
+            let at = k.abs_diff(min);
+            bits[(at / 64) as usize] |= 1 << (at % 64);
+        }
+        Some(Self { min, bits })
+    }
+
+    fn may_hold(&self, k: i64) -> bool {
+        if k < self.min {
+            return false;
+        }
+        let at = k.abs_diff(self.min);
+        self.bits
+            .get((at / 64) as usize)
+            .is_some_and(|w| w & (1 << (at % 64)) != 0)
+    }
+}
+
+impl KeyMap {
+    fn new(source: &KeySource, capacity: usize) -> Self {
+        let index = if source.is_int() {
+            KeyIndex::Int(
+                FastMap::with_capacity_and_hasher(capacity, Default::default()),
+                None,
+            )
+        } else {
+            KeyIndex::Text(FastMap::with_capacity_and_hasher(
+                capacity,
+                Default::default(),
+            ))
+        };
+        Self {
+            index,
+            states: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Adds the change of logged row `r` (keys `keys`).
+    fn add_row(&mut self, keys: &RecordKeys, r: usize, change: Change) -> Result<()> {
+        let states = &mut self.states;
+        match (&mut self.index, keys) {
+            (KeyIndex::Text(m), RecordKeys::Text(a)) => {
+                add_change(m, states, a.value(r), || a.value(r).to_string(), change)
+            }
+            (KeyIndex::Int(m, _), RecordKeys::Int(a)) => {
+                if a.is_null(r) {
+                    return Err(FormatError::NullRecordKey {
+                        field: "record key".into(),
+                        value: "null",
+                    });
+                }
+                let k = a.value(r);
+                add_change(m, states, &k, || k, change)
+            }
+            _ => return Err(mixed_keys()),
+        }
+        Ok(())
+    }
+
+    /// Adds a change of the key with text `key`; a key that is no integer's text cannot be
+    /// any record's under integer keys, so its change is dropped.
+    fn add_text(&mut self, key: String, change: Change) {
+        let states = &mut self.states;
+        match &mut self.index {
+            KeyIndex::Text(m) => add_change(m, states, &key.clone(), || key, change),
+            KeyIndex::Int(m, _) => {
+                if let Some(k) = int_of_key(&key) {
+                    add_change(m, states, &k, || k, change)
+                }
+            }
+        }
+    }
+
+    fn memory_size(&self) -> usize {
+        let state = std::mem::size_of::<KeyState>();
+        let keys = match &self.index {
+            KeyIndex::Text(m) => m.keys().map(|k| k.len() + 24 + 4 + 8).sum(),
+            KeyIndex::Int(m, f) => {
+                m.len() * (8 + 4 + 4) + f.as_ref().map_or(0, |f| f.bits.len() * 8)
+            }
+        };
+        keys + self.states.capacity() * state
+    }
+
+    /// Builds the integer keys' filter once every change is in.
+    fn seal(&mut self) {
+        if let KeyIndex::Int(m, f) = &mut self.index {
+            *f = IntFilter::of(m);
+        }
+    }
+}
+
+fn mixed_keys() -> FormatError {
+    FormatError::Corrupt {
+        path: "merge-on-read slice".into(),
+        reason: "record keys of one slice read both as text and as integers".into(),
+    }
+}
+
+/// The log side of a slice's merge, built once from its logs; base batches then stream
+/// through [`LogMerger::merge_base`].
+pub struct LogMerger {
+    log: Logged,
+    state: KeyMap,
+    keys: KeySource,
+    /// What the merge did so far.
+    pub counts: MergeCounts,
+}
+
+impl LogMerger {
+    /// Reduces the logs' contents (oldest first) to the latest state of each key, the keys of
+    /// logged and base rows taken from `keys`.
+    pub fn new(
+        schema: &SchemaRef,
+        contents: Vec<LogContent>,
+        keys: &KeySource,
+        rules: MergeRules,
+    ) -> Result<Self> {
+        let mut batches: Vec<RecordBatch> = Vec::new();
+        let logged: usize = contents.iter().map(LogContent::records).sum();
+        let mut state = KeyMap::new(keys, logged);
+        let mut first_row = 0u32;
+        for c in contents {
+            match c {
+                LogContent::Rows(b) if b.num_rows() > 0 => {
+                    let row_keys = keys.keys(&b)?;
+                    for r in 0..b.num_rows() {
+                        state.add_row(&row_keys, r, Change::Row(first_row + r as u32))?;
+                    }
+                    first_row += b.num_rows() as u32;
+                    batches.push(b);
+                }
+                LogContent::Rows(_) => {}
+                LogContent::Deletes(d) => {
+                    for del in d {
+                        state.add_text(del.record_key, Change::Deleted(del.ordering));
+                    }
+                }
+            }
+        }
+        state.seal();
+        let rows = arrow::compute::concat_batches(schema, &batches)?;
+        let ords: Vec<OrdKey> = match &rules.ordering {
+            Some(path) => {
+                let col = path.values(rows.column(path.top()))?;
+                (0..rows.num_rows())
+                    .map(|r| OrdKey::of_array(col.as_ref(), r))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        Ok(Self {
+            log: Logged { rows, ords, rules },
+            state,
+            keys: keys.clone(),
+            counts: MergeCounts::default(),
+        })
+    }
+
     /// Bytes the merge holds: the logged rows and the state of each key.
     pub fn memory_size(&self) -> usize {
-        self.rows.get_array_memory_size()
-            + self.state.keys().map(|k| k.len() + 96).sum::<usize>()
-            + self.ords.len() * std::mem::size_of::<OrdKey>()
+        self.log.rows.get_array_memory_size()
+            + self.state.memory_size()
+            + self.log.ords.len() * std::mem::size_of::<OrdKey>()
     }
 
     /// Whether no key has a logged change.
     pub fn is_empty(&self) -> bool {
-        self.state.is_empty()
+        self.state.states.is_empty()
     }
 
-    /// A batch of base records (`keys` their record keys) merged with the logs: each record
-    /// kept, replaced by its logged version, or dropped, in the base order.
-    pub fn merge_base(&mut self, base: &RecordBatch, keys: &StringArray) -> Result<RecordBatch> {
-        let ordering = match &self.rules.ordering {
+    /// A batch of base records merged with the logs: each record kept, replaced by its logged
+    /// version, or dropped, in the base order.
+    pub fn merge_base(&mut self, base: &RecordBatch) -> Result<RecordBatch> {
+        let ordering = match &self.log.rules.ordering {
             Some(path) => Some(path.values(base.column(path.top()))?),
             None => None,
         };
-        let mut positions: Vec<(usize, usize)> = Vec::with_capacity(base.num_rows());
-        let mut changed = false;
-        for r in 0..base.num_rows() {
-            let key = keys.value(r);
-            let Some(st) = self.state.get_mut(key) else {
-                positions.push((0, r));
-                continue;
-            };
-            st.seen = true;
-            changed = true;
-            let base_ord = ordering
-                .as_ref()
-                .map_or(OrdKey::Null, |o| OrdKey::of_array(o.as_ref(), r));
-            // the logs' own outcome first, then that against the base record: the order in
-            // which Java's file group reader and hudi-rs merge (a record logged after a
-            // delete meets the base record by its ordering value alone)
-            let logged = self.replay(Current::None, self.state[key].changes());
-            let outcome = match logged {
-                Current::Row(l) if !self.rules.record_over_record(&self.ord(l), &base_ord) => {
-                    Current::Base(base_ord)
-                }
-                Current::Deleted(d) if !self.rules.delete_over_record(&d, &base_ord) => {
-                    Current::Base(base_ord)
-                }
-                other => other,
-            };
-            let winner = match outcome {
-                Current::Base(_) | Current::None => Some((0, r)),
-                Current::Row(l) if self.soft_deleted(l) => None,
-                Current::Row(l) => Some((1, l as usize)),
-                Current::Deleted(_) => None,
-            };
-            match winner {
-                Some((1, l)) => {
-                    self.counts.updated += 1;
-                    positions.push((1, l));
-                }
-                Some(p) => positions.push(p),
-                None => self.counts.deleted += 1,
+        let ordering = ordering.as_deref();
+        let keys = self.keys.keys(base)?;
+        let (log, counts) = (&self.log, &mut self.counts);
+        let states = &mut self.state.states;
+        let positions = match (&self.state.index, &keys) {
+            (KeyIndex::Text(m), RecordKeys::Text(a)) => {
+                merge_rows(log, m, states, base.num_rows(), ordering, counts, |r| {
+                    a.is_valid(r).then(|| a.value(r))
+                })
             }
+            (KeyIndex::Int(m, filter), RecordKeys::Int(a)) => {
+                let values = a.values();
+                merge_rows(log, m, states, base.num_rows(), ordering, counts, |r| {
+                    let k = values[r];
+                    let held = filter.as_ref().is_none_or(|f| f.may_hold(k));
+                    (held && a.is_valid(r)).then(|| &values[r])
+                })
+            }
+            _ => return Err(mixed_keys()),
+        };
+        match positions {
+            None => Ok(base.clone()),
+            Some(p) => Ok(interleave_record_batch(&[base, &self.log.rows], &p)?),
         }
-        if !changed {
-            return Ok(base.clone());
-        }
-        Ok(interleave_record_batch(&[base, &self.rows], &positions)?)
     }
 
     /// The logged records whose key no base batch held (inserts into the logs, log-only file
     /// groups), in log order; call after every base batch went through
     /// [`LogMerger::merge_base`].
     pub fn remaining(&mut self) -> Result<Option<RecordBatch>> {
-        let mut unseen: Vec<&KeyState> = self.state.values().filter(|st| !st.seen).collect();
-        unseen.sort_unstable_by_key(|st| st.seq);
         let mut rows: Vec<(usize, usize)> = Vec::new();
-        for st in unseen {
-            if let Current::Row(r) = self.replay(Current::None, st.changes()) {
-                if !self.soft_deleted(r) {
+        for st in self.state.states.iter().filter(|st| !st.seen) {
+            if let Current::Row(r) = self.log.replay(Current::None, st.changes()) {
+                if !self.log.soft_deleted(r) {
                     rows.push((0, r as usize));
                 }
             }
@@ -385,30 +519,100 @@ impl LogMerger {
         if rows.is_empty() {
             return Ok(None);
         }
-        Ok(Some(interleave_record_batch(&[&self.rows], &rows)?))
+        Ok(Some(interleave_record_batch(&[&self.log.rows], &rows)?))
     }
 }
 
-/// Adds a logged change of `key` (`owned` makes the key's own string the first time it is seen).
-fn add_change(
-    state: &mut FastMap<String, KeyState>,
-    key: &str,
-    owned: impl FnOnce() -> String,
-    change: Change,
-) {
-    match state.get_mut(key) {
-        Some(st) => st.later.push(change),
-        None => {
-            let seq = state.len() as u32;
-            state.insert(
-                owned(),
-                KeyState {
-                    seq,
-                    first: change,
-                    later: Vec::new(),
-                    seen: false,
-                },
-            );
+/// The merge of `n` base rows (`key_at` gives a row's key, `None` for a row no log can
+/// change; `ordering` their ordering values) with the logged changes in `map`: where each
+/// merged row comes from, as [`Logged::winner`] gives it, or `None` when no row changes.
+fn merge_rows<'k, K, Q>(
+    log: &Logged,
+    map: &FastMap<K, u32>,
+    states: &mut [KeyState],
+    n: usize,
+    ordering: Option<&dyn Array>,
+    counts: &mut MergeCounts,
+    key_at: impl Fn(usize) -> Option<&'k Q>,
+) -> Option<Vec<(usize, usize)>>
+where
+    K: Borrow<Q> + Hash + Eq,
+    Q: Hash + Eq + ?Sized + 'k,
+{
+    let mut positions: Vec<(usize, usize)> = Vec::with_capacity(n);
+    let mut changed = false;
+    for r in 0..n {
+        let Some(&i) = key_at(r).and_then(|k| map.get(k)) else {
+            positions.push((0, r));
+            continue;
+        };
+        let st = &mut states[i as usize];
+        st.seen = true;
+        changed = true;
+        let base_ord = ordering.map_or(OrdKey::Null, |o| OrdKey::of_array(o, r));
+        match log.winner(st, r, base_ord) {
+            Some((1, l)) => {
+                counts.updated += 1;
+                positions.push((1, l));
+            }
+            Some(p) => positions.push(p),
+            None => counts.deleted += 1,
         }
+    }
+    changed.then_some(positions)
+}
+
+/// Adds a logged change of `key` (`owned` makes the key the first time it is seen).
+fn add_change<K, Q>(
+    index: &mut FastMap<K, u32>,
+    states: &mut Vec<KeyState>,
+    key: &Q,
+    owned: impl FnOnce() -> K,
+    change: Change,
+) where
+    K: Borrow<Q> + Hash + Eq,
+    Q: Hash + Eq + ?Sized,
+{
+    match index.get(key) {
+        Some(&i) => states[i as usize].later.push(change),
+        None => {
+            index.insert(owned(), states.len() as u32);
+            states.push(KeyState {
+                first: change,
+                later: Vec::new(),
+                seen: false,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(keys: &[i64]) -> FastMap<i64, u32> {
+        keys.iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i as u32))
+            .collect()
+    }
+
+    #[test]
+    fn the_integer_key_filter_holds_every_logged_key_and_rejects_the_rest() {
+        let keys = [-70, -1, 0, 63, 64, 5000];
+        let f = IntFilter::of(&index(&keys)).expect("a narrow range gets a filter");
+        for k in keys {
+            assert!(f.may_hold(k), "{k}");
+        }
+        for k in [i64::MIN, -71, -69, 1, 62, 65, 4999, 5001, i64::MAX] {
+            assert!(!f.may_hold(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn keys_spread_too_wide_for_their_number_get_no_filter() {
+        assert!(IntFilter::of(&index(&[i64::MIN, i64::MAX])).is_none());
+        assert!(IntFilter::of(&index(&[0, 10_000_000])).is_none());
+        assert!(IntFilter::of(&index(&[])).is_none());
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod block;
 pub mod delete;
+pub mod keys;
 pub mod merge;
 pub mod read;
 pub mod slice;

@@ -73,13 +73,17 @@ pub struct SliceLogs {
 impl SliceLogs {
     /// Records plus delete entries.
     pub fn records(&self) -> usize {
-        self.contents
-            .iter()
-            .map(|c| match c {
-                LogContent::Rows(b) => b.num_rows(),
-                LogContent::Deletes(d) => d.len(),
-            })
-            .sum()
+        self.contents.iter().map(LogContent::records).sum()
+    }
+}
+
+impl LogContent {
+    /// Records or delete entries.
+    pub fn records(&self) -> usize {
+        match self {
+            LogContent::Rows(b) => b.num_rows(),
+            LogContent::Deletes(d) => d.len(),
+        }
     }
 }
 

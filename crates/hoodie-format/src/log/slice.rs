@@ -8,6 +8,7 @@ use futures::StreamExt;
 
 use crate::base_file::stream_base_file;
 use crate::error::Result;
+use crate::log::keys::KeySource;
 use crate::log::merge::{LogMerger, MergeRules};
 use crate::log::read::read_slice_logs;
 use crate::storage::TableStorage;
@@ -77,8 +78,12 @@ impl SliceReader<'_> {
         filter: Option<KeySet>,
     ) -> Result<Vec<RecordBatch>> {
         let logs = read_slice_logs(self.storage, &slice.logs, admits, self.schema).await?;
-        let keys_of = |b: &RecordBatch| Ok(crate::meta::record_keys_by_name(b)?.clone());
-        let mut merger = LogMerger::new(self.schema, logs.contents, &keys_of, self.rules.clone())?;
+        let mut merger = LogMerger::new(
+            self.schema,
+            logs.contents,
+            &KeySource::Meta,
+            self.rules.clone(),
+        )?;
         let mut out = Vec::new();
         if let Some(base) = &slice.base {
             let mut stream = match filter {
@@ -97,9 +102,7 @@ impl SliceReader<'_> {
                     .boxed(),
             };
             while let Some(b) = stream.next().await {
-                let b = b?;
-                let keys = crate::meta::record_keys_by_name(&b)?.clone();
-                keep(merger.merge_base(&b, &keys)?, wanted, &mut out)?;
+                keep(merger.merge_base(&b?)?, wanted, &mut out)?;
             }
         }
         if let Some(rest) = merger.remaining()? {

@@ -5,6 +5,7 @@ use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
 use super::delete::{DeleteRecord, OrderingValue};
+use super::keys::KeySource;
 use super::merge::{LogMerger, MergeRules};
 use super::read::{read_slice_logs, LogContent};
 use super::write::log_file_bytes;
@@ -28,7 +29,7 @@ fn rows(ids: &[i32], vs: &[Option<&str>], ts: &[Option<i64>], instant: &str) -> 
             s(instant.into()),
             s(format!("{instant}_0_1")),
             Arc::new(StringArray::from_iter_values(
-                ids.iter().map(|i| format!("k{i}")),
+                ids.iter().map(|i| i.to_string()),
             )),
             s(String::new()),
             s("fg-0".into()),
@@ -42,14 +43,10 @@ fn rows(ids: &[i32], vs: &[Option<&str>], ts: &[Option<i64>], instant: &str) -> 
 
 fn del(id: i32, ordering: OrderingValue) -> DeleteRecord {
     DeleteRecord {
-        record_key: format!("k{id}"),
+        record_key: id.to_string(),
         partition_path: String::new(),
         ordering,
     }
-}
-
-fn keys(b: &RecordBatch) -> crate::Result<StringArray> {
-    Ok(crate::meta::record_keys(b).clone())
 }
 
 async fn merged(
@@ -71,8 +68,26 @@ async fn merged(
         .await
         .unwrap();
     let rules = MergeRules::new(&schema(), mode, Some("ts"));
-    let mut m = LogMerger::new(&schema(), read.contents, &keys, rules).unwrap();
-    let mut out = vec![m.merge_base(base, &keys(base).unwrap()).unwrap()];
+    let by_text = merge_lines(base, read.contents.clone(), &KeySource::Meta, &rules);
+    // the key is the id's text, so matching by the integer column merges the same
+    let by_int = merge_lines(
+        base,
+        read.contents,
+        &KeySource::IntColumn("id".into()),
+        &rules,
+    );
+    assert_eq!(by_text, by_int, "keys matched as text and as integers");
+    by_text
+}
+
+fn merge_lines(
+    base: &RecordBatch,
+    contents: Vec<LogContent>,
+    keys: &KeySource,
+    rules: &MergeRules,
+) -> Vec<String> {
+    let mut m = LogMerger::new(&schema(), contents, keys, rules.clone()).unwrap();
+    let mut out = vec![m.merge_base(base).unwrap()];
     out.extend(m.remaining().unwrap());
     let mut lines = Vec::new();
     for b in out {
@@ -260,4 +275,27 @@ async fn logged_changes_merge_among_themselves_then_with_the_base_as_java_and_hu
     )
     .await;
     assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn under_integer_keys_a_delete_of_text_no_integer_has_changes_nothing() {
+    let base = rows(&[1, 7], &[Some("a"), Some("b")], &[Some(1), Some(1)], "100");
+    let deletes = |key: &str| {
+        vec![LogContent::Deletes(vec![DeleteRecord {
+            record_key: key.into(),
+            partition_path: String::new(),
+            ordering: OrderingValue::Int(0),
+        }])]
+    };
+    let rules = MergeRules::new(&schema(), MergeMode::EventTimeOrdering, Some("ts"));
+    let ints = KeySource::IntColumn("id".into());
+    // "07" and "+7" are not 7's text: no record has them as its key
+    for key in ["07", "+7", "x"] {
+        assert_eq!(
+            merge_lines(&base, deletes(key), &ints, &rules),
+            ["1:a", "7:b"],
+            "{key}"
+        );
+    }
+    assert_eq!(merge_lines(&base, deletes("7"), &ints, &rules), ["1:a"]);
 }
