@@ -3,24 +3,29 @@
 
 use super::*;
 
+/// The old file of a spliced rewrite.
+pub(super) struct OldFile<'a> {
+    pub(super) storage: &'a TableStorage,
+    pub(super) rel: &'a str,
+    pub(super) footer: &'a ParquetMetaData,
+}
+
 /// Closes the re-encoded chunks of row group `g` and writes the row group: those chunks and the
 /// copied ones, in column order, with the old chunks' statistics and page index. A copied chunk
-/// is fetched from the old file just before it is appended.
+/// is fetched from the old file just before it is appended, and each chunk is uploaded once
+/// appended, so that a row group is never held in memory whole.
 pub(super) async fn append_row_group(
-    storage: &TableStorage,
-    old_rel: &str,
-    file: &mut SerializedFileWriter<Vec<u8>>,
-    footer: &ParquetMetaData,
+    old: &OldFile<'_>,
+    file: &mut SerializedFileWriter<Pending>,
     g: usize,
     writers: Vec<Option<ArrowColumnWriter>>,
     rel: &str,
+    pending: &Pending,
+    out: &mut Upload,
 ) -> Result<()> {
     let err = |e| FormatError::parquet(rel, e);
+    let (storage, footer) = (old.storage, old.footer);
     let rg = footer.row_group(g);
-    // the row group is assembled in memory: size the buffer once (re-encoded chunks come out
-    // about as large as the old ones)
-    file.inner_mut()
-        .reserve(rg.compressed_size() as usize + (1 << 20));
     let mut row_group = file.next_row_group().map_err(err)?;
     for (c, writer) in writers.into_iter().enumerate() {
         match writer {
@@ -32,7 +37,7 @@ pub(super) async fn append_row_group(
             None => {
                 let chunk = rg.column(c);
                 let (start, len) = chunk.byte_range();
-                let path = storage.path(old_rel);
+                let path = storage.path(old.rel);
                 let bytes = storage
                     .store()
                     .get_range(&path, start..start + len)
@@ -52,9 +57,50 @@ pub(super) async fn append_row_group(
                 row_group.append_column(&source, close).map_err(err)?;
             }
         }
+        pending.upload(out, storage, rel).await?;
     }
     row_group.close().map_err(err)?;
-    Ok(())
+    pending.upload(out, storage, rel).await
+}
+
+/// What the Parquet writer of a spliced file wrote and was not uploaded yet: the writer
+/// appends to it, the rewrite takes it out between column chunks.
+#[derive(Clone, Default)]
+pub(super) struct Pending(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Pending {
+    fn take(&self) -> Vec<u8> {
+        let mut buf = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *buf)
+    }
+
+    /// Uploads what was written so far to `out` (file `rel` of `storage`).
+    pub(super) async fn upload(
+        &self,
+        out: &mut Upload,
+        storage: &TableStorage,
+        rel: &str,
+    ) -> Result<()> {
+        let bytes = self.take();
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        out.put(Bytes::from(bytes))
+            .await
+            .map_err(|e| FormatError::storage(storage.path(rel), e))
+    }
+}
+
+impl std::io::Write for Pending {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let mut buf = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Column chunks fetched from the old file, addressed by their offsets in it.

@@ -31,6 +31,7 @@ use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::meta::{MetaValues, COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, RECORD_KEY};
 use crate::storage::TableStorage;
+use crate::write::upload::Upload;
 use crate::write::writer::{writer_properties, FileSpec};
 
 /// What a spliced rewrite is given.
@@ -150,14 +151,15 @@ pub(crate) async fn splice_rewrite(
     };
     let plan = SplicePlan::new(&input, changed);
 
+    let unsent = Pending::default();
     let mut file = SerializedFileWriter::new(
-        Vec::new(),
+        unsent.clone(),
         parquet_schema.root_schema_ptr(),
         Arc::new(props),
     )
     .map_err(|e| FormatError::parquet(input.new_rel, e))?;
     let factory = ArrowRowGroupWriterFactory::new(&file, input.schema.clone());
-    let mut out = crate::write::upload::Upload::new(input.storage, input.new_rel);
+    let mut out = Upload::new(input.storage, input.new_rel);
     let mut done = Spliced {
         stored,
         ..Default::default()
@@ -207,20 +209,21 @@ pub(crate) async fn splice_rewrite(
             }
             done.rows += batch.num_rows() as u64;
         }
+        let old = OldFile {
+            storage: input.storage,
+            rel: input.old_rel,
+            footer: &footer,
+        };
         append_row_group(
-            input.storage,
-            input.old_rel,
+            &old,
             &mut file,
-            &footer,
             g,
             writers,
             input.new_rel,
+            &unsent,
+            &mut out,
         )
         .await?;
-        let bytes = std::mem::take(file.inner_mut());
-        out.put(Bytes::from(bytes))
-            .await
-            .map_err(|e| FormatError::storage(input.storage.path(input.new_rel), e))?;
     }
     if !input.inserts.is_empty() {
         let inserted = crate::meta::take_with_meta(
@@ -237,10 +240,9 @@ pub(crate) async fn splice_rewrite(
             &inserted,
             input.new_rel,
         )?;
-        let bytes = std::mem::take(file.inner_mut());
-        out.put(Bytes::from(bytes))
-            .await
-            .map_err(|e| FormatError::storage(input.storage.path(input.new_rel), e))?;
+        unsent
+            .upload(&mut out, input.storage, input.new_rel)
+            .await?;
         extend_key_index(
             &mut key_index,
             crate::meta::record_keys(&inserted),
@@ -256,11 +258,9 @@ pub(crate) async fn splice_rewrite(
     file.finish()
         .map_err(|e| FormatError::parquet(input.new_rel, e))?;
     done.size = file.bytes_written() as u64;
-    let bytes = std::mem::take(file.inner_mut());
-    let path = input.storage.path(input.new_rel);
-    out.put(Bytes::from(bytes))
-        .await
-        .map_err(|e| FormatError::storage(&path, e))?;
+    unsent
+        .upload(&mut out, input.storage, input.new_rel)
+        .await?;
     out.shutdown().await.map_err(|e| {
         FormatError::parquet(
             input.new_rel,
@@ -272,7 +272,7 @@ pub(crate) async fn splice_rewrite(
 
 /// Writes `rows` (new to the file group, in the table schema) as one more row group.
 fn append_inserts(
-    file: &mut SerializedFileWriter<Vec<u8>>,
+    file: &mut SerializedFileWriter<Pending>,
     factory: &ArrowRowGroupWriterFactory,
     g: usize,
     rows: &RecordBatch,
