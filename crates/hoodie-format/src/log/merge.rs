@@ -336,8 +336,8 @@ impl KeyMap {
         }
     }
 
-    /// Adds the change of logged row `r` (keys `keys`).
-    fn add_row(&mut self, keys: &RecordKeys, r: usize, change: Change) -> Result<()> {
+    /// Adds the change of logged row `r` (keys `keys`, from column `field`).
+    fn add_row(&mut self, keys: &RecordKeys, field: &str, r: usize, change: Change) -> Result<()> {
         let states = &mut self.states;
         match (&mut self.index, keys) {
             (KeyIndex::Text(m), RecordKeys::Text(a)) => {
@@ -346,7 +346,7 @@ impl KeyMap {
             (KeyIndex::Int(m, _), RecordKeys::Int(a)) => {
                 if a.is_null(r) {
                     return Err(FormatError::NullRecordKey {
-                        field: "record key".into(),
+                        field: field.into(),
                         value: "null",
                     });
                 }
@@ -420,13 +420,15 @@ impl LogMerger {
         let mut batches: Vec<RecordBatch> = Vec::new();
         let logged: usize = contents.iter().map(LogContent::records).sum();
         let mut state = KeyMap::new(keys, logged);
+        let field = keys.column().unwrap_or(crate::meta::RECORD_KEY);
         let mut first_row = 0u32;
         for c in contents {
             match c {
                 LogContent::Rows(b) if b.num_rows() > 0 => {
                     let row_keys = keys.keys(&b)?;
                     for r in 0..b.num_rows() {
-                        state.add_row(&row_keys, r, Change::Row(first_row + r as u32))?;
+                        let change = Change::Row(first_row + r as u32);
+                        state.add_row(&row_keys, field, r, change)?;
                     }
                     first_row += b.num_rows() as u32;
                     batches.push(b);
@@ -588,6 +590,8 @@ fn add_change<K, Q>(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     fn index(keys: &[i64]) -> FastMap<i64, u32> {
@@ -607,6 +611,28 @@ mod tests {
         for k in [i64::MIN, -71, -69, 1, 62, 65, 4999, 5001, i64::MAX] {
             assert!(!f.may_hold(k), "{k}");
         }
+    }
+
+    #[test]
+    fn a_logged_row_without_its_integer_key_is_an_error_naming_the_column() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+        let rows = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(arrow::array::Int64Array::from(vec![
+                Some(1),
+                None,
+            ]))],
+        )
+        .unwrap();
+        let rules = MergeRules::new(&schema, MergeMode::CommitTimeOrdering, None);
+        let keys = KeySource::IntColumn("id".into());
+        let err = LogMerger::new(&schema, vec![LogContent::Rows(rows)], &keys, rules)
+            .err()
+            .expect("a null key is refused");
+        assert!(
+            err.to_string().contains("\"null\" for field: \"id\""),
+            "{err}"
+        );
     }
 
     #[test]
