@@ -17,6 +17,7 @@ use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
@@ -25,11 +26,14 @@ use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
+use hoodie_format::timeline::Timeline;
 use hoodie_format::write::spec::{WriteSpec, WriteStatement};
 use hoodie_format::HudiTable;
 
 use crate::error::{df_err, HoodieError};
+use crate::scan::opened::OpenRead;
 use crate::scan::read_kind::ReadKind;
+use crate::scan::snapshot::PlanRead;
 use crate::session::write_options::{SessionOptions, WriteOptions};
 use crate::sink::HudiSink;
 use hoodie_format::FormatError;
@@ -45,21 +49,45 @@ pub struct HudiTableProvider {
     read: Option<ReadKind>,
     /// A read-only view of the table (an `_ro`/`_rt` table, a table function's result).
     read_only: bool,
+    /// What opening the table read, for the statement that opened it.
+    opened: OpenRead,
 }
 
 impl HudiTableProvider {
     /// Opens the provider for `table`, reading its schema from the latest snapshot.
+    ///
+    /// The first statement that reads or writes the table through the provider starts from
+    /// what this read (the timeline's listing, the newest base file's footer) when it is
+    /// planned moments later, as it is when a catalog or `CREATE EXTERNAL TABLE` opens the
+    /// table for that statement.
     pub async fn try_new(name: impl Into<String>, table: HudiTable) -> Result<Self, HoodieError> {
-        let timeline = table.timeline().await?;
-        let slices = table.file_slices(&timeline, None).await?;
-        let schema = table.schema(&timeline, &slices).await?;
+        let (opened, schema) = OpenRead::open(&table).await?;
         Ok(Self {
             name: name.into(),
             table,
             schema,
             read: None,
             read_only: false,
+            opened,
         })
+    }
+
+    /// The timeline a statement planned now reads: the open's listing while it is current,
+    /// else a new listing.
+    async fn statement_timeline(&self, runtime: &RuntimeEnv) -> DFResult<Timeline> {
+        match self.opened.take_timeline(&self.table, runtime) {
+            Some(t) => Ok(t),
+            None => self.table.timeline().await.map_err(df_err),
+        }
+    }
+
+    /// What `input`, the plan feeding a write, read of the table, or else what the open read.
+    fn plan_read(&self, input: &Arc<dyn ExecutionPlan>) -> PlanRead {
+        let read = PlanRead::of(input, self.table.storage().location());
+        match self.opened.take() {
+            Some(opened) => read.or_opened(opened, &self.table),
+            None => read,
+        }
     }
 
     /// A read-only view of this table: the read-optimized query (base files alone) or the
@@ -80,6 +108,7 @@ impl HudiTableProvider {
             schema: self.schema.clone(),
             read: Some(read),
             read_only: true,
+            opened: self.opened.clone(),
         }
     }
 
@@ -221,7 +250,7 @@ impl HudiTableProvider {
         input: Arc<dyn ExecutionPlan>,
         mode: WriteSpec,
     ) -> Arc<dyn ExecutionPlan> {
-        let read = crate::scan::snapshot::PlanRead::of(&input, self.table.storage().location());
+        let read = self.plan_read(&input);
         let sink = HudiSink::new(
             self.table.clone(),
             self.name.clone(),
@@ -242,7 +271,7 @@ impl HudiTableProvider {
         rows_in_memory: Option<usize>,
     ) -> Arc<dyn ExecutionPlan> {
         let schema = change_set_schema(&input.schema(), &self.schema);
-        let read = crate::scan::snapshot::PlanRead::of(&input, self.table.storage().location());
+        let read = self.plan_read(&input);
         let sink = HudiSink::new(self.table.clone(), self.name.clone(), schema, mode)
             .with_rows_in_memory(rows_in_memory)
             .with_read(read);
@@ -618,7 +647,7 @@ impl TableProvider for HudiTableProvider {
             let cdc = cdc.map_err(HoodieError::into_datafusion)?;
             return cdc.scan(state, projection, filters, limit).await;
         }
-        let timeline = self.table.timeline().await.map_err(df_err)?;
+        let timeline = self.statement_timeline(state.runtime_env()).await?;
         let plan = self
             .scan_files(state, &timeline, projection, filters, limit)
             .await?;
@@ -679,7 +708,6 @@ fn planned_by_rule(what: &str) -> DataFusionError {
     DataFusionError::Plan(format!("{what} on Hudi tables is planned by hoodie's analyzer rule, which this session lacks: build the session with SessionStateBuilder::with_hoodie (hoodie_datafusion::prelude)"))
 }
 
-#[allow(dead_code)]
 fn unsupported_dml(what: &str) -> DataFusionError {
     HoodieError::Unsupported {
         feature: format!("{what} on Hudi tables"),
@@ -691,12 +719,6 @@ fn unsupported_dml(what: &str) -> DataFusionError {
 pub fn as_hudi(provider: &Arc<dyn TableProvider>) -> Option<&HudiTableProvider> {
     let any: &dyn Any = provider.as_ref();
     any.downcast_ref::<HudiTableProvider>()
-}
-
-/// Unused helper kept private: a literal of a partition value.
-#[allow(dead_code)]
-fn lit_str(v: &str) -> ScalarValue {
-    ScalarValue::Utf8(Some(v.to_string()))
 }
 
 /// The schema a change set is written with: the plan's columns, each as nullable as the table

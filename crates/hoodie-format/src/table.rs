@@ -119,7 +119,11 @@ impl HudiTable {
             .filter(|_| files_have_schema)
             .max_by(|a, b| a.name.instant.cmp(&b.name.instant))
         {
-            let s = self.file_schema(&newest.rel_path).await?;
+            // the listing gives the size: no request asks for it
+            let meta =
+                crate::footer::read_footer_sized(&self.storage, &newest.rel_path, newest.size)
+                    .await?;
+            let s = crate::footer::arrow_schema(&meta, &newest.rel_path)?;
             return self.with_added_columns(s, timeline).await;
         }
         for i in timeline

@@ -64,11 +64,16 @@ impl FooterCache for SessionFooters {
     }
 }
 
+/// `runtime`'s file metadata cache, as the format's footer cache.
+pub(crate) fn session_footers(runtime: &RuntimeEnv) -> Arc<dyn FooterCache> {
+    Arc::new(SessionFooters(
+        runtime.cache_manager.get_file_metadata_cache(),
+    ))
+}
+
 /// `table`, its footers read through `runtime`'s file metadata cache.
 pub(crate) fn with_session_footers(table: &HudiTable, runtime: &RuntimeEnv) -> HudiTable {
-    table.with_footer_cache(Arc::new(SessionFooters(
-        runtime.cache_manager.get_file_metadata_cache(),
-    )))
+    table.with_footer_cache(session_footers(runtime))
 }
 
 /// The parquet reader factory of a hoodie scan: DataFusion's, over the table's store and the

@@ -6,6 +6,7 @@ pub(crate) mod footers;
 pub(crate) mod functions;
 pub(crate) mod history;
 pub(crate) mod merged;
+pub(crate) mod opened;
 pub mod read_kind;
 pub(crate) mod snapshot;
 

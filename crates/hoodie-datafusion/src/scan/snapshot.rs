@@ -20,6 +20,9 @@ use datafusion::physical_plan::{
 };
 use hoodie_format::concurrency::conflict::ReadSnapshot;
 use hoodie_format::timeline::Timeline;
+use hoodie_format::HudiTable;
+
+use super::opened::Opened;
 
 /// Passes its input through; records what that scan of the table at `location` read.
 #[derive(Debug)]
@@ -47,6 +50,9 @@ pub struct PlanRead {
     pub snapshot: Option<ReadSnapshot>,
     /// The timeline its first scan of the table listed.
     pub listed: Option<Timeline>,
+    /// What opening the table read while the statement was planned, when no scan took it:
+    /// footers the write hands to its session's cache.
+    pub opened: Option<Arc<Opened>>,
 }
 
 impl PlanRead {
@@ -55,7 +61,18 @@ impl PlanRead {
         Self {
             snapshot: read_of(plan, location),
             listed: listed_of(plan, location),
+            opened: None,
         }
+    }
+
+    /// This read with what opening `table` read: its listing when the plan listed none (a
+    /// write without a scan of its table) and is still current.
+    pub(crate) fn or_opened(mut self, opened: Opened, table: &HudiTable) -> Self {
+        if self.listed.is_none() {
+            self.listed = opened.timeline_if_current(table);
+        }
+        self.opened = Some(Arc::new(opened));
+        self
     }
 }
 

@@ -13,23 +13,27 @@ use hoodie_format::{HudiTable, TableType};
 
 use crate::error::df_err;
 
-/// Runs the compactions pending on a merge-on-read table; `listed` is a current listing of its
-/// timeline (with nothing pending), if the statement has one.
+/// Runs the compactions pending on a merge-on-read table, for a write that has no current
+/// listing of its timeline; returns the listing when nothing was pending, for the write to
+/// start from.
 pub(crate) async fn finish_pending(
     table: &HudiTable,
     spec: &WriteSpec,
-    listed: Option<&Timeline>,
-) -> DFResult<()> {
-    if table.config().table_type().map_err(df_err)? != TableType::MergeOnRead || listed.is_some() {
-        return Ok(());
+) -> DFResult<Option<Timeline>> {
+    if table.config().table_type().map_err(df_err)? != TableType::MergeOnRead {
+        return Ok(None);
     }
     let timeline = table.timeline().await.map_err(df_err)?;
-    for instant in pending_compactions(&timeline) {
+    let pending = pending_compactions(&timeline);
+    if pending.is_empty() {
+        return Ok(Some(timeline));
+    }
+    for instant in pending {
         execute_compaction(table, &instant, &spec.files)
             .await
             .map_err(df_err)?;
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Schedules (and runs, unless only scheduling is asked for) a compaction once enough

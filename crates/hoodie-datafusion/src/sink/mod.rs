@@ -177,6 +177,9 @@ impl DataSink for HudiSink {
         let pool = context.memory_pool();
         // footers the statement's scan read are not read again
         let table = crate::scan::footers::with_session_footers(&self.table, &context.runtime_env());
+        if let Some(opened) = &self.read.opened {
+            opened.hand_over(&context.runtime_env());
+        }
         let rows = MemoryConsumer::new(format!("HudiSink[{}]", self.name))
             .with_can_spill(true)
             .register(pool);
@@ -335,15 +338,14 @@ async fn write_incoming(
         .map_err(df_err)?
         .to_string();
     // a single writer whose statement just listed the timeline starts from that listing
-    let listed = read
+    let listed = match read
         .listed
-        .filter(|t| !mode.concurrency.optimistic && is_reusable(table, t));
-    locked(
-        table,
-        mode,
-        compact::finish_pending(table, mode, listed.as_ref()),
-    )
-    .await?;
+        .filter(|t| !mode.concurrency.optimistic && is_reusable(table, t))
+    {
+        Some(t) => Some(t),
+        // (a current listing has no compaction pending)
+        None => locked(table, mode, compact::finish_pending(table, mode)).await?,
+    };
     let mut txn = Transaction::begin_after_read(
         table,
         mode.operation,

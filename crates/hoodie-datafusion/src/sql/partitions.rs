@@ -135,7 +135,7 @@ async fn delete(
     crate::sink::locked(
         table,
         &spec,
-        crate::sink::compact::finish_pending(table, &spec, None),
+        crate::sink::compact::finish_pending(table, &spec),
     )
     .await?;
     let schema = avro_schema(table.config().name(), &TableProvider::schema(hudi))?.to_string();
