@@ -136,6 +136,28 @@ async fn a_plan_run_after_another_write_starts_from_a_new_listing() {
 }
 
 #[tokio::test]
+async fn a_write_between_the_open_and_the_first_read_is_seen() {
+    // the open's listing stands for the first statement only while this process wrote
+    // nothing to the table since
+    let tmp = tempfile::tempdir().unwrap();
+    let (ctx, loc) = counted_table(tmp.path(), ", type = 'mor'").await;
+    let (storage, store) = register_recorded(&ctx, "f", &loc).await;
+    ctx.run("UPDATE t SET v = NULL WHERE id = 1").await.unwrap();
+    ctx.run("DELETE FROM t WHERE id = 3").await.unwrap();
+    assert_eq!(
+        cells(&ctx, "SELECT id, v FROM f ORDER BY id").await,
+        [["1", ""], ["2", ""]]
+    );
+    let timeline = format!("{}/.hoodie", storage.base());
+    let dirs = store.listed_dirs.lock().unwrap().clone();
+    assert_eq!(
+        dirs.iter().filter(|d| **d == timeline).count(),
+        2,
+        "the open, then the read"
+    );
+}
+
+#[tokio::test]
 async fn a_clean_after_the_commit_makes_the_archival_list_it_again() {
     // one commit retained, a clean due after every commit: the UPDATE's clean runs
     let props = ", 'hoodie.cleaner.commits.retained' = '1', 'hoodie.clean.max.commits' = '1'";
