@@ -4,13 +4,16 @@
 //! write starts from that listing (nothing pending on it, nothing written under
 //! `.hoodie/` by this process since, listed moments ago); the write itself, the clean and the
 //! archival after its commit use the transaction's own view of the timeline; a clean that ran
-//! makes the archival list it once more. Under optimistic concurrency the write's start, the
+//! carries the timeline on to the archival. Under optimistic concurrency the write's start, the
 //! commit's conflict check and the services after it list it again inside the lock, as other
 //! writers may have committed.
 
 mod common;
 
-use common::{cells, counted_table, register_recorded};
+use common::failing::FailingStore;
+use common::{cells, counted_table, register_recorded, register_recorded_table};
+use hoodie_format::fs_view::TableListing;
+use hoodie_format::storage::TableStorage;
 
 /// The listings of `.hoodie/` made by opening the table at `loc` and running `statement` on
 /// it (as table `f`), after `setup` statements on it (as `t`); and the session.
@@ -158,12 +161,117 @@ async fn a_write_between_the_open_and_the_first_read_is_seen() {
 }
 
 #[tokio::test]
-async fn a_clean_after_the_commit_makes_the_archival_list_it_again() {
-    // one commit retained, a clean due after every commit: the UPDATE's clean runs
+async fn a_clean_after_the_commit_and_the_archival_list_nothing() {
+    // one commit retained, a clean due after every commit: the UPDATE's clean runs, from the
+    // write's own view of the timeline, and the archival from the clean's
     let props = ", 'hoodie.cleaner.commits.retained' = '1', 'hoodie.clean.max.commits' = '1'";
     let setup = ["UPDATE t SET v = 'w' WHERE id = 2"];
     let n = timeline_listings(props, &setup, "UPDATE f SET v = 'u' WHERE id = 2").await;
-    assert_eq!(n, 2);
+    assert_eq!(n, 1);
+}
+
+/// The listings of the table's data files (every listing outside `.hoodie/`) `store` recorded.
+fn data_listings(storage: &TableStorage, store: &FailingStore) -> Vec<String> {
+    let timeline = format!("{}/.hoodie", storage.base());
+    let listed = store.listed.lock().unwrap().clone();
+    listed
+        .into_iter()
+        .filter(|d| !d.starts_with(&timeline))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_write_and_its_clean_list_the_data_files_once_and_the_next_statement_not_at_all() {
+    // (merge-on-read: a compaction every other deltacommit, so that the cleans delete slices)
+    for props in [
+        "",
+        ", type = 'mor', 'hoodie.compact.inline.max.delta.commits' = '2'",
+    ] {
+        let props = format!(
+            "{props}, 'hoodie.cleaner.commits.retained' = '1', 'hoodie.clean.max.commits' = '1'"
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, loc) = counted_table(tmp.path(), &props).await;
+        ctx.run("UPDATE t SET v = 'w' WHERE id = 2").await.unwrap();
+        let (storage, store) = register_recorded(&ctx, "f", &loc).await;
+        for (i, sql) in [
+            "UPDATE f SET v = 'u' WHERE id = 2",
+            "DELETE FROM f WHERE id = 3",
+            "MERGE INTO f USING (SELECT 4 AS id, NULL AS v, 'y' AS p) s ON f.id = s.id \
+             WHEN NOT MATCHED THEN INSERT *",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            ctx.run(sql).await.unwrap();
+            // the statement's read listed the table once (the first) or not at all: the
+            // listing its write and clean changed is the table's
+            assert_eq!(
+                data_listings(&storage, &store).len(),
+                1,
+                "{props} statement {i}: {:?}",
+                data_listings(&storage, &store)
+            );
+        }
+        let cleans = common::files_under(&loc.join(".hoodie"))
+            .iter()
+            .filter(|f| f.ends_with(".clean"))
+            .count();
+        assert!(cleans >= 2, "{props}: cleans that deleted files ({cleans})");
+        assert_eq!(
+            cells(&ctx, "SELECT id, v FROM f ORDER BY id").await,
+            [["1", "a"], ["2", "u"], ["4", ""]]
+        );
+        assert_eq!(
+            data_listings(&storage, &store).len(),
+            1,
+            "{props}: the query"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_kept_listing_is_the_table_s_files_after_every_kind_of_write() {
+    let cases = [
+        ", 'hoodie.cleaner.commits.retained' = '1', 'hoodie.clean.max.commits' = '1', \
+         'hoodie.keep.min.commits' = '2', 'hoodie.keep.max.commits' = '3'",
+        ", type = 'mor', 'hoodie.compact.inline.max.delta.commits' = '2'",
+        ", 'hoodie.table.cdc.enabled' = 'true', 'hoodie.cleaner.commits.retained' = '1'",
+        ", type = 'mor', 'hoodie.table.cdc.enabled' = 'true', 'hoodie.cleaner.commits.retained' = '2'",
+    ];
+    for props in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ctx, loc) = counted_table(tmp.path(), props).await;
+        let (storage, _, table) = register_recorded_table(&ctx, "f", &loc).await;
+        let mut kept = 0;
+        for sql in [
+            "UPDATE f SET v = NULL WHERE id = 1",
+            "INSERT INTO f VALUES (5, 'e', 'x'), (6, NULL, 'z')",
+            "DELETE FROM f WHERE id = 3",
+            "MERGE INTO f USING (SELECT 2 AS id, 'm' AS v, 'y' AS p UNION ALL \
+             SELECT 7, 'n', 'x') s ON f.id = s.id \
+             WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+            "UPDATE f SET v = 'again' WHERE p = 'x'",
+            "INSERT OVERWRITE f PARTITION (p = 'z') SELECT 8, 'o'",
+            "UPDATE f SET v = 'last' WHERE id = 8",
+        ] {
+            ctx.run(sql).await.unwrap();
+            let timeline = table.timeline().await.unwrap();
+            let fresh = TableListing::read(&storage).await.unwrap().files();
+            if let Some(listing) = table.kept_listing(&timeline) {
+                assert_eq!(listing.files(), fresh, "{props}: after {sql}");
+                kept += 1;
+            }
+        }
+        // every statement's commit (and the services after it) carried the listing forward
+        assert_eq!(kept, 7, "{props}");
+        let compacted = common::files_under(&loc.join(".hoodie"))
+            .iter()
+            .any(|f| f.ends_with(".compaction.requested"));
+        assert_eq!(compacted, props.contains("mor"), "{props}");
+        let archived = loc.join(".hoodie/archived").exists();
+        assert_eq!(archived, props.contains("keep.max"), "{props}");
+    }
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! A rewrite copies the column chunks of the columns that do not change byte for byte from the
 //! old base file; only the changed columns and the meta columns a rewrite restamps are encoded
 //! again. An UPDATE (and a MERGE's UPDATE clauses) say which columns change, and EXPLAIN names
-//! them; for an upsert the updated rows are compared with the stored ones.
+//! them; for an upsert the updated rows are compared with the stored ones. A compaction whose
+//! logs delete nothing splices the base file the same way.
 
 mod common;
 
@@ -337,4 +338,103 @@ async fn stored_keys_come_from_the_key_column_only_where_that_is_exact() {
             assert_eq!(count(ctx, "SELECT count(*) FROM t").await, 2, "{after}");
         }
     }
+}
+
+/// A compaction of a slice whose logs delete nothing splices its base file: every record
+/// stays where it is, the logged versions replace theirs (an older one under event-time
+/// ordering does not), and only the columns the logged records change and the restamped meta
+/// columns are encoded again. A slice whose logs delete a record is merged whole.
+#[tokio::test]
+async fn compaction_of_updates_copies_the_chunks_they_do_not_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let create = CREATE.replace(
+        "preCombineField = 'ts'",
+        "preCombineField = 'ts', type = 'mor', 'hoodie.compact.inline' = 'false'",
+    );
+    let rows = (0..2000)
+        .map(|i| {
+            let note = format!("'note {i} {}'", "z".repeat(i % 13));
+            let note = if i % 7 == 0 { "NULL".to_string() } else { note };
+            format!("({i}, 'n{i}', {note}, {i}.5, 1, {})", i % 2)
+        })
+        .collect();
+    // the base files in zstd, the compaction's in snappy: a chunk the compaction encoded
+    // anew differs from the stored one even where its values do not
+    let create = create.replace(
+        "type = 'mor'",
+        "type = 'mor', 'hoodie.parquet.compression.codec' = 'zstd'",
+    );
+    let f = fixture(tmp.path(), &create, rows).await;
+    let ctx = &f.ctx;
+    ctx.run("ALTER TABLE t SET TBLPROPERTIES ('hoodie.parquet.compression.codec' = 'snappy')")
+        .await
+        .unwrap();
+    // 400 records get a NULL price and ts 2, one of them twice; id 4's older version loses
+    for update in [
+        "UPDATE t SET price = NULL, ts = 2 WHERE id % 5 = 3",
+        "UPDATE t SET price = 7.5, ts = 3 WHERE id = 13",
+        "UPDATE t SET price = -1, ts = 0 WHERE id = 4",
+    ] {
+        ctx.run(update).await.unwrap();
+    }
+    // p=0's logs also delete a record: that slice is merged whole
+    ctx.run("DELETE FROM t WHERE id = 0").await.unwrap();
+    let all = "SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, \
+               _hoodie_partition_path, id, name, note, price, ts, p FROM t ORDER BY id";
+    let before = text(ctx, all).await;
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE price IS NULL").await,
+        399
+    );
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE id = 4 AND price = 4.5").await,
+        1
+    );
+
+    ctx.run("RUN COMPACTION ON t").await.unwrap();
+    assert_eq!(text(ctx, all).await, before);
+    let instant = text(ctx, "SELECT max(_hoodie_commit_time) FROM t").await;
+    let files = "SELECT count(*) FROM t WHERE _hoodie_file_name NOT LIKE '%.parquet'";
+    assert_eq!(count(ctx, files).await, 0, "{instant}");
+
+    let rewrites = f.rewrites().await;
+    assert_eq!(rewrites.len(), 2);
+    for (partition, old, new) in rewrites {
+        let copied = |c: &str| chunk(&new, c) == chunk(&old, c);
+        let spliced = [
+            "_hoodie_record_key",
+            "_hoodie_partition_path",
+            "id",
+            "name",
+            "note",
+            "p",
+        ];
+        for column in spliced {
+            assert_eq!(copied(column), partition == "p=1", "{partition}: {column}");
+        }
+        for column in ["price", "ts", "_hoodie_commit_seqno", "_hoodie_file_name"] {
+            assert!(!copied(column), "{partition}: {column} is encoded again");
+        }
+        if partition == "p=1" {
+            // the key index carries over
+            use hoodie_format::bloom::BLOOM_FILTER_FOOTER_KEY;
+            let bloom = |p: &Path| {
+                hoodie_format::footer::footer_value(&footer(p), BLOOM_FILTER_FOOTER_KEY)
+                    .map(str::to_string)
+            };
+            assert!(bloom(&old).is_some());
+            assert_eq!(bloom(&new), bloom(&old));
+        }
+    }
+    // a new session reads the compacted table alike, and finds keys through the carried index
+    let fresh = common::reader(tmp.path(), &f.loc).await;
+    assert_eq!(text(&fresh, all).await, before);
+    fresh
+        .run("UPDATE t SET name = 'found', ts = 9 WHERE id = 13")
+        .await
+        .unwrap();
+    assert_eq!(
+        count(&fresh, "SELECT count(*) FROM t WHERE name = 'found'").await,
+        1
+    );
 }

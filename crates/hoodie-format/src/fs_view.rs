@@ -1,6 +1,6 @@
 //! File-system view: the latest committed file slice of every file group, as of an instant.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::{FormatError, Result};
 use crate::file_name::{BaseFileName, LogFileName, PARTITION_METADATA_FILE};
@@ -96,7 +96,12 @@ impl TableListing {
     }
 
     fn add(&mut self, storage: &TableStorage, meta: &object_store::ObjectMeta) -> Result<()> {
-        let rel = storage.relative(&meta.location);
+        self.add_file(storage.relative(&meta.location), meta.size)
+    }
+
+    /// Adds the file at `rel` (relative to the table) of `size` bytes, as a listing that
+    /// found it would; a file already listed is not added twice (a log appended to).
+    fn add_file(&mut self, rel: String, size: u64) -> Result<()> {
         if is_hidden_dir(&rel) {
             return Ok(());
         }
@@ -112,10 +117,12 @@ impl TableListing {
                 .groups
                 .entry((partition, log.file_id.clone()))
                 .or_default();
-            if log.is_cdc {
-                group.cdc_logs.push((rel, log));
-            } else {
-                group.logs.push((rel, log));
+            let logs = match log.is_cdc {
+                true => &mut group.cdc_logs,
+                false => &mut group.logs,
+            };
+            if !logs.iter().any(|(r, _)| *r == rel) {
+                logs.push((rel, log));
             }
             return Ok(());
         }
@@ -132,16 +139,73 @@ impl TableListing {
                 feature: format!("{ext} base files ({rel})"),
             });
         }
-        self.groups
+        let bases = &mut self
+            .groups
             .entry((partition, parsed.file_id.clone()))
             .or_default()
-            .bases
-            .push(BaseFile {
-                rel_path: rel,
-                name: parsed,
-                size: meta.size,
-            });
+            .bases;
+        bases.retain(|b| b.rel_path != rel);
+        bases.push(BaseFile {
+            rel_path: rel,
+            name: parsed,
+            size,
+        });
         Ok(())
+    }
+
+    /// Takes the file at `rel` out of the listing (a file a clean deleted).
+    fn remove_file(&mut self, rel: &str) {
+        let partition = rel.rsplit_once('/').map(|(p, _)| p).unwrap_or_default();
+        for ((p, _), g) in self.groups.iter_mut() {
+            if p == partition {
+                g.bases.retain(|b| b.rel_path != rel);
+                g.logs.retain(|(r, _)| r != rel);
+                g.cdc_logs.retain(|(r, _)| r != rel);
+            }
+        }
+        self.groups
+            .retain(|_, g| !(g.bases.is_empty() && g.logs.is_empty() && g.cdc_logs.is_empty()));
+    }
+
+    /// The part of this listing that [`TableListing::read_partitions`] of `partitions` would
+    /// find: the file groups in those partitions or folders below them (`""` is all).
+    pub fn of_partitions(&self, partitions: &BTreeSet<String>) -> Self {
+        let within = |p: &str| {
+            partitions.iter().any(|q| {
+                q.is_empty()
+                    || p == q
+                    || p.strip_prefix(q.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            })
+        };
+        Self {
+            groups: self
+                .groups
+                .iter()
+                .filter(|((p, _), _)| within(p))
+                .map(|(k, g)| (k.clone(), g.clone()))
+                .collect(),
+        }
+    }
+
+    /// Every file listed, as (path relative to the table, size; 0 for logs), sorted: what
+    /// two listings of the same files agree on.
+    pub fn files(&self) -> Vec<(String, u64)> {
+        let mut files: Vec<(String, u64)> = self
+            .groups
+            .values()
+            .flat_map(|g| {
+                let bases = g.bases.iter().map(|b| (b.rel_path.clone(), b.size));
+                let logs = g
+                    .logs
+                    .iter()
+                    .chain(&g.cdc_logs)
+                    .map(|(r, _)| (r.clone(), 0));
+                bases.chain(logs)
+            })
+            .collect();
+        files.sort();
+        files
     }
 
     /// The file groups listed, as (partition path, file id).
@@ -354,6 +418,72 @@ impl ListingCache {
         let fresh = std::sync::Arc::new(TableListing::read(storage).await?);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, fresh.clone()));
         Ok(fresh)
+    }
+
+    /// The kept listing if it was taken under `timeline`'s completed instants.
+    pub fn current(&self, timeline: &Timeline) -> Option<std::sync::Arc<TableListing>> {
+        let key = timeline.completed_fingerprint();
+        self.last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, l)| l.clone())
+    }
+
+    /// Carries the kept listing across an instant this process completed: if it was taken
+    /// under `before`'s completed instants, it becomes the listing under `after`'s (the same
+    /// instants and the one completed) with `change` made to it, so the services after a
+    /// commit and the next statement do not list the table again. Another writer's commit
+    /// between the two makes the table's timeline differ from `after`, and so misses.
+    pub fn advance(&self, before: &Timeline, after: &Timeline, change: &FileChange) {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((key, listing)) = last.take() else {
+            return;
+        };
+        if key != before.completed_fingerprint() {
+            *last = Some((key, listing));
+            return;
+        }
+        let mut listing = std::sync::Arc::unwrap_or_clone(listing);
+        for rel in &change.removed {
+            listing.remove_file(rel);
+        }
+        for (rel, size) in &change.added {
+            // a file the listing cannot take is left to a real listing to report
+            if listing.add_file(rel.clone(), *size).is_err() {
+                return;
+            }
+        }
+        *last = Some((after.completed_fingerprint(), std::sync::Arc::new(listing)));
+    }
+}
+
+/// The data files an instant added and deleted, relative to the table.
+#[derive(Debug, Clone, Default)]
+pub struct FileChange {
+    /// Files written, with their sizes.
+    pub added: Vec<(String, u64)>,
+    /// Files deleted.
+    pub removed: Vec<String>,
+}
+
+impl FileChange {
+    /// The files a commit's write stats name: its base and log files and its `.cdc` logs.
+    pub fn of_commit(metadata: &crate::timeline::commit_metadata::CommitMetadata) -> Self {
+        let mut added = Vec::new();
+        for stat in metadata.write_stats() {
+            if let Some(path) = stat.path.as_deref().filter(|p| !p.is_empty()) {
+                added.push((path.to_string(), stat.file_size_in_bytes.max(0) as u64));
+            }
+            for (path, size) in stat.cdc_stats.iter().flatten() {
+                added.push((path.clone(), (*size).max(0) as u64));
+            }
+        }
+        Self {
+            added,
+            removed: Vec::new(),
+        }
     }
 }
 

@@ -141,6 +141,18 @@ pub(crate) fn take_with_meta(
     with_meta_columns(&inc, &keys, meta, schema)
 }
 
+/// `batch` (in the table schema) with every `_hoodie_file_name` set to `name`: records a
+/// compaction moves into a new base file.
+pub(crate) fn with_file_name(batch: &RecordBatch, name: &str) -> Result<RecordBatch> {
+    let idx = batch.schema().index_of(FILE_NAME)?;
+    let mut cols = batch.columns().to_vec();
+    cols[idx] = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+        name,
+        batch.num_rows(),
+    )));
+    Ok(RecordBatch::try_new(batch.schema(), cols)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

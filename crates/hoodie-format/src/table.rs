@@ -3,7 +3,7 @@
 use arrow::datatypes::SchemaRef;
 
 use crate::error::{FormatError, Result};
-use crate::fs_view::{FileSlice, FileSystemView, ListingCache};
+use crate::fs_view::{FileChange, FileSlice, FileSystemView, ListingCache, TableListing};
 use crate::schema;
 use crate::storage::TableStorage;
 use crate::table_config::TableConfig;
@@ -93,6 +93,18 @@ impl HudiTable {
     /// Loads the current timeline.
     pub async fn timeline(&self) -> Result<Timeline> {
         Timeline::load(&self.storage, &self.config).await
+    }
+
+    /// The table's listing when one taken (or carried forward) under `timeline`'s completed
+    /// instants is kept: the files are then those the table holds, so nothing is listed.
+    pub fn kept_listing(&self, timeline: &Timeline) -> Option<std::sync::Arc<TableListing>> {
+        self.listings.current(timeline)
+    }
+
+    /// Carries the kept listing across an instant this process completed (see
+    /// [`ListingCache::advance`]).
+    pub(crate) fn advance_listing(&self, before: &Timeline, after: &Timeline, change: &FileChange) {
+        self.listings.advance(before, after, change);
     }
 
     /// The latest committed file slices as of `as_of` (None: latest).

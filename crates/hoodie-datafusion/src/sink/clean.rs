@@ -13,7 +13,8 @@ use hoodie_format::HudiTable;
 use crate::error::df_err;
 
 /// Cleans, then archives, `table` after a commit, as far as its options do so automatically;
-/// `timeline` is the table's timeline after the commit (listed again only after a clean).
+/// `timeline` is the table's timeline after the commit, which the clean extends with its own
+/// instant for the archival.
 pub(crate) async fn after_commit(
     table: &HudiTable,
     spec: &WriteSpec,
@@ -21,12 +22,10 @@ pub(crate) async fn after_commit(
 ) -> DFResult<()> {
     let mut timeline = timeline;
     if spec.clean.automatic {
-        let cleaned = run_clean_on(table, &spec.clean, timeline.clone())
+        timeline = run_clean_on(table, &spec.clean, timeline)
             .await
-            .map_err(df_err)?;
-        if !cleaned.is_empty() {
-            timeline = table.timeline().await.map_err(df_err)?;
-        }
+            .map_err(df_err)?
+            .1;
     }
     if spec.archive.automatic {
         run_archive_on(table, &spec.archive, &spec.clean, timeline)

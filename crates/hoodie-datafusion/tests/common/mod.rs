@@ -191,6 +191,21 @@ pub async fn register_recorded(
     name: &str,
     location: &Path,
 ) -> (TableStorage, std::sync::Arc<failing::FailingStore>) {
+    let (storage, store, _) = register_recorded_table(ctx, name, location).await;
+    (storage, store)
+}
+
+/// [`register_recorded`], also returning the table the provider writes through (clones share
+/// its kept listing).
+pub async fn register_recorded_table(
+    ctx: &HoodieContext,
+    name: &str,
+    location: &Path,
+) -> (
+    TableStorage,
+    std::sync::Arc<failing::FailingStore>,
+    HudiTable,
+) {
     let storage = TableStorage::local(location).unwrap();
     let store = std::sync::Arc::new(failing::FailingStore::new(
         storage.store().clone(),
@@ -199,13 +214,13 @@ pub async fn register_recorded(
     let table = HudiTable::open(storage.with_store(store.clone()))
         .await
         .unwrap();
-    let provider = hoodie_datafusion::HudiTableProvider::try_new(name, table)
+    let provider = hoodie_datafusion::HudiTableProvider::try_new(name, table.clone())
         .await
         .unwrap();
     ctx.session()
         .register_table(name, std::sync::Arc::new(provider))
         .unwrap();
-    (storage, store)
+    (storage, store, table)
 }
 
 /// The partitioned table of the request-counting tests (`id` its key, `p` its partition

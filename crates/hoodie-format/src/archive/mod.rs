@@ -250,6 +250,9 @@ pub async fn run_archive_on(
     files.sort_by(|a, b| (&a.timestamp, a.state).cmp(&(&b.timestamp, b.state)));
     write_archive(table, &timeline, &files, spec.batch).await?;
     delete_archived(table, &timeline, &files).await?;
+    // no data file changed: the kept listing stands for the shorter timeline too
+    let after = timeline.without_files(&files);
+    table.advance_listing(&timeline, &after, &crate::fs_view::FileChange::default());
     Ok(files)
 }
 

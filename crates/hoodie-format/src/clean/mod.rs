@@ -7,6 +7,7 @@
 mod plan;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::avro::clean::{
     clean_metadata_avro, cleaner_plan_avro, parse_clean_metadata, parse_cleaner_plan,
@@ -14,7 +15,7 @@ use crate::avro::clean::{
 };
 use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};
-use crate::fs_view::TableListing;
+use crate::fs_view::{FileChange, TableListing};
 use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
@@ -196,16 +197,17 @@ async fn read_metadata(
 /// `max_commits` commits followed the last clean and some file is no longer needed, plans,
 /// runs and completes a new one. Returns the cleans completed (none when nothing was due).
 pub async fn run_clean(table: &HudiTable, spec: &CleanSpec) -> Result<Vec<CleanResult>> {
-    run_clean_on(table, spec, table.timeline().await?).await
+    Ok(run_clean_on(table, spec, table.timeline().await?).await?.0)
 }
 
 /// [`run_clean`] starting from `timeline`, the table's current timeline as the caller knows
-/// it (a writer right after its commit), so that it is not listed again.
+/// it (a writer right after its commit), so that it is not listed again; returns the cleans
+/// completed and the timeline after them (for the archival that follows).
 pub async fn run_clean_on(
     table: &HudiTable,
     spec: &CleanSpec,
     timeline: Timeline,
-) -> Result<Vec<CleanResult>> {
+) -> Result<(Vec<CleanResult>, Timeline)> {
     check_writable(table)?;
     let mut done = finish_pending_cleans_on(table, &timeline).await?;
     let timeline = match done.is_empty() {
@@ -213,10 +215,10 @@ pub async fn run_clean_on(
         false => table.timeline().await?,
     };
     if commits_since_last_clean(table, &timeline).await? < spec.max_commits {
-        return Ok(done);
+        return Ok((done, timeline));
     }
     let Some(plan) = plan_of(table, &timeline, spec).await? else {
-        return Ok(done);
+        return Ok((done, timeline));
     };
     let instant = new_instant_time(timeline.last_instant_time());
     let dir = timeline.dir();
@@ -226,8 +228,34 @@ pub async fn run_clean_on(
     storage
         .put_if_absent(&format!("{dir}/{requested}"), bytes.clone())
         .await?;
-    done.push(execute(table, &instant, &plan, bytes).await?);
-    Ok(done)
+    let cleaned = execute(table, &instant, &plan, bytes).await?;
+    let after = timeline.with_files(
+        [State::Requested, State::Inflight, State::Completed]
+            .map(|state| Instant::new(&instant, Action::Clean, state)),
+    );
+    table.advance_listing(&timeline, &after, &deleted_files(&cleaned.metadata));
+    done.push(cleaned);
+    Ok((done, after))
+}
+
+/// The files a clean deleted, relative to the table.
+fn deleted_files(metadata: &CleanMetadata) -> FileChange {
+    let removed = metadata
+        .partitions
+        .iter()
+        .flat_map(|(partition, part)| {
+            part.success_delete_files
+                .iter()
+                .map(move |name| match partition.is_empty() {
+                    true => name.clone(),
+                    false => format!("{partition}/{name}"),
+                })
+        })
+        .collect();
+    FileChange {
+        added: Vec::new(),
+        removed,
+    }
 }
 
 async fn plan_of(
@@ -244,9 +272,16 @@ async fn plan_of(
         return Ok(None);
     }
     let storage = table.storage();
-    let listing = match changed_partitions(table, timeline, spec).await? {
-        Some(partitions) => TableListing::read_partitions(storage, &partitions).await?,
-        None => TableListing::read(storage).await?,
+    // the listing the write before this clean read (carried across its commit) when the
+    // table is kept listed; else the partitions incremental cleaning looks at are listed
+    let changed = changed_partitions(table, timeline, spec).await?;
+    let listing = match (table.kept_listing(timeline), changed) {
+        (Some(kept), None) => kept,
+        (Some(kept), Some(partitions)) => Arc::new(kept.of_partitions(&partitions)),
+        (None, Some(partitions)) => {
+            Arc::new(TableListing::read_partitions(storage, &partitions).await?)
+        }
+        (None, None) => Arc::new(TableListing::read(storage).await?),
     };
     let mut replaced = HashMap::new();
     for i in timeline.completed_writes() {

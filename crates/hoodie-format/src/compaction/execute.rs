@@ -4,25 +4,24 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{RecordBatch, StringArray};
 use arrow::datatypes::SchemaRef;
 use futures::StreamExt;
 
-use super::{check_mor, read_plan};
+use super::{check_mor, read_plan, splice};
 use crate::avro::compaction_plan::CompactionOperation;
 use crate::base_file::stream_base_file;
 use crate::error::{FormatError, Result};
 use crate::file_name::{write_token, BaseFileName};
+use crate::fs_view::FileChange;
 use crate::log::keys::KeySource;
 use crate::log::merge::{LogMerger, MergeRules};
 use crate::log::read::{read_slice_logs, Admission};
-use crate::meta::FILE_NAME;
 use crate::storage::TableStorage;
 use crate::table::HudiTable;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{Action, Instant, State};
 use crate::write::transaction::marker_dir;
-use crate::write::writer::{BaseFileWriter, FileSpec};
+use crate::write::writer::{BaseFileWriter, FileSpec, WrittenFile};
 
 /// What a compaction did.
 #[derive(Debug, Clone, Default)]
@@ -51,6 +50,10 @@ struct Job {
     admission: Admission,
     rules: MergeRules,
     keys: KeySource,
+    /// Whether slices whose logs delete nothing are compacted by splicing their base file:
+    /// the table populates the meta columns (the splice matches stored keys), its files hold
+    /// every column, and it has no `_hoodie_is_deleted` column.
+    splice: bool,
 }
 
 fn join(partition: &str, name: &str) -> String {
@@ -90,6 +93,7 @@ pub async fn execute_compaction(
     let plan = read_plan(table, &timeline, instant).await?;
     let storage = table.storage();
     // a failed attempt's files (named in its markers) go first
+    let mut change = FileChange::default();
     for m in storage.list_all(&marker_dir(instant)).await? {
         let rel = storage.relative(&m.location);
         if let Some(data) = rel
@@ -99,6 +103,7 @@ pub async fn execute_compaction(
             if storage.exists(&data).await? {
                 storage.delete(&data).await?;
             }
+            change.removed.push(data);
         }
         storage.delete(&rel).await?;
     }
@@ -122,6 +127,9 @@ pub async fn execute_compaction(
         admission: Admission::of(&timeline, None),
         rules: MergeRules::new(&schema, cfg.merge_mode()?, cfg.ordering_field().as_deref()),
         keys: KeySource::for_table(cfg, &schema)?,
+        splice: cfg.populate_meta_fields()?
+            && !cfg.drop_partition_columns()?
+            && schema.index_of("_hoodie_is_deleted").is_err(),
     });
     let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
     let mut handles = Vec::new();
@@ -172,6 +180,8 @@ pub async fn execute_compaction(
             metadata.to_json(),
         )
         .await?;
+    change.added = FileChange::of_commit(&metadata).added;
+    table.advance_listing(&timeline, &timeline.with_files([inflight, done]), &change);
     for m in storage
         .list_all(&marker_dir(instant))
         .await
@@ -197,7 +207,18 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
     let admits = |i: &str| job.admission.admits(i);
     let read = read_slice_logs(&job.storage, &logs, &admits, &job.schema).await?;
     let (log_records, log_blocks) = (read.records(), read.blocks);
-    let mut merger = LogMerger::new(&job.schema, read.contents, &job.keys, job.rules.clone())?;
+    let base_rel = op
+        .data_file_path
+        .as_ref()
+        .map(|base| join(&op.partition_path, base));
+    // a base file whose records the logs only replace is spliced: its records are matched
+    // by their stored keys
+    let splice = job.splice && base_rel.is_some() && splice::deletes_nothing(&read.contents);
+    let keys = match splice {
+        true => KeySource::Meta,
+        false => job.keys.clone(),
+    };
+    let mut merger = LogMerger::new(&job.schema, read.contents, &keys, job.rules.clone())?;
     let read_ms = started.elapsed().as_millis() as i64;
     let name = BaseFileName::new(&op.file_id, &write_token(task), &job.instant);
     let file_name = name.name();
@@ -208,29 +229,25 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
             Vec::<u8>::new(),
         )
         .await?;
-    let mut writer = BaseFileWriter::try_new(
-        &job.storage,
-        &rel,
-        job.schema.clone(),
-        &job.files,
-        &job.dropped,
-    )?;
-    if let Some(base) = &op.data_file_path {
-        let base_rel = join(&op.partition_path, base);
-        let (mut stream, _) =
-            stream_base_file(&job.storage, &base_rel, &job.schema, &job.dropped).await?;
-        while let Some(b) = stream.next().await {
-            let b = b?;
-            let merged = merger.merge_base(&b)?;
-            if merged.num_rows() > 0 {
-                writer.write(&renamed(&merged, &file_name)?).await?;
-            }
+    let spliced = match (&base_rel, splice) {
+        (Some(base_rel), true) => {
+            let input = splice::SliceSplice {
+                storage: &job.storage,
+                schema: &job.schema,
+                settings: &job.files,
+                ordering: job.rules.ordering.as_ref(),
+                base_rel,
+                new_rel: &rel,
+                file_name: &file_name,
+            };
+            splice::splice_slice(&input, &mut merger).await?
         }
-    }
-    if let Some(rest) = merger.remaining()? {
-        writer.write(&renamed(&rest, &file_name)?).await?;
-    }
-    let written = writer.close().await?;
+        _ => None,
+    };
+    let written = match spliced {
+        Some(written) => written,
+        None => merge_whole(job, base_rel.as_deref(), &rel, &file_name, &mut merger).await?,
+    };
     let counts = merger.counts.clone();
     Ok(WriteStat {
         file_id: Some(op.file_id.clone()),
@@ -259,13 +276,38 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
     })
 }
 
-/// `batch` with every `_hoodie_file_name` set to `name`.
-fn renamed(batch: &RecordBatch, name: &str) -> Result<RecordBatch> {
-    let idx = batch.schema().index_of(FILE_NAME)?;
-    let mut cols = batch.columns().to_vec();
-    cols[idx] = Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-        name,
-        batch.num_rows(),
-    )));
-    Ok(RecordBatch::try_new(batch.schema(), cols)?)
+/// Writes the slice's merge into the new base file `rel` (named `file_name`): the base file's
+/// records (of `base_rel`) merged with the logs, then the logged records of new keys.
+async fn merge_whole(
+    job: &Job,
+    base_rel: Option<&str>,
+    rel: &str,
+    file_name: &str,
+    merger: &mut LogMerger,
+) -> Result<WrittenFile> {
+    let mut writer = BaseFileWriter::try_new(
+        &job.storage,
+        rel,
+        job.schema.clone(),
+        &job.files,
+        &job.dropped,
+    )?;
+    if let Some(base_rel) = base_rel {
+        let (mut stream, _) =
+            stream_base_file(&job.storage, base_rel, &job.schema, &job.dropped).await?;
+        while let Some(b) = stream.next().await {
+            let merged = merger.merge_base(&b?)?;
+            if merged.num_rows() > 0 {
+                writer
+                    .write(&crate::meta::with_file_name(&merged, file_name)?)
+                    .await?;
+            }
+        }
+    }
+    if let Some(rest) = merger.remaining()? {
+        writer
+            .write(&crate::meta::with_file_name(&rest, file_name)?)
+            .await?;
+    }
+    writer.close().await
 }

@@ -5,6 +5,7 @@
 //! `_hoodie_file_name` names the new file.
 
 mod execute;
+mod splice;
 
 use std::collections::BTreeMap;
 

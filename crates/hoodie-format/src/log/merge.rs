@@ -479,30 +479,68 @@ impl LogMerger {
             Some(path) => Some(path.values(base.column(path.top()))?),
             None => None,
         };
-        let ordering = ordering.as_deref();
         let keys = self.keys.keys(base)?;
+        match self.positions(&keys, ordering.as_deref())? {
+            None => Ok(base.clone()),
+            Some(p) => Ok(interleave_record_batch(&[base, &self.log.rows], &p)?),
+        }
+    }
+
+    /// Where each merged record of a batch of base records comes from (`keys` theirs,
+    /// `ordering` their ordering field's values under event-time ordering): `(0, r)` base row
+    /// `r`, `(1, l)` row `l` of [`LogMerger::logged_rows`], in the base order, deleted records
+    /// left out; `None` when the logs change none of them.
+    pub fn positions(
+        &mut self,
+        keys: &RecordKeys,
+        ordering: Option<&dyn Array>,
+    ) -> Result<Option<Vec<(usize, usize)>>> {
+        let n = keys.len();
         let (log, counts) = (&self.log, &mut self.counts);
         let states = &mut self.state.states;
-        let positions = match (&self.state.index, &keys) {
+        Ok(match (&self.state.index, keys) {
             (KeyIndex::Text(m), RecordKeys::Text(a)) => {
-                merge_rows(log, m, states, base.num_rows(), ordering, counts, |r| {
+                merge_rows(log, m, states, n, ordering, counts, |r| {
                     a.is_valid(r).then(|| a.value(r))
                 })
             }
             (KeyIndex::Int(m, filter), RecordKeys::Int(a)) => {
                 let values = a.values();
-                merge_rows(log, m, states, base.num_rows(), ordering, counts, |r| {
+                merge_rows(log, m, states, n, ordering, counts, |r| {
                     let k = values[r];
                     let held = filter.as_ref().is_none_or(|f| f.may_hold(k));
                     (held && a.is_valid(r)).then(|| &values[r])
                 })
             }
             _ => return Err(mixed_keys()),
+        })
+    }
+
+    /// The logged rows (in the table schema) that [`LogMerger::positions`] points into.
+    pub fn logged_rows(&self) -> &RecordBatch {
+        &self.log.rows
+    }
+
+    /// Per key of text keys (`None` for integer keys), the logged row its logged changes end
+    /// in (the row a base record of the key meets); keys whose changes end in a delete are
+    /// left out.
+    pub fn latest_rows(&self) -> Option<FastMap<&str, u32>> {
+        let KeyIndex::Text(m) = &self.state.index else {
+            return None;
         };
-        match positions {
-            None => Ok(base.clone()),
-            Some(p) => Ok(interleave_record_batch(&[base, &self.log.rows], &p)?),
-        }
+        Some(
+            m.iter()
+                .filter_map(|(k, &i)| {
+                    match self
+                        .log
+                        .replay(Current::None, self.state.states[i as usize].changes())
+                    {
+                        Current::Row(l) => Some((k.as_str(), l)),
+                        _ => None,
+                    }
+                })
+                .collect(),
+        )
     }
 
     /// The logged records whose key no base batch held (inserts into the logs, log-only file

@@ -92,6 +92,17 @@ impl Timeline {
         Self::from_files(files, self.layout, self.dir.clone())
     }
 
+    /// This timeline without the instant files `gone` (what an archival took off it).
+    pub fn without_files(&self, gone: &[Instant]) -> Self {
+        let files = self
+            .files
+            .iter()
+            .filter(|i| !gone.contains(i))
+            .cloned()
+            .collect();
+        Self::from_files(files, self.layout, self.dir.clone())
+    }
+
     /// Every instant file (each state of each instant).
     pub fn files(&self) -> &[Instant] {
         &self.files
@@ -188,11 +199,17 @@ impl Timeline {
     /// between which no instant completed or was removed.
     pub fn completed_fingerprint(&self) -> u64 {
         use std::hash::{Hash, Hasher};
+        // in name order: a listing returns the files in any order, and a timeline a writer
+        // extends with what it wrote has them in the order written
+        let mut completed: Vec<(&str, &str)> = self
+            .files
+            .iter()
+            .filter(|i| i.state == State::Completed)
+            .map(|i| (i.timestamp.as_str(), i.action.as_str()))
+            .collect();
+        completed.sort_unstable();
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        for i in self.files.iter().filter(|i| i.state == State::Completed) {
-            i.timestamp.hash(&mut h);
-            i.action.as_str().hash(&mut h);
-        }
+        completed.hash(&mut h);
         h.finish()
     }
 

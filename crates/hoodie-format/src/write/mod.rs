@@ -9,7 +9,7 @@
 pub mod alter_schema;
 pub mod cdc_log;
 pub mod change_set;
-mod column_diff;
+pub(crate) mod column_diff;
 pub mod delete_partition;
 pub mod incoming;
 pub mod insert;
@@ -18,7 +18,7 @@ pub mod options;
 pub mod overwrite;
 pub mod rollback;
 pub mod spec;
-mod splice;
+pub(crate) mod splice;
 pub mod transaction;
 mod upload;
 pub mod upsert;

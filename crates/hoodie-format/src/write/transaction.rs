@@ -316,10 +316,13 @@ impl Transaction {
         // under optimistic concurrency another writer may commit before the services after
         // this commit take the lock: they list the timeline again inside it
         let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
-        let after = match self.concurrency.optimistic {
-            true => None,
-            false => self.known.map(|t| t.with_files([done])),
-        };
+        let known = self.known.map(|before| {
+            let after = before.with_files([done]);
+            let change = crate::fs_view::FileChange::of_commit(&metadata);
+            self.table.advance_listing(&before, &after, &change);
+            after
+        });
+        let after = known.filter(|_| !self.concurrency.optimistic);
         Ok((metadata, after))
     }
 

@@ -1,3 +1,4 @@
+use super::engine::KEY_INDEX_ENTRIES;
 use super::*;
 use arrow::array::{Float64Array, Int64Array};
 use arrow::datatypes::{DataType, Field, Schema};

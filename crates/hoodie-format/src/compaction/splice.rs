@@ -1,0 +1,141 @@
+//! Compaction by splicing. When a slice's logs delete nothing (no delete block, no
+//! `_hoodie_is_deleted` column), every base record stays in the new base file where it was,
+//! replaced by its logged version or not, and the logged records of new keys follow: the
+//! compacted file is the base file spliced ([`crate::write::splice`]). Only the columns whose
+//! values some logged record changes, and the meta columns a compaction restamps (commit time
+//! and sequence number of the records taken from the logs, the file name), are encoded again;
+//! the other column chunks, and the key index, are carried over from the base file.
+
+use arrow::array::{ArrayRef, AsArray, RecordBatch};
+use arrow::datatypes::{FieldRef, SchemaRef};
+
+use crate::error::{FormatError, Result};
+use crate::field_path::FieldPath;
+use crate::log::keys::RecordKeys;
+use crate::log::merge::LogMerger;
+use crate::log::read::LogContent;
+use crate::meta::{RECORD_KEY, RECORD_KEY_INDEX};
+use crate::storage::TableStorage;
+use crate::write::splice::{splice_file, SpliceFiles, SplicePlan, SpliceRows, Spliceable};
+use crate::write::writer::{FileSpec, WrittenFile};
+
+/// Whether logs with `contents` can be compacted into their base file by splicing: they
+/// delete no record.
+pub(super) fn deletes_nothing(contents: &[LogContent]) -> bool {
+    contents
+        .iter()
+        .all(|c| !matches!(c, LogContent::Deletes(d) if !d.is_empty()))
+}
+
+/// What a spliced compaction of one slice is given.
+pub(super) struct SliceSplice<'a> {
+    pub storage: &'a TableStorage,
+    pub schema: &'a SchemaRef,
+    pub settings: &'a FileSpec,
+    /// The ordering field under event-time ordering.
+    pub ordering: Option<&'a FieldPath>,
+    pub base_rel: &'a str,
+    pub new_rel: &'a str,
+    /// The new base file's name, on every row.
+    pub file_name: &'a str,
+}
+
+/// Compacts the slice by splicing its base file, the merge decided by `merger` (built over
+/// the logs with the stored record keys, [`crate::log::keys::KeySource::Meta`]). `None` when
+/// the base file cannot be spliced: nothing was written, and `merger` is untouched.
+pub(super) async fn splice_slice(
+    input: &SliceSplice<'_>,
+    merger: &mut LogMerger,
+) -> Result<Option<WrittenFile>> {
+    let files = SpliceFiles {
+        storage: input.storage,
+        schema: input.schema,
+        settings: input.settings,
+        old_rel: input.base_rel,
+        new_rel: input.new_rel,
+    };
+    let Some(old) = Spliceable::open(&files).await? else {
+        return Ok(None);
+    };
+    // logged records of keys the base file lacks are appended: they extend its key index
+    let Some(latest) = merger.latest_rows().filter(|_| old.extendable()) else {
+        return Ok(None);
+    };
+    let fields = input.schema.fields();
+    let candidates: Vec<usize> = (0..fields.len())
+        .filter(|&c| !crate::schema::is_meta_column(fields[c].name()))
+        .collect();
+    let (differing, _) = crate::write::column_diff::differing_columns(
+        input.storage,
+        input.base_rel,
+        old.footer.clone(),
+        input.schema,
+        merger.logged_rows(),
+        &latest,
+        &candidates,
+        false,
+    )
+    .await?;
+    drop(latest);
+    let changed: Vec<String> = differing
+        .iter()
+        .map(|&c| fields[c].name().clone())
+        .collect();
+    let ordering = input.ordering.map(|p| fields[p.top()].name().as_str());
+    let read: Vec<&str> = std::iter::once(RECORD_KEY).chain(ordering).collect();
+    let plan = SplicePlan::new(input.schema, &changed, &read);
+    let mut rows = LogRows {
+        merger,
+        schema: input.schema,
+        ordering: input.ordering,
+        file_name: input.file_name,
+        path: input.base_rel,
+    };
+    let written = splice_file(&files, old, &plan, &mut rows).await?;
+    Ok(Some(WrittenFile {
+        rel_path: input.new_rel.to_string(),
+        size: written.size,
+        rows: written.rows,
+    }))
+}
+
+/// The rows of a spliced compaction: each base record or the logged record that wins over it,
+/// then the logged records of new keys. Records keep their own meta columns but the file name.
+struct LogRows<'a> {
+    merger: &'a mut LogMerger,
+    schema: &'a SchemaRef,
+    ordering: Option<&'a FieldPath>,
+    file_name: &'a str,
+    path: &'a str,
+}
+
+impl SpliceRows for LogRows<'_> {
+    fn merge(&mut self, plan: &SplicePlan, old: &RecordBatch) -> Result<Vec<(FieldRef, ArrayRef)>> {
+        let keys = plan.decoded(self.schema, old, RECORD_KEY_INDEX)?;
+        let keys = RecordKeys::Text(keys.as_string::<i32>().clone());
+        let ordering = match self.ordering {
+            Some(path) => Some(path.values(&plan.decoded(self.schema, old, path.top())?)?),
+            None => None,
+        };
+        let positions = self.merger.positions(&keys, ordering.as_deref())?;
+        if positions
+            .as_ref()
+            .is_some_and(|p| p.len() != old.num_rows())
+        {
+            return Err(FormatError::Corrupt {
+                path: self.path.to_string(),
+                reason: "a compaction of logs without deletes took a record out".into(),
+            });
+        }
+        let logged = self.merger.logged_rows();
+        let replaced = positions.as_ref().map(|p| (logged, p.as_slice()));
+        plan.columns(self.schema, old, self.file_name, replaced)
+    }
+
+    fn appended(&mut self) -> Result<Option<RecordBatch>> {
+        match self.merger.remaining()? {
+            Some(rest) => Ok(Some(crate::meta::with_file_name(&rest, self.file_name)?)),
+            None => Ok(None),
+        }
+    }
+}

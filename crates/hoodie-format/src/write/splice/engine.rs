@@ -1,0 +1,447 @@
+//! The splice of one old base file into a new one, whatever decides its rows (a write's
+//! updates, or a compaction's logs): the old row groups in order, each with its re-encoded
+//! chunks and the ones copied byte for byte, then the appended rows as a row group of their
+//! own, and the old key index carried over and extended by the appended keys.
+
+use super::*;
+
+/// The old and the new file of a splice.
+pub(crate) struct SpliceFiles<'a> {
+    /// The table's storage.
+    pub storage: &'a TableStorage,
+    /// The table schema (meta columns first).
+    pub schema: &'a SchemaRef,
+    /// Base file settings (the re-encoded chunks use them).
+    pub settings: &'a FileSpec,
+    /// The old base file.
+    pub old_rel: &'a str,
+    /// The new base file.
+    pub new_rel: &'a str,
+}
+
+/// An old file that can be spliced, with what the new file is written with.
+pub(crate) struct Spliceable {
+    /// The old file's footer, with its page index.
+    pub footer: Arc<ParquetMetaData>,
+    props: parquet::file::properties::WriterProperties,
+    parquet_schema: parquet::schema::types::SchemaDescriptor,
+    key_index: Vec<(&'static str, String)>,
+}
+
+/// Footer entries of the key index, carried over unchanged.
+pub(super) const KEY_INDEX_ENTRIES: [&str; 4] = [
+    bloom::BLOOM_FILTER_FOOTER_KEY,
+    bloom::BLOOM_FILTER_TYPE_CODE_KEY,
+    bloom::MIN_RECORD_KEY_FOOTER_KEY,
+    bloom::MAX_RECORD_KEY_FOOTER_KEY,
+];
+
+impl Spliceable {
+    /// The old file of `files` if it can be spliced: flat columns only, its Parquet schema
+    /// exactly the one this writer writes (a copied chunk must be what this writer would have
+    /// encoded for the column's type), a page index on every column or none, and a key index
+    /// in the footer. `None` otherwise: the caller then rewrites the file whole.
+    pub(crate) async fn open(files: &SpliceFiles<'_>) -> Result<Option<Self>> {
+        let footer =
+            crate::footer::read_footer_with_page_index(files.storage, files.old_rel).await?;
+        let mut props = writer_properties(files.settings)?;
+        add_encoded_arrow_schema_to_metadata(files.schema, &mut props);
+        let parquet_schema = ArrowSchemaConverter::new()
+            .with_coerce_types(props.coerce_types())
+            .convert(files.schema)
+            .map_err(|e| FormatError::parquet(files.new_rel, e))?;
+        let Some(key_index) = compatible(files.schema, &footer, &parquet_schema) else {
+            return Ok(None);
+        };
+        Ok(Some(Self {
+            footer,
+            props,
+            parquet_schema,
+            key_index,
+        }))
+    }
+
+    /// Whether keys can be added to the carried key index: its bloom filter is a
+    /// `DYNAMIC_V0` one, which can be resumed.
+    pub(crate) fn extendable(&self) -> bool {
+        let dynamic = BloomFilterType::DynamicV0.as_code().to_string();
+        self.key_index
+            .iter()
+            .any(|(k, v)| *k == bloom::BLOOM_FILTER_TYPE_CODE_KEY && *v == dynamic)
+    }
+}
+
+/// What decides the rows of a splice.
+pub(crate) trait SpliceRows {
+    /// The re-encoded columns of one batch of the old file's decoded columns (see
+    /// [`SplicePlan`]), in table order, one row per old row; copied columns get a placeholder.
+    fn merge(
+        &mut self,
+        plan: &SplicePlan,
+        old: &RecordBatch,
+    ) -> Result<Vec<(arrow::datatypes::FieldRef, ArrayRef)>>;
+
+    /// The rows to append after the old ones (in the table schema, meta columns filled), if
+    /// any; asked once every old row went through [`SpliceRows::merge`].
+    fn appended(&mut self) -> Result<Option<RecordBatch>>;
+}
+
+/// Which columns a splice decodes and which it encodes again.
+pub(crate) struct SplicePlan {
+    /// Leaf (= column) indices read from the old file, in file order.
+    decoded: Vec<usize>,
+    /// Per table column: encoded again (true) or copied (false).
+    pub(crate) reencoded: Vec<bool>,
+    /// Per table column: its position among the decoded columns.
+    decoded_pos: Vec<Option<usize>>,
+}
+
+impl SplicePlan {
+    /// Re-encodes the `changed` columns and the meta columns a rewrite restamps (commit time,
+    /// sequence number, file name); decodes those (but the file name, new on every row) and
+    /// the columns in `read`.
+    pub(crate) fn new(schema: &SchemaRef, changed: &[String], read: &[&str]) -> Self {
+        let fields = schema.fields();
+        let mut decoded = Vec::new();
+        let mut reencoded = Vec::with_capacity(fields.len());
+        let mut decoded_pos = Vec::with_capacity(fields.len());
+        for (c, f) in fields.iter().enumerate() {
+            let name = f.name().as_str();
+            let changed = changed.iter().any(|c| c == name);
+            let restamped = name == COMMIT_TIME || name == COMMIT_SEQNO || name == FILE_NAME;
+            reencoded.push(changed || restamped);
+            let decode =
+                changed || name == COMMIT_TIME || name == COMMIT_SEQNO || read.contains(&name);
+            decoded_pos.push(decode.then(|| {
+                decoded.push(c);
+                decoded.len() - 1
+            }));
+        }
+        Self {
+            decoded,
+            reencoded,
+            decoded_pos,
+        }
+    }
+
+    /// Decoded table column `c` of `old` in the table's type (the file's Arrow type hint may
+    /// differ, e.g. a LargeUtf8 for a string: the Parquet column, and so a copied chunk, is
+    /// the same); `None` if the plan does not decode it.
+    pub(crate) fn column(
+        &self,
+        schema: &SchemaRef,
+        old: &RecordBatch,
+        c: usize,
+    ) -> Result<Option<ArrayRef>> {
+        let Some(p) = self.decoded_pos[c] else {
+            return Ok(None);
+        };
+        let col = old.column(p);
+        let want = schema.field(c).data_type();
+        Ok(Some(if col.data_type() == want {
+            col.clone()
+        } else {
+            arrow::compute::cast(col, want)?
+        }))
+    }
+
+    /// The re-encoded columns of the decoded batch `old` in table order, placeholders for the
+    /// copied ones: `_hoodie_file_name` is `file_name` on every row, every other column the
+    /// stored values but where `replaced` = (rows, positions) says otherwise (per old row,
+    /// `(0, r)` stored row `r`, `(1, i)` row `i` of rows, which are in the table schema).
+    pub(crate) fn columns(
+        &self,
+        schema: &SchemaRef,
+        old: &RecordBatch,
+        file_name: &str,
+        replaced: Option<(&RecordBatch, &[(usize, usize)])>,
+    ) -> Result<Vec<(arrow::datatypes::FieldRef, ArrayRef)>> {
+        let mut out = Vec::with_capacity(schema.fields().len());
+        for (c, field) in schema.fields().iter().enumerate() {
+            let col: ArrayRef = if !self.reencoded[c] {
+                arrow::array::new_null_array(field.data_type(), 0)
+            } else if field.name() == FILE_NAME {
+                Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+                    file_name,
+                    old.num_rows(),
+                )))
+            } else {
+                let stored = self.decoded(schema, old, c)?;
+                match replaced {
+                    None => stored,
+                    Some((rows, p)) => interleave(&[stored.as_ref(), rows.column(c).as_ref()], p)?,
+                }
+            };
+            out.push((field.clone(), col));
+        }
+        Ok(out)
+    }
+
+    /// [`SplicePlan::column`] of a column the plan decodes.
+    pub(crate) fn decoded(
+        &self,
+        schema: &SchemaRef,
+        old: &RecordBatch,
+        c: usize,
+    ) -> Result<ArrayRef> {
+        self.column(schema, old, c)?
+            .ok_or_else(|| FormatError::MissingColumn {
+                column: schema.field(c).name().clone(),
+            })
+    }
+}
+
+/// What a splice wrote.
+pub(crate) struct SplicedFile {
+    /// Bytes of the new file.
+    pub size: u64,
+    /// Rows of the new file.
+    pub rows: u64,
+    /// Rows appended after the old ones.
+    pub appended: u64,
+}
+
+/// Writes the new file of `files` from the old one, `rows` deciding each row, the `plan`'s
+/// columns re-encoded and every other chunk copied. Appended rows need a key index that can
+/// be extended ([`Spliceable::extendable`]).
+pub(crate) async fn splice_file(
+    files: &SpliceFiles<'_>,
+    old: Spliceable,
+    plan: &SplicePlan,
+    rows: &mut (dyn SpliceRows + Send),
+) -> Result<SplicedFile> {
+    let Spliceable {
+        footer,
+        props,
+        parquet_schema,
+        mut key_index,
+    } = old;
+    let unsent = Pending::default();
+    let mut file = SerializedFileWriter::new(
+        unsent.clone(),
+        parquet_schema.root_schema_ptr(),
+        Arc::new(props),
+    )
+    .map_err(|e| FormatError::parquet(files.new_rel, e))?;
+    let factory = ArrowRowGroupWriterFactory::new(&file, files.schema.clone());
+    let mut out = Upload::new(files.storage, files.new_rel);
+    let mut done = SplicedFile {
+        size: 0,
+        rows: 0,
+        appended: 0,
+    };
+    let mut stream = crate::base_file::stream_leaves(
+        files.storage,
+        files.old_rel,
+        footer.clone(),
+        plan.decoded.clone(),
+        None,
+    )?;
+    // a batch that reaches into the next row group is split; its tail is kept here
+    let mut pending: Option<RecordBatch> = None;
+    for g in 0..footer.num_row_groups() {
+        let mut writers = column_writers(&factory, g, &plan.reencoded, files.new_rel)?;
+        let mut left = footer.row_group(g).num_rows() as usize;
+        while left > 0 {
+            let batch = match pending.take() {
+                Some(b) => b,
+                None => match stream.next().await {
+                    Some(b) => b?,
+                    None => {
+                        return Err(FormatError::Corrupt {
+                            path: files.old_rel.to_string(),
+                            reason: "fewer rows than its footer says".into(),
+                        })
+                    }
+                },
+            };
+            let batch = if batch.num_rows() > left {
+                pending = Some(batch.slice(left, batch.num_rows() - left));
+                batch.slice(0, left)
+            } else {
+                batch
+            };
+            left -= batch.num_rows();
+            let columns = rows.merge(plan, &batch)?;
+            for (writer, (field, col)) in writers.iter_mut().zip(&columns) {
+                let Some(writer) = writer else { continue };
+                for leaf in compute_leaves(field, col)
+                    .map_err(|e| FormatError::parquet(files.new_rel, e))?
+                {
+                    writer
+                        .write(&leaf)
+                        .map_err(|e| FormatError::parquet(files.new_rel, e))?;
+                }
+            }
+            done.rows += batch.num_rows() as u64;
+        }
+        let old = OldFile {
+            storage: files.storage,
+            rel: files.old_rel,
+            footer: &footer,
+        };
+        append_row_group(
+            &old,
+            &mut file,
+            g,
+            writers,
+            files.new_rel,
+            &unsent,
+            &mut out,
+        )
+        .await?;
+    }
+    if let Some(appended) = rows.appended()?.filter(|b| b.num_rows() > 0) {
+        append_inserts(
+            &mut file,
+            &factory,
+            footer.num_row_groups(),
+            &appended,
+            files.new_rel,
+        )?;
+        unsent
+            .upload(&mut out, files.storage, files.new_rel)
+            .await?;
+        extend_key_index(
+            &mut key_index,
+            crate::meta::record_keys(&appended),
+            files.settings.bloom_max_entries,
+            files.old_rel,
+        )?;
+        done.rows += appended.num_rows() as u64;
+        done.appended = appended.num_rows() as u64;
+    }
+    for (key, value) in key_index {
+        file.append_key_value_metadata(KeyValue::new(key.to_string(), value));
+    }
+    file.finish()
+        .map_err(|e| FormatError::parquet(files.new_rel, e))?;
+    done.size = file.bytes_written() as u64;
+    unsent
+        .upload(&mut out, files.storage, files.new_rel)
+        .await?;
+    out.shutdown().await.map_err(|e| {
+        FormatError::parquet(
+            files.new_rel,
+            parquet::errors::ParquetError::External(Box::new(e)),
+        )
+    })?;
+    Ok(done)
+}
+
+/// Writes `rows` (new to the file group, in the table schema) as one more row group.
+fn append_inserts(
+    file: &mut SerializedFileWriter<Pending>,
+    factory: &ArrowRowGroupWriterFactory,
+    g: usize,
+    rows: &RecordBatch,
+    rel: &str,
+) -> Result<()> {
+    let err = |e| FormatError::parquet(rel, e);
+    let writers = factory.create_column_writers(g).map_err(err)?;
+    let mut chunks = Vec::with_capacity(writers.len());
+    // flat columns (checked by `compatible`): one writer per column
+    for (mut writer, (field, col)) in writers
+        .into_iter()
+        .zip(rows.schema().fields().iter().zip(rows.columns()))
+    {
+        for leaf in compute_leaves(field, col).map_err(err)? {
+            writer.write(&leaf).map_err(err)?;
+        }
+        chunks.push(writer.close().map_err(err)?);
+    }
+    let mut row_group = file.next_row_group().map_err(err)?;
+    for chunk in chunks {
+        chunk.append_to_row_group(&mut row_group).map_err(err)?;
+    }
+    row_group.close().map_err(err)?;
+    Ok(())
+}
+
+/// Adds `keys` to the carried key index: the resumed `DYNAMIC_V0` bloom filter (the same bits
+/// as a filter built from all keys) and the min/max record keys.
+fn extend_key_index(
+    key_index: &mut [(&'static str, String)],
+    keys: &StringArray,
+    max_entries: usize,
+    rel: &str,
+) -> Result<()> {
+    use arrow::array::Array;
+    for (key, value) in key_index.iter_mut() {
+        match *key {
+            bloom::BLOOM_FILTER_FOOTER_KEY => {
+                let mut filter =
+                    HoodieBloomFilter::resume_dynamic(value, max_entries).map_err(|e| {
+                        FormatError::Bloom {
+                            path: rel.to_string(),
+                            source: e,
+                        }
+                    })?;
+                filter.add_all(keys.iter().flatten());
+                *value = filter.to_base64();
+            }
+            bloom::MIN_RECORD_KEY_FOOTER_KEY | bloom::MAX_RECORD_KEY_FOOTER_KEY => {
+                let want = if *key == bloom::MIN_RECORD_KEY_FOOTER_KEY {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                };
+                for i in 0..keys.len() {
+                    if !keys.is_null(i) && bloom::java_string_cmp(keys.value(i), value) == want {
+                        *value = keys.value(i).to_string();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The old footer's key index entries when the old file can be spliced: flat columns only, its
+/// Parquet schema exactly the one this writer writes (a copied chunk must be what this writer
+/// would have encoded for the column's type), a page index on every column or none, and a key
+/// index in the footer.
+fn compatible(
+    schema: &SchemaRef,
+    footer: &ParquetMetaData,
+    parquet_schema: &parquet::schema::types::SchemaDescriptor,
+) -> Option<Vec<(&'static str, String)>> {
+    let fields = schema.fields();
+    let old = footer.file_metadata().schema_descr();
+    if parquet_schema.num_columns() != fields.len()
+        || old.num_columns() != fields.len()
+        || (0..fields.len()).any(|c| old.column(c) != parquet_schema.column(c))
+    {
+        return None;
+    }
+    // a partial page index would not be read back
+    let indexed = |ix: Option<usize>| ix == Some(footer.num_row_groups()) || ix.is_none();
+    if !indexed(footer.offset_index().map(|o| o.len()))
+        || !indexed(footer.column_index().map(|c| c.len()))
+    {
+        return None;
+    }
+    let mut key_index = Vec::with_capacity(KEY_INDEX_ENTRIES.len());
+    for key in KEY_INDEX_ENTRIES {
+        key_index.push((key, crate::footer::footer_value(footer, key)?.to_string()));
+    }
+    Some(key_index)
+}
+
+/// Column writers of row group `g` for the re-encoded columns (None for copied ones).
+fn column_writers(
+    factory: &ArrowRowGroupWriterFactory,
+    g: usize,
+    reencoded: &[bool],
+    rel: &str,
+) -> Result<Vec<Option<ArrowColumnWriter>>> {
+    let writers = factory
+        .create_column_writers(g)
+        .map_err(|e| FormatError::parquet(rel, e))?;
+    Ok(writers
+        .into_iter()
+        .zip(reencoded)
+        .map(|(w, &re)| re.then_some(w))
+        .collect())
+}
