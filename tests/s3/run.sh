@@ -2,9 +2,10 @@
 # Tables on an S3 server: starts moto's S3 server (PyPI moto[server]) on 127.0.0.1, checks
 # that it refuses a second create-if-absent (hoodie's commits rely on it), runs every kind of
 # DML on tables at s3:// locations and has hudi-rs (PyPI hudi) read them with the same storage
-# options; then the quickstart with its warehouse on S3, failure injection at every write of
-# each DML kind and of a compaction (crates/hoodie-datafusion/tests/store_failure.rs), a subset
-# of the differential fuzzer's seeds and the stress test, all on the server.
+# options; then the quickstart with its warehouse on S3, the object-store sql-tests, failure
+# injection at every write of each DML kind and of a compaction
+# (crates/hoodie-datafusion/tests/store_failure.rs), a subset of the differential fuzzer's
+# seeds and the stress test, all on the server.
 # Usage: tests/s3/run.sh <path to the hoodie binary>
 set -euo pipefail
 HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
@@ -73,6 +74,14 @@ for t in trips trips_mor fares; do
   echo "$tables" | grep -q "| $t " || { echo "FAIL SHOW TABLES on the S3 warehouse lacks $t: $tables"; exit 1; }
 done
 echo "ok   the quickstart with its warehouse on S3: a new session lists and reads the tables it left"
+# the object-store sql-tests (sql-tests/storage/memory.slt) run by hoodie-slt on the S3
+# server instead of memory://
+SLT=$(dirname "$HOODIE")/hoodie-slt
+[ -x "$SLT" ] || cargo build --quiet --manifest-path "$HERE/../../Cargo.toml" --bin hoodie-slt
+sed -e "s#memory://slt/#s3://hoodie/slt/#g" -e "s#memory://elsewhere/#s3://hoodie/elsewhere/#g" \
+  "$HERE/../../sql-tests/storage/memory.slt" > "$WORK/s3.slt"
+"$SLT" "$WORK/s3.slt"
+echo "ok   sql-tests/storage/memory.slt on the S3 server"
 # several writers on one table on the S3 server (tests/concurrency/README.md)
 for type in cow mor; do
   "$VENV/bin/python" "$HERE/../concurrency/stress.py" --hoodie "$HOODIE" --type "$type" \

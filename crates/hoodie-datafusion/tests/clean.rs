@@ -12,6 +12,7 @@ use common::{cells as rows, copy_dir, files_under, reader, session_with_table, t
 use hoodie_datafusion::HoodieContext;
 use hoodie_format::avro::clean::{parse_clean_metadata, parse_cleaner_plan};
 use hoodie_format::clean::{run_clean, CleanPolicy, CleanSpec};
+use hoodie_format::fs_view::TableListing;
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
@@ -239,9 +240,19 @@ async fn a_clean_that_fails_anywhere_is_finished_by_the_next() {
         let table = HudiTable::open(storage.with_store(store.clone()))
             .await
             .unwrap();
+        // the table keeps its listing, as after a statement's read
+        let timeline = table.timeline().await.unwrap();
+        table.file_slices(&timeline, None).await.unwrap();
+        assert!(table.kept_listing(&timeline).is_some());
         let failed = match run_clean(&table, &spec).await {
             Err(e) => {
                 assert!(e.to_string().contains("injected failure"), "{n}: {e}");
+                // a listing kept across a clean that stopped half-way names what is there
+                let now = table.timeline().await.unwrap();
+                if let Some(kept) = table.kept_listing(&now) {
+                    let there = TableListing::read(&storage).await.unwrap();
+                    assert_eq!(kept.files(), there.files(), "failing at {n}");
+                }
                 true
             }
             Ok(done) => {

@@ -12,20 +12,12 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataR
 
 use crate::error::{FormatError, Result};
 use crate::storage::TableStorage;
+// the cache of footers already read is the storage's (TableStorage::with_footer_cache)
+pub use crate::storage::FooterCache;
 
 /// Bytes fetched from the end of a file on the first try. Hudi footers carry a ~430 KB bloom
 /// filter, so a generous first read saves a round trip.
 const FIRST_SUFFIX: u64 = 1 << 20;
-
-/// Footers already read, kept by whoever embeds the format (a query engine's file metadata
-/// cache). A base file's name carries its file id and instant, and files are never rewritten in
-/// place, so a path with the same size names the same bytes.
-pub trait FooterCache: std::fmt::Debug + Send + Sync {
-    /// The footer kept for `path`, if any, with the size of the file it was read from.
-    fn get(&self, path: &Path) -> Option<(u64, Arc<ParquetMetaData>)>;
-    /// Keeps the footer of the file at `path` of `size` bytes.
-    fn put(&self, path: &Path, size: u64, meta: Arc<ParquetMetaData>);
-}
 
 /// Reads the footer metadata of the base file at `rel` (relative to the table base).
 pub async fn read_footer(storage: &TableStorage, rel: &str) -> Result<Arc<ParquetMetaData>> {

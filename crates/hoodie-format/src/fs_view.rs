@@ -420,6 +420,12 @@ impl ListingCache {
         Ok(fresh)
     }
 
+    /// Drops the kept listing: files went that no completed instant accounts for yet (a clean
+    /// that stopped half-way), so the next read lists the table.
+    pub fn forget(&self) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
     /// The kept listing if it was taken under `timeline`'s completed instants.
     pub fn current(&self, timeline: &Timeline) -> Option<std::sync::Arc<TableListing>> {
         let key = timeline.completed_fingerprint();

@@ -10,8 +10,19 @@ use object_store::{
     ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
 };
 
+use parquet::file::metadata::ParquetMetaData;
+
 use crate::error::{FormatError, Result};
-use crate::footer::FooterCache;
+
+/// Footers already read, kept by whoever embeds the format (a query engine's file metadata
+/// cache). A base file's name carries its file id and instant, and files are never rewritten in
+/// place, so a path with the same size names the same bytes.
+pub trait FooterCache: std::fmt::Debug + Send + Sync {
+    /// The footer kept for `path`, if any, with the size of the file it was read from.
+    fn get(&self, path: &Path) -> Option<(u64, Arc<ParquetMetaData>)>;
+    /// Keeps the footer of the file at `path` of `size` bytes.
+    fn put(&self, path: &Path, size: u64, meta: Arc<ParquetMetaData>);
+}
 
 /// How many writes this process made under each table's `.hoodie/` folder, by the table's base
 /// path: a timeline listed when the count was `n` has seen every change this process made to

@@ -107,6 +107,11 @@ impl HudiTable {
         self.listings.advance(before, after, change);
     }
 
+    /// Drops the kept listing (see [`ListingCache::forget`]).
+    pub(crate) fn forget_listing(&self) {
+        self.listings.forget();
+    }
+
     /// The latest committed file slices as of `as_of` (None: latest).
     pub async fn file_slices(
         &self,

@@ -385,8 +385,22 @@ async fn finish_pending_cleans_on(
 }
 
 /// Marks clean `instant` inflight, deletes its plan's files (a file already gone counts as
-/// deleted, so a clean redone after a crash completes) and completes it.
+/// deleted, so a clean redone after a crash completes) and completes it. A clean that fails
+/// may have deleted files while its instant is pending: the table's kept listing is dropped.
 async fn execute(
+    table: &HudiTable,
+    instant: &str,
+    plan: &CleanerPlan,
+    plan_bytes: Vec<u8>,
+) -> Result<CleanResult> {
+    let done = execute_plan(table, instant, plan, plan_bytes).await;
+    if done.is_err() {
+        table.forget_listing();
+    }
+    done
+}
+
+async fn execute_plan(
     table: &HudiTable,
     instant: &str,
     plan: &CleanerPlan,
