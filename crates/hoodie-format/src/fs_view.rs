@@ -605,4 +605,70 @@ mod tests {
         assert_ne!(one.completed_fingerprint(), two.completed_fingerprint());
         assert_eq!(one.completed_fingerprint(), again.completed_fingerprint());
     }
+
+    #[tokio::test]
+    async fn part_of_a_listing_is_what_listing_those_partitions_finds() {
+        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
+        for p in ["a", "a/b", "ab", "c"] {
+            storage
+                .put(
+                    &format!("{p}/f-{}_0-0-0_20240101000000001.parquet", p.len()),
+                    vec![1u8],
+                )
+                .await
+                .unwrap();
+        }
+        let whole = TableListing::read(&storage).await.unwrap();
+        for wanted in [vec!["a"], vec!["ab", "c"], vec![""], vec![]] {
+            let set: BTreeSet<String> = wanted.iter().map(|p| p.to_string()).collect();
+            let listed = TableListing::read_partitions(&storage, &set).await.unwrap();
+            assert_eq!(
+                whole.of_partitions(&set).files(),
+                listed.files(),
+                "{wanted:?}"
+            );
+        }
+        assert_eq!(
+            whole.of_partitions(&["a".to_string()].into()).files().len(),
+            2
+        );
+    }
+
+    #[tokio::test]
+    async fn a_listing_is_carried_across_an_instant_only_from_the_timeline_it_was_taken_under() {
+        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
+        let base = |id: &str, t: &str| format!("p/{id}_0-0-0_{t}.parquet");
+        storage
+            .put(&base("f1", "20240101000000001"), vec![1u8])
+            .await
+            .unwrap();
+        let cache = ListingCache::default();
+        let one = timeline(&["20240101000000001"]);
+        cache.listing(&storage, &one).await.unwrap();
+        let two = timeline(&["20240101000000001", "20240101000000002"]);
+        let change = FileChange {
+            added: vec![(base("f2", "20240101000000002"), 7)],
+            removed: vec![base("f1", "20240101000000001")],
+        };
+        // from another timeline (another writer's instant in between): nothing carried
+        let other = timeline(&["20240101000000000"]);
+        cache.advance(&other, &two, &change);
+        assert!(cache.current(&two).is_none());
+        assert!(cache.current(&one).is_some());
+        // from its own: the change made, under the timeline after
+        cache.advance(&one, &two, &change);
+        assert!(cache.current(&one).is_none());
+        assert_eq!(
+            cache.current(&two).unwrap().files(),
+            [(base("f2", "20240101000000002"), 7)]
+        );
+        // the same completed instants listed in another order are the same timeline
+        let reversed = timeline(&["20240101000000002", "20240101000000001"]);
+        assert_eq!(
+            reversed.completed_fingerprint(),
+            two.completed_fingerprint()
+        );
+        cache.forget();
+        assert!(cache.current(&two).is_none());
+    }
 }

@@ -20,6 +20,7 @@ use crate::storage::TableStorage;
 use crate::table::HudiTable;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{Action, Instant, State};
+use crate::write::splice::SpliceFiles;
 use crate::write::transaction::marker_dir;
 use crate::write::writer::{BaseFileWriter, FileSpec, WrittenFile};
 
@@ -232,12 +233,14 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
     let spliced = match (&base_rel, splice) {
         (Some(base_rel), true) => {
             let input = splice::SliceSplice {
-                storage: &job.storage,
-                schema: &job.schema,
-                settings: &job.files,
+                files: SpliceFiles {
+                    storage: &job.storage,
+                    schema: &job.schema,
+                    settings: &job.files,
+                    old_rel: base_rel,
+                    new_rel: &rel,
+                },
                 ordering: job.rules.ordering.as_ref(),
-                base_rel,
-                new_rel: &rel,
                 file_name: &file_name,
             };
             splice::splice_slice(&input, &mut merger).await?

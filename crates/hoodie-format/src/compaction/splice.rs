@@ -15,9 +15,8 @@ use crate::log::keys::RecordKeys;
 use crate::log::merge::LogMerger;
 use crate::log::read::LogContent;
 use crate::meta::{RECORD_KEY, RECORD_KEY_INDEX};
-use crate::storage::TableStorage;
 use crate::write::splice::{splice_file, SpliceFiles, SplicePlan, SpliceRows, Spliceable};
-use crate::write::writer::{FileSpec, WrittenFile};
+use crate::write::writer::WrittenFile;
 
 /// Whether logs with `contents` can be compacted into their base file by splicing: they
 /// delete no record.
@@ -29,13 +28,10 @@ pub(super) fn deletes_nothing(contents: &[LogContent]) -> bool {
 
 /// What a spliced compaction of one slice is given.
 pub(super) struct SliceSplice<'a> {
-    pub storage: &'a TableStorage,
-    pub schema: &'a SchemaRef,
-    pub settings: &'a FileSpec,
+    /// The slice's base file (`old_rel`) and the new one.
+    pub files: SpliceFiles<'a>,
     /// The ordering field under event-time ordering.
     pub ordering: Option<&'a FieldPath>,
-    pub base_rel: &'a str,
-    pub new_rel: &'a str,
     /// The new base file's name, on every row.
     pub file_name: &'a str,
 }
@@ -47,29 +43,23 @@ pub(super) async fn splice_slice(
     input: &SliceSplice<'_>,
     merger: &mut LogMerger,
 ) -> Result<Option<WrittenFile>> {
-    let files = SpliceFiles {
-        storage: input.storage,
-        schema: input.schema,
-        settings: input.settings,
-        old_rel: input.base_rel,
-        new_rel: input.new_rel,
-    };
-    let Some(old) = Spliceable::open(&files).await? else {
+    let files = &input.files;
+    let Some(old) = Spliceable::open(files).await? else {
         return Ok(None);
     };
     // logged records of keys the base file lacks are appended: they extend its key index
     let Some(latest) = merger.latest_rows().filter(|_| old.extendable()) else {
         return Ok(None);
     };
-    let fields = input.schema.fields();
+    let fields = files.schema.fields();
     let candidates: Vec<usize> = (0..fields.len())
         .filter(|&c| !crate::schema::is_meta_column(fields[c].name()))
         .collect();
     let (differing, _) = crate::write::column_diff::differing_columns(
-        input.storage,
-        input.base_rel,
+        files.storage,
+        files.old_rel,
         old.footer.clone(),
-        input.schema,
+        files.schema,
         merger.logged_rows(),
         &latest,
         &candidates,
@@ -83,17 +73,17 @@ pub(super) async fn splice_slice(
         .collect();
     let ordering = input.ordering.map(|p| fields[p.top()].name().as_str());
     let read: Vec<&str> = std::iter::once(RECORD_KEY).chain(ordering).collect();
-    let plan = SplicePlan::new(input.schema, &changed, &read);
+    let plan = SplicePlan::new(files.schema, &changed, &read);
     let mut rows = LogRows {
         merger,
-        schema: input.schema,
+        schema: files.schema,
         ordering: input.ordering,
         file_name: input.file_name,
-        path: input.base_rel,
+        path: files.old_rel,
     };
-    let written = splice_file(&files, old, &plan, &mut rows).await?;
+    let written = splice_file(files, old, &plan, &mut rows).await?;
     Ok(Some(WrittenFile {
-        rel_path: input.new_rel.to_string(),
+        rel_path: files.new_rel.to_string(),
         size: written.size,
         rows: written.rows,
     }))
