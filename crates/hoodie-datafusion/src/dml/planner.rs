@@ -12,6 +12,7 @@ use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use datafusion::physical_planner::{ExtensionPlanner, PhysicalPlanner};
 
 use super::merge_into::passes::{merge_input, KeptSourceExec, KeptSourceNode};
+use super::merge_into::source_keys::{SourceKeysExec, SourceKeysNode};
 use super::rule::{DmlKind, HudiDmlNode};
 use super::write_node::HudiWriteNode;
 use crate::provider::as_hudi;
@@ -24,12 +25,12 @@ pub struct HudiDmlPlanner;
 impl ExtensionPlanner for HudiDmlPlanner {
     async fn plan_extension(
         &self,
-        _planner: &dyn PhysicalPlanner,
+        planner: &dyn PhysicalPlanner,
         node: &dyn UserDefinedLogicalNode,
         logical_inputs: &[&LogicalPlan],
         physical_inputs: &[Arc<dyn ExecutionPlan>],
         session: &dyn Session,
-        _ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
+        ctx: &datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext,
     ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
         if let Some(write) = node.as_any().downcast_ref::<HudiWriteNode>() {
             let hudi = as_hudi(write.provider()).ok_or_else(|| {
@@ -45,6 +46,16 @@ impl ExtensionPlanner for HudiDmlPlanner {
             let exec = KeptSourceExec::new(physical_inputs[0].clone(), kept.kept().clone());
             return Ok(Some(Arc::new(exec)));
         }
+        if let Some(keys) = node.as_any().downcast_ref::<SourceKeysNode>() {
+            let schema = logical_inputs[0].schema();
+            let exprs = keys
+                .keys()
+                .iter()
+                .map(|k| planner.create_physical_expr(k, schema, session, ctx))
+                .collect::<DFResult<Vec<_>>>()?;
+            let exec = SourceKeysExec::new(physical_inputs[0].clone(), exprs, keys.noted().clone());
+            return Ok(Some(Arc::new(exec)));
+        }
         let Some(node) = node.as_any().downcast_ref::<HudiDmlNode>() else {
             return Ok(None);
         };
@@ -56,7 +67,7 @@ impl ExtensionPlanner for HudiDmlPlanner {
         if node.kind == DmlKind::Merge {
             let keyed = !hudi.table().config().record_key_fields().is_empty();
             (input, rows_in_memory) = merge_input(
-                node.passes.as_ref(),
+                (node.passes.as_ref(), node.source_keys.clone()),
                 keyed,
                 (logical_inputs[0], input),
                 session,

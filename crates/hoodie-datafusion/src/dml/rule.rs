@@ -28,6 +28,7 @@ use datafusion::optimizer::analyzer::type_coercion::TypeCoercion;
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::dml::merge_into::passes::{PassPlan, PassSetting};
+use crate::dml::merge_into::source_keys::SourceKeys;
 use crate::dml::write_node::count_schema;
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
@@ -62,6 +63,9 @@ pub struct HudiDmlNode {
     /// A MERGE whose join may run in passes: the state its plan shares with the passes
     /// ([`crate::dml::merge_into::passes`]).
     pub(super) passes: Option<PassPlan>,
+    /// A MERGE into a table with a record key: the keys of its source, noted for the target's
+    /// scan ([`crate::dml::merge_into::source_keys`]).
+    pub(super) source_keys: Option<SourceKeys>,
 }
 
 impl fmt::Debug for HudiDmlNode {
@@ -204,6 +208,7 @@ fn change_set_of(
         }
         _ => None,
     };
+    let source_keys = matches!(&dml.op, WriteOp::MergeInto(_) if keyed).then(SourceKeys::default);
     let change_set = match &dml.op {
         WriteOp::MergeInto(merge) => {
             let plan = crate::dml::merge_into::plan::plan_merge(
@@ -212,7 +217,7 @@ fn change_set_of(
                 provider.clone(),
                 hudi,
                 &spec,
-                passes.as_ref(),
+                (passes.as_ref(), source_keys.as_ref()),
             )?;
             // the rule runs after DataFusion's type coercion: the join and the clauses it
             // builds compare columns of both sides (a plain source string with a view one)
@@ -258,6 +263,7 @@ fn change_set_of(
         schema: count_schema(),
         spec,
         passes,
+        source_keys,
     };
     Ok(LogicalPlan::Extension(Extension {
         node: Arc::new(node),

@@ -12,6 +12,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 
 use crate::dml::merge_into::passes::KeptSourceNode;
+use crate::dml::merge_into::source_keys::SourceKeysNode;
 use crate::dml::write_node::HudiWriteNode;
 use crate::dml::{HudiDmlNode, HudiDmlPlanner};
 
@@ -43,7 +44,8 @@ fn writes_hudi(plan: &LogicalPlan) -> bool {
         Ok(matches!(p, LogicalPlan::Extension(e)
             if e.node.as_any().is::<HudiDmlNode>()
                 || e.node.as_any().is::<HudiWriteNode>()
-                || e.node.as_any().is::<KeptSourceNode>()))
+                || e.node.as_any().is::<KeptSourceNode>()
+                || e.node.as_any().is::<SourceKeysNode>()))
     })
     .unwrap_or(false)
 }

@@ -29,6 +29,7 @@ use std::ops::Not;
 use crate::dml::merge_into::passes::kept::KeptSourceNode;
 use crate::dml::merge_into::passes::udf::pass_filter;
 use crate::dml::merge_into::passes::PassPlan;
+use crate::dml::merge_into::source_keys::{may_match_source, SourceKeys, SourceKeysNode};
 use crate::error::HoodieError;
 use crate::provider::HudiTableProvider;
 use hoodie_format::write::change_set::DELETE_FLAG;
@@ -236,16 +237,50 @@ pub(crate) fn updated_columns(
 }
 
 /// Builds the change set of a MERGE into `hudi`; with `passes`, its join can run in passes
-/// ([`crate::dml::merge_into::passes`]): both sides filtered to the pass that runs, the source kept.
+/// ([`crate::dml::merge_into::passes`]): both sides filtered to the pass that runs, the source
+/// kept; with `source_keys`, the target's scan drops the rows no source key can match
+/// ([`crate::dml::merge_into::source_keys`]).
 pub fn plan_merge(
     dml: &DmlStatement,
     merge: &MergeIntoOp,
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
     spec: &WriteSpec,
-    passes: Option<&PassPlan>,
+    (passes, source_keys): (Option<&PassPlan>, Option<&SourceKeys>),
 ) -> DFResult<LogicalPlan> {
-    plan(dml, merge, provider, hudi, spec, passes).map_err(HoodieError::into_datafusion)
+    plan(dml, merge, provider, hudi, spec, (passes, source_keys))
+        .map_err(HoodieError::into_datafusion)
+}
+
+/// The filters a MERGE puts on the two sides of its join, given the key columns of each.
+#[derive(Default)]
+struct SideFilters {
+    /// The target's and the source's filter to the pass that runs.
+    pass: Option<(Expr, Expr)>,
+    /// The target's filter to the keys the source may have, and the source's keys noted.
+    source_keys: Option<(Expr, Vec<Expr>, SourceKeys)>,
+}
+
+impl SideFilters {
+    /// `target` and `source` filtered.
+    fn apply(
+        self,
+        target: LogicalPlanBuilder,
+        source: LogicalPlan,
+    ) -> Result<(LogicalPlanBuilder, LogicalPlan), HoodieError> {
+        let (mut target, mut source) = (target, source);
+        if let Some((t, s)) = self.pass {
+            target = target.filter(t)?;
+            source = LogicalPlanBuilder::from(source).filter(s)?.build()?;
+        }
+        if let Some((t, keys, noted)) = self.source_keys {
+            target = target.filter(t)?;
+            source = LogicalPlan::Extension(Extension {
+                node: Arc::new(SourceKeysNode::new(source, keys, noted)),
+            });
+        }
+        Ok((target, source))
+    }
 }
 
 /// The two sides of each record key equality of the ON condition, cast to the type the
@@ -296,7 +331,7 @@ fn plan(
     provider: Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
     upsert: &WriteSpec,
-    passes: Option<&PassPlan>,
+    (passes, source_keys): (Option<&PassPlan>, Option<&SourceKeys>),
 ) -> Result<LogicalPlan, HoodieError> {
     let target = dml.table_name.clone();
     let cfg = hudi.table().config();
@@ -319,16 +354,29 @@ fn plan(
     };
     let target_plan =
         LogicalPlanBuilder::scan(target.clone(), provider_as_source(provider.clone()), None)?;
-    let mut pass_filters = None;
+    let not_by_source = merge
+        .clauses
+        .iter()
+        .any(|c| c.kind == MergeIntoClauseKind::NotMatchedBySource);
+    // every target row takes part in a MERGE with WHEN NOT MATCHED BY SOURCE
+    let source_keys = source_keys.filter(|_| !not_by_source);
+    let mut side_filters = SideFilters::default();
     let on = if keys.is_empty() {
         // without a record key the ON condition decides matching as written
         merge.on.clone()
     } else {
         let key_from_source = (!upsert.optimized_writes).then_some(&source);
         let equalities = check_on(&merge.on, &keys, &target, key_from_source)?;
-        if let Some(p) = passes {
+        if passes.is_some() || source_keys.is_some() {
             let (t, s) = key_sides(&equalities, &target, target_plan.schema(), source.schema())?;
-            pass_filters = Some((pass_filter(t, &p.selector), pass_filter(s, &p.selector)));
+            if let Some(noted) = source_keys {
+                let filter = may_match_source(t.clone(), noted);
+                side_filters.source_keys = Some((filter, s.clone(), noted.clone()));
+            }
+            if let Some(p) = passes {
+                side_filters.pass =
+                    Some((pass_filter(t, &p.selector), pass_filter(s, &p.selector)));
+            }
         }
         key_match(
             equalities,
@@ -409,17 +457,7 @@ fn plan(
         }
     }
 
-    let not_by_source = merge
-        .clauses
-        .iter()
-        .any(|c| c.kind == MergeIntoClauseKind::NotMatchedBySource);
-    let (target_plan, source) = match pass_filters {
-        Some((t, s)) => (
-            target_plan.filter(t)?,
-            LogicalPlanBuilder::from(source).filter(s)?.build()?,
-        ),
-        None => (target_plan, source),
-    };
+    let (target_plan, source) = side_filters.apply(target_plan, source)?;
     let target_plan = with_flag(target_plan, TARGET_FLAG)?.build()?;
     let joined = with_flag(LogicalPlanBuilder::from(source), SOURCE_FLAG)?.join_on(
         target_plan,

@@ -77,12 +77,12 @@ fn appends_to_logs(slice: &FileSlice, bucket: &Bucket, options: &WriteSpec) -> b
         || options.bucket.is_some()
 }
 
-/// Runs the appends of one wave on tasks, as many at once as there are cores.
+/// Runs the appends of one wave on tasks, as many at once as `permits` lets.
 async fn run_append_jobs(
     ctx: &Arc<append::AppendContext>,
     jobs: Vec<append::AppendJob>,
+    permits: &Arc<tokio::sync::Semaphore>,
 ) -> Result<Vec<(WriteStat, MergeCounts)>> {
-    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
     let mut handles = Vec::with_capacity(jobs.len());
     for job in jobs {
         let (ctx, permits) = (ctx.clone(), permits.clone());
@@ -562,13 +562,26 @@ async fn finish_upserts(
             });
             task += 1;
         }
-        for (stat, counts) in run_merge_jobs(table, schema, jobs, options, txn.instant()).await? {
+        // the rewrites and the appends share the cores: a rewrite (often one, the small file
+        // inserts fill) runs beside the appends, not before them; both end before either's
+        // error is returned, so no writer outlives a failed write
+        let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+        let merges = run_merge_jobs(table, schema, jobs, options, txn.instant(), &permits);
+        let logs = async {
+            match &mor {
+                Some((ctx, _)) => run_append_jobs(ctx, appends, &permits).await,
+                None => Ok(Vec::new()),
+            }
+        };
+        let (merged, logged) = futures::future::join(merges, logs).await;
+        let (merged, logged) = (merged?, logged?);
+        for (stat, counts) in merged {
             txn.record_stat(stat);
             result.add(&counts);
             result.rewritten_file_groups += 1;
         }
-        if let Some((ctx, _)) = &mor {
-            for (stat, counts) in run_append_jobs(ctx, appends).await? {
+        if mor.is_some() {
+            for (stat, counts) in logged {
                 if stat.path.is_some() {
                     txn.record_stat(stat);
                     result.logged_file_groups += 1;
@@ -606,15 +619,15 @@ fn take_keys(keys: &StringArray, rows: &[u32]) -> Result<StringArray> {
     )
 }
 
-/// Runs the rewrites of one wave on tasks, as many at once as there are cores.
+/// Runs the rewrites of one wave on tasks, as many at once as `permits` lets.
 async fn run_merge_jobs(
     table: &crate::table::HudiTable,
     schema: &SchemaRef,
     jobs: Vec<MergeJob>,
     options: &WriteSpec,
     instant: &str,
+    permits: &Arc<tokio::sync::Semaphore>,
 ) -> Result<Vec<(WriteStat, MergeCounts)>> {
-    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
     let mut handles = Vec::with_capacity(jobs.len());
     for job in jobs {
         let (storage, schema, options, permits) = (

@@ -25,6 +25,7 @@ use super::kept::KeptSourceExec;
 use super::size::auto_passes;
 use super::spill::read_source;
 use super::{Pass, PassPlan};
+use crate::dml::merge_into::source_keys::SourceKeys;
 
 /// How many passes a MERGE read at run time takes.
 #[derive(Debug, Clone, Copy)]
@@ -64,14 +65,16 @@ pub struct MergePassesExec {
     passes: Passes,
     /// Whether the table has a record key (passes can be added).
     keyed: bool,
+    /// The keys the plan notes of its source, begun afresh before each pass.
+    source_keys: Option<SourceKeys>,
     cache: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
 }
 
 impl MergePassesExec {
     /// Runs `plan`, the change set in one pass.
-    pub fn one(plan: Arc<dyn ExecutionPlan>, keyed: bool) -> Self {
-        Self::new(Passes::One(plan), keyed)
+    pub fn one(plan: Arc<dyn ExecutionPlan>, keyed: bool, source_keys: Option<SourceKeys>) -> Self {
+        Self::new(Passes::One(plan), keyed, source_keys)
     }
 
     /// Reads the source of `plan` once when it runs, then runs `plan` once per pass (`count`
@@ -81,6 +84,7 @@ impl MergePassesExec {
         passes: PassPlan,
         count: PassCount,
         replan: Replanner,
+        source_keys: Option<SourceKeys>,
     ) -> Self {
         Self::new(
             Passes::Run {
@@ -90,10 +94,11 @@ impl MergePassesExec {
                 replan: Arc::new(replan),
             },
             true,
+            source_keys,
         )
     }
 
-    fn new(passes: Passes, keyed: bool) -> Self {
+    fn new(passes: Passes, keyed: bool, source_keys: Option<SourceKeys>) -> Self {
         let schema = match &passes {
             Passes::One(plan) | Passes::Run { plan, .. } => plan.schema(),
         };
@@ -106,6 +111,7 @@ impl MergePassesExec {
         Self {
             passes,
             keyed,
+            source_keys,
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
         }
@@ -289,7 +295,11 @@ impl ExecutionPlan for MergePassesExec {
                 replan: replan.clone(),
             },
         };
-        Ok(Arc::new(Self::new(passes, self.keyed)))
+        Ok(Arc::new(Self::new(
+            passes,
+            self.keyed,
+            self.source_keys.clone(),
+        )))
     }
 
     fn execute(
@@ -303,12 +313,18 @@ impl ExecutionPlan for MergePassesExec {
             )));
         }
         let keyed = self.keyed;
+        let source_keys = self.source_keys.clone();
+        let begin = move || {
+            if let Some(k) = &source_keys {
+                k.begin();
+            }
+        };
         let passes_metric = MetricBuilder::new(&self.metrics).counter("passes", 0);
         let schema = self.schema();
         match self.passes.clone() {
             Passes::One(plan) => {
                 passes_metric.add(1);
-                let rows = in_turn(plan, 1, None, |_| {}, context, keyed);
+                let rows = in_turn(plan, 1, None, move |_| begin(), context, keyed);
                 Ok(Box::pin(RecordBatchStreamAdapter::new(schema, rows)))
             }
             Passes::Run {
@@ -339,7 +355,10 @@ impl ExecutionPlan for MergePassesExec {
                         plan,
                         count,
                         Some(replan),
-                        move |pass| selector.set(pass),
+                        move |pass| {
+                            begin();
+                            selector.set(pass)
+                        },
                         context,
                         keyed,
                     ))

@@ -44,6 +44,7 @@ pub use exec::{MergePassesExec, PassCount, Replanner};
 pub use kept::{KeptSource, KeptSourceExec, KeptSourceNode};
 pub use udf::{Pass, PassSelector};
 
+use super::source_keys::SourceKeys;
 use crate::error::HoodieError;
 use crate::session::write_options::WriteOptions;
 
@@ -99,8 +100,9 @@ impl PassPlan {
 /// one pass, or a [`MergePassesExec`] that reads the source once when it runs and then runs
 /// the plan once per pass: as many as `hoodie.merge.join.passes` asks for, or for `auto`
 /// under a bounded pool as many as the measured source needs (so that EXPLAIN reads nothing).
+/// `source_keys`, the keys the plan notes of its source, start afresh before each pass.
 pub fn merge_input(
-    passes: Option<&PassPlan>,
+    (passes, source_keys): (Option<&PassPlan>, Option<SourceKeys>),
     keyed: bool,
     (logical, planned): (&LogicalPlan, Arc<dyn ExecutionPlan>),
     session: &dyn Session,
@@ -108,7 +110,11 @@ pub fn merge_input(
 ) -> DFResult<(Arc<dyn ExecutionPlan>, Option<usize>)> {
     let one_pass = || {
         Ok((
-            Arc::new(MergePassesExec::one(planned.clone(), keyed)) as _,
+            Arc::new(MergePassesExec::one(
+                planned.clone(),
+                keyed,
+                source_keys.clone(),
+            )) as _,
             None,
         ))
     };
@@ -137,6 +143,6 @@ pub fn merge_input(
         };
     };
     let replan = Replanner::new(logical.clone(), state.clone(), extension);
-    let exec = MergePassesExec::passes(planned, passes.clone(), count, replan);
+    let exec = MergePassesExec::passes(planned, passes.clone(), count, replan, source_keys);
     Ok((Arc::new(exec), cap))
 }

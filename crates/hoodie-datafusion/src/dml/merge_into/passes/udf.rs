@@ -83,12 +83,29 @@ impl InPass {
     }
 }
 
-/// The pass (0..count) of each key given as its columns.
-fn passes_of(arrays: &[ArrayRef], rows: usize, count: u32) -> DFResult<Vec<u32>> {
+/// The hash of each key given as its columns, which only its values (NULL included) and
+/// their types decide.
+pub(crate) fn key_hashes(arrays: &[ArrayRef], rows: usize) -> DFResult<Vec<u64>> {
     let mut hashes = vec![0u64; rows];
     create_hashes(arrays, &RandomState::with_seed(PASS_SEED), &mut hashes)?;
+    Ok(hashes)
+}
+
+/// The key hashes ([`key_hashes`]) of a key UDF's arguments, the key's columns.
+pub(crate) fn arg_hashes(args: &ScalarFunctionArgs) -> DFResult<Vec<u64>> {
+    let n = args.number_rows;
+    let arrays: Vec<ArrayRef> = args
+        .args
+        .iter()
+        .map(|a| a.to_array(n))
+        .collect::<DFResult<_>>()?;
+    key_hashes(&arrays, n)
+}
+
+/// The pass (0..count) of each key hash.
+fn passes_of(hashes: &[u64], count: u32) -> Vec<u32> {
     let count = u64::from(count.max(1));
-    Ok(hashes.iter().map(|h| (h % count) as u32).collect())
+    hashes.iter().map(|h| (h % count) as u32).collect()
 }
 
 impl ScalarUDFImpl for InPass {
@@ -106,13 +123,7 @@ impl ScalarUDFImpl for InPass {
         if pass.count <= 1 {
             return Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))));
         }
-        let n = args.number_rows;
-        let arrays: Vec<ArrayRef> = args
-            .args
-            .iter()
-            .map(|a| a.to_array(n))
-            .collect::<DFResult<_>>()?;
-        let passes = passes_of(&arrays, n, pass.count)?;
+        let passes = passes_of(&arg_hashes(&args)?, pass.count);
         let keep = BooleanArray::from_iter(passes.iter().map(|p| Some(*p == pass.index)));
         Ok(ColumnarValue::Array(Arc::new(keep)))
     }
@@ -140,7 +151,7 @@ mod tests {
 
     fn passes(arrays: Vec<ArrayRef>, count: u32) -> Vec<u32> {
         let n = arrays[0].len();
-        passes_of(&arrays, n, count).unwrap()
+        passes_of(&key_hashes(&arrays, n).unwrap(), count)
     }
 
     #[test]
