@@ -365,3 +365,60 @@ async fn scans_read_through_the_tables_store() {
     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
     assert!(store.parquet_reads.load(Ordering::SeqCst) > 0);
 }
+
+/// A merge-on-read write whose one wave both rewrites a small file (the base-only group that
+/// takes an insert) and appends a log (a group with a log already), the two running at once:
+/// at every failed write the table is as it was, and the write that succeeds does both.
+#[tokio::test]
+async fn a_failed_rewrite_beside_a_log_append_leaves_the_table_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', type = 'mor')",
+        &loc,
+    )
+    .await;
+    ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
+        .await
+        .unwrap();
+    ctx.run("UPDATE t SET price = 30.0 WHERE id = 3")
+        .await
+        .unwrap();
+    let before = snapshot(&ctx).await;
+    // an update of id 3 (partition y, logged) and a new id 4 in partition x (a small file)
+    let StatementOutput::Rows { batches, .. } = ctx
+        .run("SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, _hoodie_file_name, id, 'zz' AS name, price, dt, false AS __hoodie_is_delete FROM t WHERE id = 3 \
+              UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, 4, 'new', 4.0, 'x', false")
+        .await
+        .unwrap()
+    else {
+        panic!("rows expected")
+    };
+    let storage = TableStorage::local(&loc).unwrap();
+    let points = fail_every_write_of_change_set(&ctx, &storage, &batches, 2, &before).await;
+    assert!(points > 4, "only {points} write points were exercised");
+    assert_eq!(
+        snapshot(&ctx).await,
+        [
+            r#"["1", "a", "1.0", "x"]"#.to_string(),
+            r#"["2", "b", "2.0", "y"]"#.to_string(),
+            r#"["3", "zz", "30.0", "y"]"#.to_string(),
+            r#"["4", "new", "4.0", "x"]"#.to_string()
+        ]
+    );
+    let files = files_under(&loc);
+    let in_x = |f: &&String| f.starts_with("dt=x/") && f.ends_with(".parquet");
+    assert_eq!(
+        files.iter().filter(in_x).count(),
+        2,
+        "x rewritten once: {files:?}"
+    );
+    let logs = files.iter().filter(|f| f.contains(".log.")).count();
+    assert_eq!(logs, 2, "y got one more log: {files:?}");
+    assert!(
+        !files.iter().any(|f| f.starts_with(".hoodie/.temp/")),
+        "markers left behind: {files:?}"
+    );
+}

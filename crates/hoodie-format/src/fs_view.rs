@@ -557,14 +557,24 @@ mod tests {
         Timeline::from_files(files, 1, ".hoodie".into())
     }
 
-    #[tokio::test]
-    async fn a_listing_is_reused_until_an_instant_completes() {
+    /// The base file of file group `id` in partition `p`, written by commit `t`.
+    fn base(id: &str, t: &str) -> String {
+        format!("p/{id}_0-0-0_{t}.parquet")
+    }
+
+    /// An in-memory table whose one base file (`f1`) commit 20240101000000001 wrote.
+    async fn one_base_file() -> TableStorage {
         let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
-        let base = |id: &str, t: &str| format!("p/{id}_0-0-0_{t}.parquet");
         storage
             .put(&base("f1", "20240101000000001"), vec![1u8])
             .await
             .unwrap();
+        storage
+    }
+
+    #[tokio::test]
+    async fn a_listing_is_reused_until_an_instant_completes() {
+        let storage = one_base_file().await;
         let cache = ListingCache::default();
         let one = timeline(&["20240101000000001"]);
         assert_eq!(
@@ -636,12 +646,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_listing_is_carried_across_an_instant_only_from_the_timeline_it_was_taken_under() {
-        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
-        let base = |id: &str, t: &str| format!("p/{id}_0-0-0_{t}.parquet");
-        storage
-            .put(&base("f1", "20240101000000001"), vec![1u8])
-            .await
-            .unwrap();
+        let storage = one_base_file().await;
         let cache = ListingCache::default();
         let one = timeline(&["20240101000000001"]);
         cache.listing(&storage, &one).await.unwrap();

@@ -20,7 +20,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch};
@@ -28,6 +28,9 @@ use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchemaRef, ScalarValue};
 use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::execution::memory_pool::{
+    MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
+};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
@@ -43,6 +46,7 @@ use super::passes::udf::{arg_hashes, key_hashes};
 
 /// 64-bit words of the filter: 1 MiB, about 1% false positives at 200K keys, 8% at 1.2M.
 const WORDS: usize = 1 << 17;
+const FILTER_BYTES: usize = WORDS * 8;
 
 /// The keys of a MERGE's source, noted as its rows pass, and whether all of them have.
 /// Shared by the plan's [`SourceKeysExec`], its target filter and the
@@ -51,7 +55,8 @@ const WORDS: usize = 1 << 17;
 pub struct SourceKeys(Arc<Inner>);
 
 struct Inner {
-    words: Box<[AtomicU64]>,
+    /// Allocated by the first run, so that a MERGE only planned (EXPLAIN) allocates nothing.
+    words: OnceLock<Box<[AtomicU64]>>,
     /// Set once every partition of the run's source has ended: the filter tests keys only then.
     complete: AtomicBool,
     run: Mutex<Run>,
@@ -62,15 +67,17 @@ struct Inner {
 struct Run {
     started: Vec<bool>,
     ended: Vec<bool>,
-    /// A partition started twice or failed: this run's keys are never complete.
+    /// A partition started twice or failed, or the pool had no room for the filter: this
+    /// run's keys are never complete.
     spoiled: bool,
+    /// The filter's bytes in the session's memory pool, from the run's first partition on.
+    reservation: Option<MemoryReservation>,
 }
 
 impl Default for SourceKeys {
     fn default() -> Self {
-        let words = (0..WORDS).map(|_| AtomicU64::new(0)).collect();
         Self(Arc::new(Inner {
-            words,
+            words: OnceLock::new(),
             complete: AtomicBool::new(false),
             run: Mutex::new(Run::default()),
         }))
@@ -109,25 +116,49 @@ impl SourceKeys {
         self.0.run.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn words(&self) -> &[AtomicU64] {
+        self.0
+            .words
+            .get_or_init(|| (0..WORDS).map(|_| AtomicU64::new(0)).collect())
+    }
+
     /// A run of the plan starts: no key noted, none complete.
     pub fn begin(&self) {
         self.0.complete.store(false, AtomicOrdering::SeqCst);
         *self.run() = Run::default();
-        for w in self.0.words.iter() {
+        for w in self.words() {
             w.store(0, AtomicOrdering::Relaxed);
         }
     }
 
     fn note(&self, hashes: &[u64]) {
+        let words = self.words();
         for h in hashes {
             let (word, bits) = slot(*h);
-            self.0.words[word].fetch_or(bits, AtomicOrdering::Relaxed);
+            words[word].fetch_or(bits, AtomicOrdering::Relaxed);
         }
     }
 
-    /// Partition `partition` of `count` starts; false (and the run spoiled) if it had already.
-    fn started(&self, partition: usize, count: usize) -> bool {
+    /// Partition `partition` of `count` starts; false (and the run spoiled) if it had already,
+    /// or if `pool` has no room for the filter.
+    fn started(&self, partition: usize, count: usize, pool: &Arc<dyn MemoryPool>) -> bool {
         let mut run = self.run();
+        if run.reservation.is_none() {
+            let reservation = MemoryConsumer::new("HudiMergeSourceKeys").register(pool);
+            // without the filter every target row is kept, as the join alone would: under a
+            // pool too small to spare a sixteenth for it the join's build side needs the room
+            let spare = match pool.memory_limit() {
+                MemoryLimit::Finite(limit) => limit / 16 >= FILTER_BYTES,
+                _ => true,
+            };
+            if !spare || reservation.try_grow(FILTER_BYTES).is_err() {
+                run.spoiled = true;
+            }
+            run.reservation = Some(reservation);
+        }
+        if run.spoiled {
+            return false;
+        }
         if run.started.len() != count {
             if run.started.iter().any(|s| *s) {
                 run.spoiled = true;
@@ -165,7 +196,7 @@ impl SourceKeys {
 
     fn may_contain(&self, hash: u64) -> bool {
         let (word, bits) = slot(hash);
-        self.0.words[word].load(AtomicOrdering::Relaxed) & bits == bits
+        self.words()[word].load(AtomicOrdering::Relaxed) & bits == bits
     }
 }
 
@@ -310,7 +341,7 @@ impl ExecutionPlan for SourceKeysExec {
         context: Arc<TaskContext>,
     ) -> DFResult<SendableRecordBatchStream> {
         let count = self.input.output_partitioning().partition_count();
-        let noting = self.noted.started(partition, count);
+        let noting = self.noted.started(partition, count, context.memory_pool());
         Ok(Box::pin(NotingStream {
             input: self.input.execute(partition, context)?,
             keys: self.keys.clone(),
@@ -422,6 +453,41 @@ pub fn may_match_source(keys: Vec<Expr>, noted: &SourceKeys) -> Expr {
 mod tests {
     use super::*;
     use datafusion::arrow::array::Int64Array;
+    use datafusion::execution::memory_pool::{GreedyMemoryPool, UnboundedMemoryPool};
+
+    fn pool() -> Arc<dyn MemoryPool> {
+        Arc::new(UnboundedMemoryPool::default())
+    }
+
+    #[test]
+    fn the_filter_is_held_in_the_pool_and_a_small_pool_keeps_every_row() {
+        let keys = SourceKeys::default();
+        let roomy: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(64 << 20));
+        keys.begin();
+        assert!(keys.started(0, 1, &roomy));
+        assert_eq!(roomy.reserved(), FILTER_BYTES);
+        keys.ended(0, false);
+        assert!(keys.complete());
+        keys.begin();
+        assert_eq!(
+            roomy.reserved(),
+            0,
+            "a new run gives the last one's room back"
+        );
+
+        // a pool that could hold the filter but not spare a sixteenth of itself for it
+        let tight: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(8 << 20));
+        assert!(
+            !keys.started(0, 1, &tight),
+            "no room: the keys are not noted"
+        );
+        assert_eq!(tight.reserved(), 0);
+        keys.ended(0, false);
+        assert!(
+            !keys.complete(),
+            "and never complete, so every target row is kept"
+        );
+    }
 
     fn hashes(ids: impl Iterator<Item = i64>) -> Vec<u64> {
         let a: ArrayRef = Arc::new(Int64Array::from(ids.collect::<Vec<_>>()));
@@ -433,7 +499,7 @@ mod tests {
     fn keys_are_complete_only_when_every_partition_has_ended() {
         let keys = SourceKeys::default();
         keys.begin();
-        assert!(keys.started(0, 2) && keys.started(1, 2));
+        assert!(keys.started(0, 2, &pool()) && keys.started(1, 2, &pool()));
         keys.note(&hashes(0..1000));
         keys.ended(0, false);
         assert!(!keys.complete(), "partition 1 has not ended");
@@ -447,12 +513,12 @@ mod tests {
     fn a_partition_that_starts_twice_or_fails_never_completes_the_run() {
         let keys = SourceKeys::default();
         keys.begin();
-        assert!(keys.started(0, 1));
-        assert!(!keys.started(0, 1));
+        assert!(keys.started(0, 1, &pool()));
+        assert!(!keys.started(0, 1, &pool()));
         keys.ended(0, false);
         assert!(!keys.complete());
         keys.begin();
-        assert!(keys.started(0, 1));
+        assert!(keys.started(0, 1, &pool()));
         keys.ended(0, true);
         assert!(!keys.complete());
     }
