@@ -1,7 +1,17 @@
-//! Writing a spliced row group: the re-encoded chunks and the ones copied from the old file,
-//! which are fetched just before they are appended.
+//! Writing a spliced row group: the re-encoded chunks and the ones copied from the old file.
+//!
+//! A copied chunk never passes through the Parquet writer: the writer is given placeholder
+//! bytes for it (it only counts them to place the chunk's pages), [`Pending`] drops them and
+//! notes the chunk's range in the old file instead, and the upload fetches that range in pieces
+//! of [`COPY_PIECE`]. So neither the chunk nor a copy of it is ever held whole.
+
+use std::collections::VecDeque;
 
 use super::*;
+
+/// The most of a copied chunk fetched at once (small in unit tests, so that their chunks are
+/// fetched in several pieces).
+const COPY_PIECE: u64 = if cfg!(test) { 1000 } else { 8 << 20 };
 
 /// The old file of a spliced rewrite.
 pub(super) struct OldFile<'a> {
@@ -11,9 +21,8 @@ pub(super) struct OldFile<'a> {
 }
 
 /// Closes the re-encoded chunks of row group `g` and writes the row group: those chunks and the
-/// copied ones, in column order, with the old chunks' statistics and page index. A copied chunk
-/// is fetched from the old file just before it is appended, and each chunk is uploaded once
-/// appended, so that a row group is never held in memory whole.
+/// copied ones, in column order, with the old chunks' statistics and page index. What is
+/// written is uploaded after each chunk, so that a row group is never held in memory whole.
 pub(super) async fn append_row_group(
     old: &OldFile<'_>,
     file: &mut SerializedFileWriter<Pending>,
@@ -24,77 +33,182 @@ pub(super) async fn append_row_group(
     out: &mut Upload,
 ) -> Result<()> {
     let err = |e| FormatError::parquet(rel, e);
-    let (storage, footer) = (old.storage, old.footer);
+    let footer = old.footer;
     let rg = footer.row_group(g);
+    // where the next chunk starts in the new file: the writer puts nothing between chunks
+    let mut at = file.bytes_written() as u64;
     let mut row_group = file.next_row_group().map_err(err)?;
     for (c, writer) in writers.into_iter().enumerate() {
         match writer {
-            Some(w) => w
-                .close()
-                .map_err(err)?
-                .append_to_row_group(&mut row_group)
-                .map_err(err)?,
+            Some(w) => {
+                let chunk = w.close().map_err(err)?;
+                let len = chunk.close().metadata.compressed_size() as u64;
+                chunk.append_to_row_group(&mut row_group).map_err(err)?;
+                at += len;
+            }
             None => {
                 let chunk = rg.column(c);
                 let (start, len) = chunk.byte_range();
-                let path = storage.path(old.rel);
-                let bytes = storage
-                    .store()
-                    .get_range(&path, start..start + len)
-                    .await
-                    .map_err(|e| FormatError::storage(&path, e))?;
+                pending.copy(at, start, len, rel)?;
                 let close = ColumnCloseResult {
-                    bytes_written: chunk.compressed_size() as u64,
+                    bytes_written: len,
                     rows_written: rg.num_rows() as u64,
                     metadata: chunk.clone(),
                     bloom_filter: None,
                     column_index: footer.column_index().map(|ix| ix[g][c].clone()),
                     offset_index: footer.offset_index().map(|ix| ix[g][c].clone()),
                 };
-                let source = ChunkBytes {
-                    parts: vec![(start, bytes)],
-                };
-                row_group.append_column(&source, close).map_err(err)?;
+                row_group.append_column(&Placeholder, close).map_err(err)?;
+                at += len;
             }
         }
-        pending.upload(out, storage, rel).await?;
+        pending.upload(out, old, rel).await?;
     }
     row_group.close().map_err(err)?;
-    pending.upload(out, storage, rel).await
+    if file.bytes_written() as u64 != at {
+        return Err(FormatError::parquet(
+            rel,
+            parquet::errors::ParquetError::General(format!(
+                "a spliced row group ends at {} where its chunks end at {at}",
+                file.bytes_written()
+            )),
+        ));
+    }
+    pending.upload(out, old, rel).await
 }
 
 /// What the Parquet writer of a spliced file wrote and was not uploaded yet: the writer
 /// appends to it, the rewrite takes it out between column chunks.
 #[derive(Clone, Default)]
-pub(super) struct Pending(Arc<std::sync::Mutex<Vec<u8>>>);
+pub(super) struct Pending(Arc<std::sync::Mutex<Unsent>>);
 
-impl Pending {
-    fn take(&self) -> Vec<u8> {
-        let mut buf = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        std::mem::take(&mut *buf)
+#[derive(Default)]
+struct Unsent {
+    /// Offset in the new file of the next byte the writer writes.
+    at: u64,
+    /// What is to be uploaded, in file order.
+    parts: Vec<Part>,
+    /// The copied chunks whose placeholders have not all arrived, in file order.
+    copies: VecDeque<Copy>,
+}
+
+/// A piece of the new file to upload.
+enum Part {
+    /// Bytes the writer wrote.
+    Written(Vec<u8>),
+    /// `len` bytes of the old file from `from`.
+    Copied { from: u64, len: u64 },
+}
+
+/// A copied chunk: `len` bytes at `at` in the new file, from `from` in the old one.
+struct Copy {
+    at: u64,
+    from: u64,
+    len: u64,
+}
+
+impl Unsent {
+    fn push_written(&mut self, b: &[u8]) {
+        if b.is_empty() {
+            return;
+        }
+        match self.parts.last_mut() {
+            Some(Part::Written(v)) => v.extend_from_slice(b),
+            _ => self.parts.push(Part::Written(b.to_vec())),
+        }
     }
 
-    /// Uploads what was written so far to `out` (file `rel` of `storage`).
+    fn write(&mut self, mut b: &[u8]) {
+        while !b.is_empty() {
+            let Some(copy) = self.copies.front() else {
+                self.push_written(b);
+                self.at += b.len() as u64;
+                return;
+            };
+            if self.at < copy.at {
+                let n = b.len().min((copy.at - self.at) as usize);
+                self.push_written(&b[..n]);
+                self.at += n as u64;
+                b = &b[n..];
+                continue;
+            }
+            if self.at == copy.at {
+                let (from, len) = (copy.from, copy.len);
+                self.parts.push(Part::Copied { from, len });
+            }
+            let end = copy.at + copy.len;
+            let n = b.len().min((end - self.at) as usize);
+            self.at += n as u64;
+            b = &b[n..];
+            if self.at == end {
+                self.copies.pop_front();
+            }
+        }
+    }
+}
+
+impl Pending {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Unsent> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes that the `len` bytes the writer will write at `at` in the new file are the old
+    /// file's from `from`: they are dropped as they arrive and fetched when uploaded.
+    fn copy(&self, at: u64, from: u64, len: u64, rel: &str) -> Result<()> {
+        let mut unsent = self.lock();
+        let after = unsent.copies.back().map_or(unsent.at, |c| c.at + c.len);
+        if at < after {
+            return Err(FormatError::parquet(
+                rel,
+                parquet::errors::ParquetError::General(format!(
+                    "a copied chunk placed at {at}, before what is written ({after})"
+                )),
+            ));
+        }
+        if len > 0 {
+            unsent.copies.push_back(Copy { at, from, len });
+        }
+        Ok(())
+    }
+
+    /// Uploads what was written so far to `out` (file `rel`), fetching the copied chunks from
+    /// the `old` file.
     pub(super) async fn upload(
         &self,
         out: &mut Upload,
-        storage: &TableStorage,
+        old: &OldFile<'_>,
         rel: &str,
     ) -> Result<()> {
-        let bytes = self.take();
-        if bytes.is_empty() {
-            return Ok(());
+        let parts = std::mem::take(&mut self.lock().parts);
+        let storage = old.storage;
+        let put_err = |e| FormatError::storage(storage.path(rel), e);
+        for part in parts {
+            match part {
+                Part::Written(bytes) => out.put(Bytes::from(bytes)).await.map_err(put_err)?,
+                Part::Copied { from, len } => {
+                    let path = storage.path(old.rel);
+                    let end = from + len;
+                    let mut start = from;
+                    while start < end {
+                        let stop = end.min(start + COPY_PIECE);
+                        let bytes = storage
+                            .store()
+                            .get_range(&path, start..stop)
+                            .await
+                            .map_err(|e| FormatError::storage(&path, e))?;
+                        out.put(bytes).await.map_err(put_err)?;
+                        start = stop;
+                    }
+                }
+            }
         }
-        out.put(Bytes::from(bytes))
-            .await
-            .map_err(|e| FormatError::storage(storage.path(rel), e))
+        Ok(())
     }
 }
 
 impl std::io::Write for Pending {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        let mut buf = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        buf.extend_from_slice(b);
+        self.lock().write(b);
         Ok(b.len())
     }
 
@@ -103,48 +217,76 @@ impl std::io::Write for Pending {
     }
 }
 
-/// Column chunks fetched from the old file, addressed by their offsets in it.
-pub(super) struct ChunkBytes {
-    pub(super) parts: Vec<(u64, Bytes)>,
+/// What the Parquet writer copies for a chunk that [`Pending`] takes from the old file: zeros,
+/// which are dropped.
+struct Placeholder;
+
+impl Length for Placeholder {
+    fn len(&self) -> u64 {
+        u64::MAX
+    }
 }
 
-impl ChunkBytes {
-    pub(super) fn slice(&self, start: u64, len: Option<usize>) -> parquet::errors::Result<Bytes> {
-        for (offset, bytes) in &self.parts {
-            let end = offset + bytes.len() as u64;
-            if (*offset..end).contains(&start) {
-                let from = (start - offset) as usize;
-                let to = len.map_or(bytes.len(), |l| from + l);
-                if to <= bytes.len() {
-                    return Ok(bytes.slice(from..to));
-                }
-            }
-        }
+impl ChunkReader for Placeholder {
+    type T = std::io::Repeat;
+
+    fn get_read(&self, _start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(std::io::repeat(0))
+    }
+
+    fn get_bytes(&self, start: u64, _length: usize) -> parquet::errors::Result<Bytes> {
         Err(parquet::errors::ParquetError::General(format!(
-            "column chunk bytes at {start} were not fetched"
+            "the bytes of a copied chunk at {start} are taken from the old file"
         )))
     }
 }
 
-impl Length for ChunkBytes {
-    fn len(&self) -> u64 {
-        self.parts
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(unsent: &Unsent) -> Vec<String> {
+        unsent
+            .parts
             .iter()
-            .map(|(o, b)| o + b.len() as u64)
-            .max()
-            .unwrap_or(0)
-    }
-}
-
-impl ChunkReader for ChunkBytes {
-    type T = bytes::buf::Reader<Bytes>;
-
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        use bytes::Buf;
-        Ok(self.slice(start, None)?.reader())
+            .map(|p| match p {
+                Part::Written(v) => String::from_utf8(v.clone()).unwrap(),
+                Part::Copied { from, len } => format!("<{from}+{len}>"),
+            })
+            .collect()
     }
 
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.slice(start, Some(length))
+    #[test]
+    fn placeholders_are_dropped_and_their_chunks_noted_in_file_order() {
+        let pending = Pending::default();
+        pending.copy(3, 100, 4, "f").unwrap();
+        pending.copy(7, 200, 2, "f").unwrap();
+        pending.copy(12, 300, 1, "f").unwrap();
+        // the writer's pieces do not line up with the chunks
+        let mut w = pending.clone();
+        use std::io::Write;
+        for piece in ["ab", "c000", "000", "de", "f0g"] {
+            w.write_all(piece.as_bytes()).unwrap();
+        }
+        let unsent = pending.lock();
+        assert_eq!(
+            written(&unsent),
+            ["abc", "<100+4>", "<200+2>", "def", "<300+1>", "g"]
+        );
+        assert_eq!(unsent.at, 14);
+        assert!(unsent.copies.is_empty());
+    }
+
+    #[test]
+    fn a_chunk_placed_before_what_is_written_is_an_error() {
+        let pending = Pending::default();
+        let mut w = pending.clone();
+        std::io::Write::write_all(&mut w, b"abcd").unwrap();
+        assert!(pending.copy(2, 0, 5, "f").is_err());
+        pending.copy(4, 0, 5, "f").unwrap();
+        assert!(pending.copy(8, 0, 1, "f").is_err());
+        // an empty chunk is nothing to copy
+        pending.copy(9, 0, 0, "f").unwrap();
+        assert_eq!(pending.lock().copies.len(), 1);
     }
 }

@@ -237,6 +237,11 @@ pub(crate) async fn splice_file(
         plan.decoded.clone(),
         None,
     )?;
+    let old_file = OldFile {
+        storage: files.storage,
+        rel: files.old_rel,
+        footer: &footer,
+    };
     // a batch that reaches into the next row group is split; its tail is kept here
     let mut pending: Option<RecordBatch> = None;
     for g in 0..footer.num_row_groups() {
@@ -275,13 +280,8 @@ pub(crate) async fn splice_file(
             }
             done.rows += batch.num_rows() as u64;
         }
-        let old = OldFile {
-            storage: files.storage,
-            rel: files.old_rel,
-            footer: &footer,
-        };
         append_row_group(
-            &old,
+            &old_file,
             &mut file,
             g,
             writers,
@@ -299,9 +299,7 @@ pub(crate) async fn splice_file(
             &appended,
             files.new_rel,
         )?;
-        unsent
-            .upload(&mut out, files.storage, files.new_rel)
-            .await?;
+        unsent.upload(&mut out, &old_file, files.new_rel).await?;
         extend_key_index(
             &mut key_index,
             crate::meta::record_keys(&appended),
@@ -317,9 +315,7 @@ pub(crate) async fn splice_file(
     file.finish()
         .map_err(|e| FormatError::parquet(files.new_rel, e))?;
     done.size = file.bytes_written() as u64;
-    unsent
-        .upload(&mut out, files.storage, files.new_rel)
-        .await?;
+    unsent.upload(&mut out, &old_file, files.new_rel).await?;
     out.shutdown().await.map_err(|e| {
         FormatError::parquet(
             files.new_rel,
