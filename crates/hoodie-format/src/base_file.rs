@@ -29,7 +29,22 @@ pub async fn stream_base_file(
     impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
 )> {
-    stream_rows(storage, rel, schema, dropped, None).await
+    stream_rows(storage, rel, schema, dropped, None, |_| None).await
+}
+
+/// [`stream_base_file`] without the column `unneeded` names once it has seen the footer: that
+/// column is not read and comes out as NULL.
+pub async fn stream_base_file_without(
+    storage: &TableStorage,
+    rel: &str,
+    schema: &SchemaRef,
+    dropped: &[String],
+    unneeded: impl FnOnce(&parquet::file::metadata::ParquetMetaData) -> Option<String>,
+) -> Result<(
+    impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
+    std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+)> {
+    stream_rows(storage, rel, schema, dropped, None, unneeded).await
 }
 
 /// [`stream_base_file`] of the records whose keys are in `keys` alone: the record key column
@@ -41,9 +56,11 @@ pub(crate) async fn stream_base_file_keys(
     dropped: &[String],
     keys: std::sync::Arc<crate::tasks::FastSet<Box<str>>>,
 ) -> Result<impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static> {
-    Ok(stream_rows(storage, rel, schema, dropped, Some(keys))
-        .await?
-        .0)
+    Ok(
+        stream_rows(storage, rel, schema, dropped, Some(keys), |_| None)
+            .await?
+            .0,
+    )
 }
 
 async fn stream_rows(
@@ -52,6 +69,7 @@ async fn stream_rows(
     schema: &SchemaRef,
     dropped: &[String],
     keys: Option<std::sync::Arc<crate::tasks::FastSet<Box<str>>>>,
+    unneeded: impl FnOnce(&parquet::file::metadata::ParquetMetaData) -> Option<String>,
 ) -> Result<(
     impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
@@ -59,6 +77,9 @@ async fn stream_rows(
     use futures::StreamExt;
     let builder = stream_builder(storage, rel).await?;
     let footer = builder.metadata().clone();
+    let mut dropped = dropped.to_vec();
+    let unneeded = unneeded(&footer);
+    dropped.extend(unneeded.clone());
     let builder =
         match keys {
             Some(keys) => {
@@ -85,7 +106,9 @@ async fn stream_rows(
         .fields()
         .iter()
         .enumerate()
-        .filter(|(_, f)| schema.field_with_name(f.name()).is_ok())
+        .filter(|(_, f)| {
+            schema.field_with_name(f.name()).is_ok() && unneeded.as_ref() != Some(f.name())
+        })
         .map(|(i, _)| i)
         .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
@@ -94,7 +117,7 @@ async fn stream_rows(
         .with_batch_size(REWRITE_BATCH_ROWS)
         .build()
         .map_err(|e| FormatError::parquet(rel, e))?;
-    let (schema, rel, dropped) = (schema.clone(), rel.to_string(), dropped.to_vec());
+    let (schema, rel) = (schema.clone(), rel.to_string());
     let stream = stream.map(move |b| match b {
         Ok(b) => adapt(&b, &schema, &rel, &dropped),
         Err(e) => Err(FormatError::parquet(&rel, e)),

@@ -52,6 +52,11 @@ impl FieldPath {
         self.top
     }
 
+    /// Whether the field is a top-level column (no struct children).
+    pub fn is_top_level(&self) -> bool {
+        self.children.is_empty()
+    }
+
     /// The field as written.
     pub fn name(&self) -> &str {
         &self.name

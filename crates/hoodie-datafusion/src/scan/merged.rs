@@ -18,6 +18,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use hoodie_format::fs_view::FileSlice;
+use hoodie_format::log::base_ordering::unneeded_base_ordering;
 use hoodie_format::log::keys::KeySource;
 use hoodie_format::log::merge::{LogMerger, MergeRules};
 use hoodie_format::log::read::{read_slice_logs, Admission};
@@ -181,11 +182,22 @@ async fn open_slice(
                 .iter()
                 .map(|&i| scan.working.field(i).name().clone())
                 .collect();
-            let (s, _) = hoodie_format::base_file::stream_base_file(
+            // the query's columns are read whatever the merge needs
+            let ordering_wanted = scan
+                .rules
+                .ordering
+                .as_ref()
+                .is_some_and(|p| scan.output.contains(&p.top()));
+            let (s, _) = hoodie_format::base_file::stream_base_file_without(
                 &scan.storage,
                 &b.rel_path,
                 &scan.working,
                 &dropped,
+                |footer| {
+                    (!ordering_wanted)
+                        .then(|| unneeded_base_ordering(&merger, &scan.working, footer))
+                        .flatten()
+                },
             )
             .await
             .map_err(df_err)?;

@@ -1,6 +1,7 @@
 //! Merge-on-read log files: the block framing, the data and delete blocks, reading a slice's
 //! logs and merging them with its base file, writing new log files.
 
+pub mod base_ordering;
 pub mod block;
 pub mod delete;
 pub mod keys;
