@@ -44,7 +44,8 @@ impl Spliceable {
     pub(crate) async fn open(files: &SpliceFiles<'_>) -> Result<Option<Self>> {
         let footer =
             crate::footer::read_footer_with_page_index(files.storage, files.old_rel).await?;
-        let mut props = writer_properties(files.settings)?;
+        let mut props =
+            plain_where_dictionaries_overflowed(writer_properties(files.settings)?, &footer);
         add_encoded_arrow_schema_to_metadata(files.schema, &mut props);
         let parquet_schema = ArrowSchemaConverter::new()
             .with_coerce_types(props.coerce_types())
@@ -69,6 +70,32 @@ impl Spliceable {
             .iter()
             .any(|(k, v)| *k == bloom::BLOOM_FILTER_TYPE_CODE_KEY && *v == dynamic)
     }
+}
+
+/// `props` with the dictionary turned off for each column whose every old chunk fell back from
+/// dictionary to plain encoding (its distinct values too many for a dictionary page): the
+/// re-encoded chunk, or the appended rows' chunk, starts plain, as the old one ended up, instead
+/// of interning values into a dictionary that overflows again.
+fn plain_where_dictionaries_overflowed(
+    props: parquet::file::properties::WriterProperties,
+    footer: &ParquetMetaData,
+) -> parquet::file::properties::WriterProperties {
+    let descr = footer.file_metadata().schema_descr();
+    let mut builder = props.into_builder();
+    for c in 0..descr.num_columns() {
+        let overflowed = footer.num_row_groups() > 0
+            && footer.row_groups().iter().all(|rg| {
+                let chunk = rg.column(c);
+                chunk.dictionary_page_offset().is_some()
+                    && chunk
+                        .page_encoding_stats_mask()
+                        .is_some_and(|m| m.is_set(parquet::basic::Encoding::PLAIN))
+            });
+        if overflowed {
+            builder = builder.set_column_dictionary_enabled(descr.column(c).path().clone(), false);
+        }
+    }
+    builder.build()
 }
 
 /// What decides the rows of a splice.

@@ -36,6 +36,17 @@ fn write_old(dir: &std::path::Path, schema: &SchemaRef) -> RecordBatch {
 
 /// The stored file with `footer` as its key/value metadata.
 fn write_old_with(dir: &std::path::Path, schema: &SchemaRef, footer: Vec<KeyValue>) -> RecordBatch {
+    write_old_dictionary(dir, schema, footer, 1024 * 1024)
+}
+
+/// The stored file, its dictionary pages at most `dictionary_page` bytes (a chunk with more
+/// distinct values falls back to plain encoding).
+fn write_old_dictionary(
+    dir: &std::path::Path,
+    schema: &SchemaRef,
+    footer: Vec<KeyValue>,
+    dictionary_page: usize,
+) -> RecordBatch {
     let batch = RecordBatch::try_new(
         schema.clone(),
         vec![
@@ -65,6 +76,7 @@ fn write_old_with(dir: &std::path::Path, schema: &SchemaRef, footer: Vec<KeyValu
         .unwrap()
         .into_builder()
         .set_max_row_group_row_count(Some(7_000))
+        .set_dictionary_page_size_limit(dictionary_page)
         .set_key_value_metadata(Some(footer))
         .build();
     std::fs::create_dir_all(dir.join("p=1")).unwrap();
@@ -386,4 +398,49 @@ async fn a_file_without_a_resumable_key_index_is_not_spliced_where_it_needs_one(
         .await
         .expect("spliced");
     assert_eq!(done.updated, 1);
+}
+
+#[tokio::test]
+async fn a_column_whose_dictionary_overflowed_is_encoded_plain_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let storage = TableStorage::local(tmp.path()).unwrap();
+    let schema = schema(DataType::Utf8, DataType::Int64);
+    // 7,000 distinct prices a row group overflow a 4 KiB dictionary page; 10 distinct ts do not
+    let old = write_old_dictionary(
+        tmp.path(),
+        &schema,
+        key_index((0..ROWS).map(|i| format!("k{i:05}"))),
+        4096,
+    );
+    let (old_meta, _) = read(tmp.path(), OLD);
+    let dictionary = |m: &ParquetMetaData, g: usize, c: usize| {
+        let chunk = m.row_group(g).column(c);
+        let plain_pages = chunk
+            .page_encoding_stats_mask()
+            .expect("encoding stats")
+            .is_set(parquet::basic::Encoding::PLAIN);
+        (chunk.dictionary_page_offset().is_some(), plain_pages)
+    };
+    assert_eq!(dictionary(&old_meta, 0, 7), (true, true), "price fell back");
+    assert_eq!(dictionary(&old_meta, 0, 8), (true, false), "ts did not");
+    let rows = [1usize, 7_001, 49_998];
+    let done = splice(&storage, &schema, &change_set(&schema, &rows, 5), None)
+        .await
+        .expect("spliced");
+    assert_eq!(done.updated, 3);
+    let (new_meta, new) = read(tmp.path(), NEW);
+    for g in 0..new_meta.num_row_groups() {
+        assert_eq!(dictionary(&new_meta, g, 7), (false, true), "row group {g}");
+        assert_eq!(dictionary(&new_meta, g, 8), (true, false), "row group {g}");
+    }
+    let price = new
+        .column(7)
+        .as_primitive::<arrow::datatypes::Float64Type>();
+    let ts = new.column(8).as_primitive::<arrow::datatypes::Int64Type>();
+    let old_ts = old.column(8).as_primitive::<arrow::datatypes::Int64Type>();
+    for i in 0..ROWS {
+        let updated = rows.contains(&i);
+        assert_eq!(price.value(i), if updated { -1.0 } else { i as f64 });
+        assert_eq!(ts.value(i), if updated { 5 } else { old_ts.value(i) });
+    }
 }
