@@ -178,6 +178,20 @@ mod tests {
     }
 
     #[test]
+    fn an_int_ordering_column_compares_by_its_statistics_too() {
+        let s = schema(DataType::Int32, true);
+        let ints = |v: &[i32]| -> ArrayRef { Arc::new(arrow::array::Int32Array::from(v.to_vec())) };
+        let base = batch(&s, &[1, 2, 3], ints(&[-4, 30, 2]));
+        let event = MergeMode::EventTimeOrdering;
+        let logs = |v: &[i32]| vec![LogContent::Rows(batch(&s, &[2, 3], ints(v)))];
+        assert_eq!(
+            unneeded(&s, event, logs(&[30, 31]), &base),
+            Some("ts".into())
+        );
+        assert_eq!(unneeded(&s, event, logs(&[29, 31]), &base), None);
+    }
+
+    #[test]
     fn an_all_null_base_column_is_not_needed() {
         let s = schema(DataType::Int64, true);
         let base = batch(&s, &[1, 2, 3], ts(&[None, None, None]));
