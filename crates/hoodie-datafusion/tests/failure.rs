@@ -193,12 +193,12 @@ async fn failed_updates_leave_the_table_unchanged() {
     assert!(points > 4, "only {points} write points were exercised");
 }
 
-#[tokio::test]
-async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
+/// A partitioned merge-on-read table `t` under `dir`: ids 1 (partition x), 2 and 3 (y), and a
+/// first log in partition y (an update of id 3), so that later writes add versions after it.
+async fn mor_table_with_a_log(dir: &std::path::Path) -> (HoodieContext, std::path::PathBuf) {
+    let loc = dir.join("t");
     let ctx = session_with_table(
-        tmp.path(),
+        dir,
         None,
         "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', type = 'mor')",
         &loc,
@@ -207,10 +207,16 @@ async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
     ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
         .await
         .unwrap();
-    // a first log in partition y, so that the failed writes add versions after it
     ctx.run("UPDATE t SET price = 30.0 WHERE id = 3")
         .await
         .unwrap();
+    (ctx, loc)
+}
+
+#[tokio::test]
+async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ctx, loc) = mor_table_with_a_log(tmp.path()).await;
     let before = snapshot(&ctx).await;
     let base_files: Vec<String> = files_under(&loc)
         .into_iter()
@@ -372,20 +378,7 @@ async fn scans_read_through_the_tables_store() {
 #[tokio::test]
 async fn a_failed_rewrite_beside_a_log_append_leaves_the_table_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let ctx = session_with_table(
-        tmp.path(),
-        None,
-        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', type = 'mor')",
-        &loc,
-    )
-    .await;
-    ctx.run("INSERT INTO t VALUES (1, 'a', 1.0, 'x'), (2, 'b', 2.0, 'y'), (3, 'c', 3.0, 'y')")
-        .await
-        .unwrap();
-    ctx.run("UPDATE t SET price = 30.0 WHERE id = 3")
-        .await
-        .unwrap();
+    let (ctx, loc) = mor_table_with_a_log(tmp.path()).await;
     let before = snapshot(&ctx).await;
     // an update of id 3 (partition y, logged) and a new id 4 in partition x (a small file)
     let StatementOutput::Rows { batches, .. } = ctx

@@ -27,7 +27,7 @@ use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchemaRef, ScalarValue};
-use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::error::Result as DFResult;
 use datafusion::execution::memory_pool::{
     MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
 };
@@ -321,16 +321,10 @@ impl ExecutionPlan for SourceKeysExec {
     }
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        if children.len() != 1 {
-            return Err(DataFusionError::Internal(format!(
-                "HudiMergeSourceKeysExec has one child, got {}",
-                children.len()
-            )));
-        }
         Ok(Arc::new(Self::new(
-            children.swap_remove(0),
+            crate::dml::merge_into::one_child("HudiMergeSourceKeysExec", children)?,
             self.keys.clone(),
             self.noted.clone(),
         )))

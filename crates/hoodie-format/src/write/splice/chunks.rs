@@ -289,4 +289,137 @@ mod tests {
         pending.copy(9, 0, 0, "f").unwrap();
         assert_eq!(pending.lock().copies.len(), 1);
     }
+
+    /// The ranges read through a local store: how many, and the largest.
+    #[derive(Debug, Default)]
+    struct Recording {
+        inner: object_store::local::LocalFileSystem,
+        reads: std::sync::atomic::AtomicU64,
+        largest: std::sync::atomic::AtomicU64,
+    }
+
+    impl std::fmt::Display for Recording {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "Recording")
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl object_store::ObjectStore for Recording {
+        async fn put_opts(
+            &self,
+            location: &object_store::path::Path,
+            payload: object_store::PutPayload,
+            opts: object_store::PutOptions,
+        ) -> object_store::Result<object_store::PutResult> {
+            self.inner.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            location: &object_store::path::Path,
+            opts: object_store::PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+            self.inner.put_multipart_opts(location, opts).await
+        }
+        async fn get_opts(
+            &self,
+            location: &object_store::path::Path,
+            options: object_store::GetOptions,
+        ) -> object_store::Result<object_store::GetResult> {
+            use std::sync::atomic::Ordering::SeqCst;
+            if let Some(object_store::GetRange::Bounded(r)) = &options.range {
+                self.reads.fetch_add(1, SeqCst);
+                self.largest.fetch_max(r.end - r.start, SeqCst);
+            }
+            self.inner.get_opts(location, options).await
+        }
+        fn delete_stream(
+            &self,
+            locations: futures::stream::BoxStream<
+                'static,
+                object_store::Result<object_store::path::Path>,
+            >,
+        ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::path::Path>>
+        {
+            self.inner.delete_stream(locations)
+        }
+        fn list(
+            &self,
+            prefix: Option<&object_store::path::Path>,
+        ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>>
+        {
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&object_store::path::Path>,
+        ) -> object_store::Result<object_store::ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(
+            &self,
+            from: &object_store::path::Path,
+            to: &object_store::path::Path,
+            options: object_store::CopyOptions,
+        ) -> object_store::Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+    }
+
+    /// Any footer: the upload reads only the old file's path.
+    fn some_footer() -> ParquetMetaData {
+        let batch = RecordBatch::try_from_iter([(
+            "c",
+            Arc::new(arrow::array::Int32Array::from(vec![1])) as ArrayRef,
+        )])
+        .unwrap();
+        let mut bytes = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        parquet::file::metadata::ParquetMetaDataReader::new()
+            .parse_and_finish(&Bytes::from(bytes))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_copied_chunk_is_uploaded_from_the_old_file_in_pieces() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let tmp = tempfile::tempdir().unwrap();
+        let old: Vec<u8> = (0..5_000u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(tmp.path().join("old.bin"), &old).unwrap();
+        let store = Arc::new(Recording::default());
+        let storage = TableStorage::local(tmp.path())
+            .unwrap()
+            .with_store(store.clone());
+        let footer = some_footer();
+        let old_file = OldFile {
+            storage: &storage,
+            rel: "old.bin",
+            footer: &footer,
+        };
+        // 2,500 bytes of the old file from offset 100 land at offset 4 of the new one
+        let pending = Pending::default();
+        pending.copy(4, 100, 2_500, "new.bin").unwrap();
+        let mut w = pending.clone();
+        use std::io::Write;
+        w.write_all(b"abcd").unwrap();
+        w.write_all(&[0u8; 2_500]).unwrap();
+        w.write_all(b"xyz").unwrap();
+        let mut out = Upload::new(&storage, "new.bin");
+        pending
+            .upload(&mut out, &old_file, "new.bin")
+            .await
+            .unwrap();
+        out.shutdown().await.unwrap();
+
+        let new = std::fs::read(tmp.path().join("new.bin")).unwrap();
+        let mut expected = b"abcd".to_vec();
+        expected.extend_from_slice(&old[100..2_600]);
+        expected.extend_from_slice(b"xyz");
+        assert_eq!(new, expected);
+        // pieces of COPY_PIECE (1000 bytes in unit tests): 1000, 1000, 500
+        assert_eq!(store.reads.load(SeqCst), 3);
+        assert_eq!(store.largest.load(SeqCst), COPY_PIECE);
+    }
 }

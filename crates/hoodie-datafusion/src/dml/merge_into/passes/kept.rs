@@ -12,7 +12,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::ipc::reader::FileReader;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchema, DFSchemaRef};
-use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::error::Result as DFResult;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
@@ -191,16 +191,10 @@ impl ExecutionPlan for KeptSourceExec {
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        if children.len() != 1 {
-            return Err(DataFusionError::Internal(format!(
-                "HudiMergeSourceExec has one child, got {}",
-                children.len()
-            )));
-        }
         Ok(Arc::new(Self::new(
-            children.swap_remove(0),
+            crate::dml::merge_into::one_child("HudiMergeSourceExec", children)?,
             self.kept.clone(),
         )))
     }
