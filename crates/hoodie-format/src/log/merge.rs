@@ -19,6 +19,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::delete::OrderingValue;
 use super::keys::{int_of_key, KeySource, RecordKeys};
+use super::overlay::Overlay;
 use super::read::LogContent;
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
@@ -161,12 +162,25 @@ enum Change {
     Deleted(OrderingValue),
 }
 
-/// Where a key's merge stands while its changes are replayed.
+/// Where a key's logged changes stand while they are replayed.
 enum Current {
     None,
-    Base(OrdKey),
     Row(u32),
     Deleted(OrderingValue),
+}
+
+/// The logs' own outcome of a key: its changes replayed without its base record.
+#[derive(Debug, Clone, Copy)]
+enum Fate {
+    Row(u32),
+    Deleted,
+}
+
+/// What a base record becomes in the merge.
+enum Merged {
+    Base,
+    Logged(u32),
+    Gone,
 }
 
 #[derive(Debug, Clone)]
@@ -176,6 +190,9 @@ struct KeyState {
     /// known only when the base file is read). Most keys have one change: it is kept inline.
     first: Change,
     later: Vec<Change>,
+    /// The replay's outcome, fixed once every change is in (each base record of the key then
+    /// meets it without replaying).
+    fate: Fate,
     /// Set once the base record of the key was merged.
     seen: bool,
 }
@@ -204,9 +221,23 @@ struct Logged {
     rules: MergeRules,
 }
 
+/// The ordering value of a row without one (commit-time ordering).
+static NO_ORDERING: OrdKey = OrdKey::Null;
+
 impl Logged {
     fn ord(&self, row: u32) -> OrdKey {
-        self.ords.get(row as usize).cloned().unwrap_or(OrdKey::Null)
+        self.ord_at(row).clone()
+    }
+
+    fn ord_at(&self, row: u32) -> &OrdKey {
+        self.ords.get(row as usize).unwrap_or(&NO_ORDERING)
+    }
+
+    fn fate(&self, st: &KeyState) -> Fate {
+        match self.replay(Current::None, st.changes()) {
+            Current::Row(l) => Fate::Row(l),
+            _ => Fate::Deleted,
+        }
     }
 
     /// Replays `changes` in write order over `start`.
@@ -215,13 +246,15 @@ impl Logged {
         changes.fold(start, |cur, change| {
             let wins = match (&cur, change) {
                 (Current::None, _) => true,
-                (Current::Base(o), Change::Row(n)) => rules.record_over_record(&self.ord(*n), o),
                 (Current::Row(p), Change::Row(n)) => {
-                    rules.record_over_record(&self.ord(*n), &self.ord(*p))
+                    rules.record_over_record(self.ord_at(*n), self.ord_at(*p))
                 }
-                (Current::Base(o), Change::Deleted(d)) => rules.delete_over_record(d, o),
-                (Current::Row(p), Change::Deleted(d)) => rules.delete_over_record(d, &self.ord(*p)),
-                (Current::Deleted(d), Change::Row(n)) => rules.record_over_delete(&self.ord(*n), d),
+                (Current::Row(p), Change::Deleted(d)) => {
+                    rules.delete_over_record(d, self.ord_at(*p))
+                }
+                (Current::Deleted(d), Change::Row(n)) => {
+                    rules.record_over_delete(self.ord_at(*n), d)
+                }
                 (Current::Deleted(_), Change::Deleted(_)) => true,
             };
             match (wins, change) {
@@ -242,27 +275,25 @@ impl Logged {
         })
     }
 
-    /// Where base row `r` (ordering value `base_ord`), whose key has the logged changes of
-    /// `st`, comes from in the merged output: `(0, r)` the base row, `(1, l)` logged row `l`,
-    /// `None` deleted.
-    fn winner(&self, st: &KeyState, r: usize, base_ord: OrdKey) -> Option<(usize, usize)> {
+    /// What the base record (ordering value `base_ord`) of a key with the logged changes of
+    /// `st` becomes in the merged output.
+    fn winner(&self, st: &KeyState, base_ord: &OrdKey) -> Merged {
         // the logs' own outcome first, then that against the base record: the order in which
         // Java's file group reader and hudi-rs merge (a record logged after a delete meets the
-        // base record by its ordering value alone)
-        let outcome = match self.replay(Current::None, st.changes()) {
-            Current::Row(l) if !self.rules.record_over_record(&self.ord(l), &base_ord) => {
-                Current::Base(base_ord)
-            }
-            Current::Deleted(d) if !self.rules.delete_over_record(&d, &base_ord) => {
-                Current::Base(base_ord)
-            }
-            other => other,
-        };
-        match outcome {
-            Current::Base(_) | Current::None => Some((0, r)),
-            Current::Row(l) if self.soft_deleted(l) => None,
-            Current::Row(l) => Some((1, l as usize)),
-            Current::Deleted(_) => None,
+        // base record by its ordering value alone); a NULL base value loses to any outcome
+        let base_wins = *base_ord != OrdKey::Null
+            && match st.fate {
+                Fate::Row(l) => !self.rules.record_over_record(self.ord_at(l), base_ord),
+                Fate::Deleted => match self.replay(Current::None, st.changes()) {
+                    Current::Deleted(d) => !self.rules.delete_over_record(&d, base_ord),
+                    _ => false,
+                },
+            };
+        match st.fate {
+            _ if base_wins => Merged::Base,
+            Fate::Row(l) if self.soft_deleted(l) => Merged::Gone,
+            Fate::Row(l) => Merged::Logged(l),
+            Fate::Deleted => Merged::Gone,
         }
     }
 }
@@ -482,8 +513,12 @@ impl LogMerger {
             }
             None => Vec::new(),
         };
+        let log = Logged { rows, ords, rules };
+        for st in &mut state.states {
+            st.fate = log.fate(st);
+        }
         Ok(Self {
-            log: Logged { rows, ords, rules },
+            log,
             state,
             keys: keys.clone(),
             counts: MergeCounts::default(),
@@ -533,9 +568,9 @@ impl LogMerger {
             None => None,
         };
         let keys = self.keys.keys(base)?;
-        match self.positions(&keys, ordering.as_deref())? {
+        match self.overlay(&keys, ordering.as_deref())? {
             None => Ok(base.clone()),
-            Some(p) => Ok(interleave_record_batch(&[base, &self.log.rows], &p)?),
+            Some(o) => o.apply(base, &self.log.rows),
         }
     }
 
@@ -548,6 +583,18 @@ impl LogMerger {
         keys: &RecordKeys,
         ordering: Option<&dyn Array>,
     ) -> Result<Option<Vec<(usize, usize)>>> {
+        Ok(self
+            .overlay(keys, ordering)?
+            .map(|o| o.positions(keys.len())))
+    }
+
+    /// How the logs change a batch of base records (see [`LogMerger::positions`]); `None`
+    /// when they change none of them.
+    fn overlay(
+        &mut self,
+        keys: &RecordKeys,
+        ordering: Option<&dyn Array>,
+    ) -> Result<Option<Overlay>> {
         let n = keys.len();
         let (log, counts) = (&self.log, &mut self.counts);
         let states = &mut self.state.states;
@@ -583,14 +630,9 @@ impl LogMerger {
         };
         Some(
             m.iter()
-                .filter_map(|(k, &i)| {
-                    match self
-                        .log
-                        .replay(Current::None, self.state.states[i as usize].changes())
-                    {
-                        Current::Row(l) => Some((k.as_str(), l)),
-                        _ => None,
-                    }
+                .filter_map(|(k, &i)| match self.state.states[i as usize].fate {
+                    Fate::Row(l) => Some((k.as_str(), l)),
+                    Fate::Deleted => None,
                 })
                 .collect(),
         )
@@ -602,7 +644,7 @@ impl LogMerger {
     pub fn remaining(&mut self) -> Result<Option<RecordBatch>> {
         let mut rows: Vec<(usize, usize)> = Vec::new();
         for st in self.state.states.iter().filter(|st| !st.seen) {
-            if let Current::Row(r) = self.log.replay(Current::None, st.changes()) {
+            if let Fate::Row(r) = st.fate {
                 if !self.log.soft_deleted(r) {
                     rows.push((0, r as usize));
                 }
@@ -617,8 +659,8 @@ impl LogMerger {
 }
 
 /// The merge of `n` base rows (`key_at` gives a row's key, `None` for a row no log can
-/// change; `ordering` their ordering values) with the logged changes in `map`: where each
-/// merged row comes from, as [`Logged::winner`] gives it, or `None` when no row changes.
+/// change; `ordering` their ordering values) with the logged changes in `map`, as
+/// [`Logged::winner`] gives it; `None` when no row changes.
 fn merge_rows<'k, K, Q>(
     log: &Logged,
     map: &FastMap<K, u32>,
@@ -627,32 +669,32 @@ fn merge_rows<'k, K, Q>(
     ordering: Option<&dyn Array>,
     counts: &mut MergeCounts,
     key_at: impl Fn(usize) -> Option<&'k Q>,
-) -> Option<Vec<(usize, usize)>>
+) -> Option<Overlay>
 where
     K: Borrow<Q> + Hash + Eq,
     Q: Hash + Eq + ?Sized + 'k,
 {
-    let mut positions: Vec<(usize, usize)> = Vec::with_capacity(n);
-    let mut changed = false;
+    let mut overlay = Overlay::default();
     for r in 0..n {
         let Some(&i) = key_at(r).and_then(|k| map.get(k)) else {
-            positions.push((0, r));
             continue;
         };
         let st = &mut states[i as usize];
         st.seen = true;
-        changed = true;
         let base_ord = ordering.map_or(OrdKey::Null, |o| OrdKey::of_array(o, r));
-        match log.winner(st, r, base_ord) {
-            Some((1, l)) => {
+        match log.winner(st, &base_ord) {
+            Merged::Logged(l) => {
                 counts.updated += 1;
-                positions.push((1, l));
+                overlay.replaced.push((r, l as usize));
             }
-            Some(p) => positions.push(p),
-            None => counts.deleted += 1,
+            Merged::Base => {}
+            Merged::Gone => {
+                counts.deleted += 1;
+                overlay.deleted.push(r);
+            }
         }
     }
-    changed.then_some(positions)
+    (!overlay.is_empty()).then_some(overlay)
 }
 
 /// Adds a logged change of `key` (`owned` makes the key the first time it is seen).
@@ -673,6 +715,7 @@ fn add_change<K, Q>(
             states.push(KeyState {
                 first: change,
                 later: Vec::new(),
+                fate: Fate::Deleted,
                 seen: false,
             });
         }

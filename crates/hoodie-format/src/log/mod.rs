@@ -6,6 +6,7 @@ pub mod block;
 pub mod delete;
 pub mod keys;
 pub mod merge;
+mod overlay;
 pub mod read;
 pub mod slice;
 pub mod write;

@@ -16,7 +16,9 @@ use crate::error::{FormatError, Result};
 /// field the target lacks is skipped.
 pub struct RowDecoder {
     target: SchemaRef,
-    /// Per writer field: its type and the target column it fills, if any.
+    /// Per writer field: its type and the target column it fills, if any; the fields after
+    /// the last that fills a column are left out (each datum is framed on its own, so its
+    /// tail need not be walked).
     fields: Vec<(AvroType, Option<usize>)>,
     sinks: Vec<Option<Sink>>,
     rows: usize,
@@ -37,6 +39,11 @@ impl RowDecoder {
             }
             fields.push((t, at));
         }
+        let used = fields
+            .iter()
+            .rposition(|(_, at)| at.is_some())
+            .map_or(0, |i| i + 1);
+        fields.truncate(used);
         Ok(Self {
             target,
             fields,
@@ -45,7 +52,7 @@ impl RowDecoder {
         })
     }
 
-    /// Decodes one datum as a row.
+    /// Decodes one datum as a row (the fields after the last the target has are not read).
     pub fn push(&mut self, datum: &[u8]) -> Result<()> {
         let mut buf = datum;
         for (t, at) in &self.fields {

@@ -175,6 +175,28 @@ fn a_truncated_datum_is_an_error() {
 }
 
 #[test]
+fn a_projection_reads_a_datum_up_to_its_last_field_and_no_further() {
+    let batch = sample();
+    let schema_json = avro_schema_with_meta("t", &batch.schema())
+        .unwrap()
+        .to_string();
+    let enc = RowEncoder::new(&batch).unwrap();
+    let mut buf = Vec::new();
+    enc.encode(0, &mut buf);
+    // `label` and `id` come first: the rest of the datum is not walked, so a tail cut short
+    // (or garbage) there is not read, while a cut into `id` itself still is an error
+    let wanted = Arc::new(batch.schema().project(&[0, 1]).unwrap());
+    let mut dec = RowDecoder::new(&schema_json, wanted.clone()).unwrap();
+    let head = buf.len() - 20;
+    dec.push(&buf[..head]).unwrap();
+    let out = dec.finish().unwrap();
+    assert_eq!(out, batch.slice(0, 1).project(&[0, 1]).unwrap());
+    let mut dec = RowDecoder::new(&schema_json, wanted).unwrap();
+    let label = batch.column(0).as_string::<i32>().value(0).len();
+    assert!(dec.push(&buf[..label + 1]).is_err());
+}
+
+#[test]
 fn longs_use_zig_zag_varints() {
     for (n, bytes) in [
         (0i64, vec![0u8]),
