@@ -7,153 +7,23 @@
 //! with a strictly greater value of the same type. Commit-time ordering: the latest write wins.
 //! A record with `_hoodie_is_deleted = true` merges like a record and, when it wins, deletes.
 
-use std::cmp::Ordering;
-
 use std::borrow::Borrow;
 use std::hash::Hash;
 
-use arrow::array::{Array, AsArray, BooleanArray};
+use arrow::array::{Array, BooleanArray};
 use arrow::compute::interleave_record_batch;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
 use super::delete::OrderingValue;
+use super::int_filter::IntFilter;
 use super::keys::{int_of_key, KeySource, RecordKeys};
 use super::overlay::Overlay;
 use super::read::LogContent;
+pub use super::rules::MergeRules;
+use super::rules::OrdKey;
 use crate::error::{FormatError, Result};
-use crate::field_path::FieldPath;
-use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
-
-/// A comparable ordering value.
-#[derive(Debug, Clone, PartialEq)]
-enum OrdKey {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-    Bytes(Vec<u8>),
-    Decimal(i128),
-}
-
-impl OrdKey {
-    /// Values of one type compare as values; NULL is below every value (as a copy-on-write
-    /// rewrite compares them: an update to a NULL ordering value loses); values of different
-    /// types do not compare (the newer record wins).
-    fn cmp(&self, other: &OrdKey) -> Option<Ordering> {
-        use OrdKey::*;
-        match (self, other) {
-            (Null, Null) => Some(Ordering::Equal),
-            (Null, _) => Some(Ordering::Less),
-            (_, Null) => Some(Ordering::Greater),
-            (Bool(a), Bool(b)) => Some(a.cmp(b)),
-            (Int(a), Int(b)) => Some(a.cmp(b)),
-            (Float(a), Float(b)) => a.partial_cmp(b),
-            (Str(a), Str(b)) => Some(a.cmp(b)),
-            (Bytes(a), Bytes(b)) => Some(a.cmp(b)),
-            (Decimal(a), Decimal(b)) => Some(a.cmp(b)),
-            _ => None,
-        }
-    }
-
-    fn of_delete(v: &OrderingValue) -> OrdKey {
-        use OrderingValue as O;
-        match v {
-            O::Null => OrdKey::Null,
-            O::Boolean(b) => OrdKey::Bool(*b),
-            O::Int(i) | O::Date(i) => OrdKey::Int(*i as i64),
-            O::Long(i) | O::TimeMicros(i) | O::TimestampMicros(i) => OrdKey::Int(*i),
-            O::Float(f) => OrdKey::Float(*f as f64),
-            O::Double(f) => OrdKey::Float(*f),
-            O::String(s) => OrdKey::Str(s.clone()),
-            O::Bytes(b) => OrdKey::Bytes(b.clone()),
-            O::Decimal(b) => OrdKey::Decimal(crate::avro::datum::be_to_i128(b).unwrap_or(0)),
-            O::Array(items) => items.first().map_or(OrdKey::Null, OrdKey::of_delete),
-        }
-    }
-
-    fn of_array(a: &dyn Array, row: usize) -> OrdKey {
-        if a.is_null(row) {
-            return OrdKey::Null;
-        }
-        match a.data_type() {
-            DataType::Boolean => OrdKey::Bool(a.as_boolean().value(row)),
-            DataType::Int8 => OrdKey::Int(a.as_primitive::<Int8Type>().value(row) as i64),
-            DataType::Int16 => OrdKey::Int(a.as_primitive::<Int16Type>().value(row) as i64),
-            DataType::Int32 => OrdKey::Int(a.as_primitive::<Int32Type>().value(row) as i64),
-            DataType::Int64 => OrdKey::Int(a.as_primitive::<Int64Type>().value(row)),
-            DataType::Date32 => OrdKey::Int(a.as_primitive::<Date32Type>().value(row) as i64),
-            DataType::Timestamp(_, _) => {
-                let a = arrow::compute::cast(&a.slice(row, 1), &DataType::Int64)
-                    .expect("a timestamp casts to its integer");
-                OrdKey::Int(a.as_primitive::<Int64Type>().value(0))
-            }
-            DataType::Float32 => OrdKey::Float(a.as_primitive::<Float32Type>().value(row) as f64),
-            DataType::Float64 => OrdKey::Float(a.as_primitive::<Float64Type>().value(row)),
-            DataType::Decimal128(_, _) => {
-                OrdKey::Decimal(a.as_primitive::<Decimal128Type>().value(row))
-            }
-            DataType::Utf8 => OrdKey::Str(a.as_string::<i32>().value(row).to_string()),
-            DataType::LargeUtf8 => OrdKey::Str(a.as_string::<i64>().value(row).to_string()),
-            DataType::Utf8View => OrdKey::Str(a.as_string_view().value(row).to_string()),
-            DataType::Binary => OrdKey::Bytes(a.as_binary::<i32>().value(row).to_vec()),
-            _ => OrdKey::Null,
-        }
-    }
-}
-
-/// The merge rules of a table.
-#[derive(Debug, Clone)]
-pub struct MergeRules {
-    /// Event-time or commit-time ordering.
-    pub mode: MergeMode,
-    /// The ordering field (event-time ordering only).
-    pub ordering: Option<FieldPath>,
-    /// The `_hoodie_is_deleted` column, if the schema has one.
-    pub is_deleted: Option<usize>,
-}
-
-impl MergeRules {
-    /// The rules for rows of `schema` under `mode` with ordering field `ordering`.
-    pub fn new(schema: &Schema, mode: MergeMode, ordering: Option<&str>) -> Self {
-        let ordering = match mode {
-            MergeMode::EventTimeOrdering => {
-                ordering.and_then(|f| FieldPath::resolve(schema, f).ok())
-            }
-            _ => None,
-        };
-        Self {
-            mode,
-            ordering,
-            is_deleted: schema.index_of("_hoodie_is_deleted").ok(),
-        }
-    }
-
-    fn event_time(&self) -> bool {
-        self.ordering.is_some()
-    }
-
-    /// Record (newer) over record (older).
-    fn record_over_record(&self, new: &OrdKey, old: &OrdKey) -> bool {
-        !self.event_time() || new.cmp(old) != Some(Ordering::Less)
-    }
-
-    /// Delete (newer) over record (older).
-    fn delete_over_record(&self, del: &OrderingValue, old: &OrdKey) -> bool {
-        !self.event_time()
-            || del.is_default()
-            || OrdKey::of_delete(del).cmp(old) != Some(Ordering::Less)
-    }
-
-    /// Record (newer) over delete (older).
-    fn record_over_delete(&self, new: &OrdKey, del: &OrderingValue) -> bool {
-        !self.event_time()
-            || del.is_default()
-            || new.cmp(&OrdKey::of_delete(del)) != Some(Ordering::Less)
-    }
-}
 
 /// One logged change of a key.
 #[derive(Debug, Clone)]
@@ -310,74 +180,6 @@ struct KeyMap {
 enum KeyIndex {
     Text(FastMap<String, u32>),
     Int(FastMap<i64, u32>, Option<IntFilter>),
-}
-
-/// The logged integer keys as bits: most base rows of a slice have no logged change, and a bit
-/// test tells them apart faster than a hash probe.
-enum IntFilter {
-    /// One bit a value of the keys' range: exact.
-    Range { min: i64, bits: Vec<u64> },
-    /// Keys spread too widely for that (random ids): one bit a hash of a key, in 16 bits a key
-    /// (about 6% of the keys not logged pass).
-    Hashed { shift: u32, bits: Vec<u64> },
-}
-
-/// Multiplier of the hashed filter (Fibonacci hashing: the top bits of the product).
-const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
-
-impl IntFilter {
-    /// The filter of `keys`: over their range when it takes at most 64 bytes a key, hashed
-    /// otherwise; `None` for no keys.
-    fn of(keys: &FastMap<i64, u32>) -> Option<Self> {
-        let min = *keys.keys().min()?;
-        let max = *keys.keys().max()?;
-        let span = (max as i128 - min as i128) as u128 + 1;
-        let words = span.div_ceil(64);
-        if words <= (keys.len() as u128 * 8).max(1024) {
-            let mut bits = vec![0u64; words as usize];
-            for &k in keys.keys() {
-                let at = k.abs_diff(min);
-                bits[(at / 64) as usize] |= 1 << (at % 64);
-            }
-            return Some(Self::Range { min, bits });
-        }
-        let width = (keys.len() as u64 * 16).next_power_of_two().max(64);
-        let shift = 64 - width.trailing_zeros();
-        let mut bits = vec![0u64; (width / 64) as usize];
-        for &k in keys.keys() {
-            let at = Self::hashed(k, shift);
-            bits[at / 64] |= 1 << (at % 64);
-        }
-        Some(Self::Hashed { shift, bits })
-    }
-
-    /// Bytes held.
-    fn size(&self) -> usize {
-        match self {
-            Self::Range { bits, .. } | Self::Hashed { bits, .. } => bits.len() * 8,
-        }
-    }
-
-    fn hashed(k: i64, shift: u32) -> usize {
-        ((k as u64).wrapping_mul(SPREAD) >> shift) as usize
-    }
-
-    fn may_hold(&self, k: i64) -> bool {
-        match self {
-            Self::Range { min, bits } => {
-                if k < *min {
-                    return false;
-                }
-                let at = k.abs_diff(*min);
-                bits.get((at / 64) as usize)
-                    .is_some_and(|w| w & (1 << (at % 64)) != 0)
-            }
-            Self::Hashed { shift, bits } => {
-                let at = Self::hashed(k, *shift);
-                bits[at / 64] & (1 << (at % 64)) != 0
-            }
-        }
-    }
 }
 
 impl KeyMap {
@@ -727,25 +529,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-
-    fn index(keys: &[i64]) -> FastMap<i64, u32> {
-        keys.iter()
-            .enumerate()
-            .map(|(i, &k)| (k, i as u32))
-            .collect()
-    }
-
-    #[test]
-    fn the_integer_key_filter_holds_every_logged_key_and_rejects_the_rest() {
-        let keys = [-70, -1, 0, 63, 64, 5000];
-        let f = IntFilter::of(&index(&keys)).expect("a narrow range gets a filter");
-        for k in keys {
-            assert!(f.may_hold(k), "{k}");
-        }
-        for k in [i64::MIN, -71, -69, 1, 62, 65, 4999, 5001, i64::MAX] {
-            assert!(!f.may_hold(k), "{k}");
-        }
-    }
+    use crate::table_config::MergeMode;
 
     #[test]
     fn a_logged_row_without_its_integer_key_is_an_error_naming_the_column() {
@@ -766,27 +550,6 @@ mod tests {
         assert!(
             err.to_string().contains("\"null\" for field: \"id\""),
             "{err}"
-        );
-    }
-
-    #[test]
-    fn keys_spread_too_wide_for_their_range_get_a_hashed_filter() {
-        assert!(IntFilter::of(&index(&[])).is_none());
-        for keys in [vec![i64::MIN, i64::MAX], vec![0, 10_000_000]] {
-            let f = IntFilter::of(&index(&keys)).unwrap();
-            assert!(matches!(f, IntFilter::Hashed { .. }));
-            assert!(keys.iter().all(|&k| f.may_hold(k)));
-        }
-        // random-looking ids, as a benchmark's: every logged key passes, few others do
-        let id = |i: i64| i.wrapping_mul(0x5851_F42D_4C95_7F2D) >> 24;
-        let logged: Vec<i64> = (0..50_000).map(id).collect();
-        let f = IntFilter::of(&index(&logged)).unwrap();
-        assert!(matches!(f, IntFilter::Hashed { .. }));
-        assert!(logged.iter().all(|&k| f.may_hold(k)));
-        let passed = (50_000..550_000).filter(|&i| f.may_hold(id(i))).count();
-        assert!(
-            passed < 500_000 / 10,
-            "{passed} of 500000 keys not logged pass"
         );
     }
 }

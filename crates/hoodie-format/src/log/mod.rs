@@ -4,10 +4,12 @@
 pub mod base_ordering;
 pub mod block;
 pub mod delete;
+mod int_filter;
 pub mod keys;
 pub mod merge;
 mod overlay;
 pub mod read;
+mod rules;
 pub mod slice;
 pub mod write;
 
