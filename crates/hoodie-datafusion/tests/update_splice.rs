@@ -438,3 +438,62 @@ async fn compaction_of_updates_copies_the_chunks_they_do_not_change() {
         1
     );
 }
+
+/// `hoodie.parquet.block.size` closes a base file's row group once it reaches that many
+/// encoded bytes, on a full write and for the inserts a splice appends; the rows read back.
+#[tokio::test]
+async fn the_block_size_bounds_the_row_groups_of_base_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let create = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.parquet.block.size' = '8192')";
+    let rows = (0..6000)
+        .map(|i| {
+            format!(
+                "({i}, 'n{i}', 'note {i} {}', {i}.5, 1, {})",
+                "z".repeat(i % 13),
+                i % 2
+            )
+        })
+        .collect();
+    let f = fixture(tmp.path(), create, rows).await;
+    let ctx = &f.ctx;
+    let groups = |path: &Path| {
+        let meta = footer(path);
+        let rows: Vec<i64> = meta.row_groups().iter().map(|g| g.num_rows()).collect();
+        assert_eq!(rows.iter().sum::<i64>(), meta.file_metadata().num_rows());
+        rows
+    };
+    for slice in &f.before {
+        let path = f.loc.join(&slice.base_file.as_ref().unwrap().rel_path);
+        assert!(groups(&path).len() > 1, "{}", path.display());
+    }
+    // 3000 rows a file, given to the writer 1024 at a time: several row groups each.
+    // An update of both partitions and 600 inserts into p=1: the splice appends the inserts
+    // as row groups of about the block size too
+    let inserts: Vec<String> = (6000..6600)
+        .map(|i| format!("({i}, 'n{i}', 'note {i}', {i}.5, 1, 1)"))
+        .collect();
+    ctx.run(&format!(
+        "INSERT INTO t VALUES (10, 'ten', 'note 10', -1.0, 2, 0), (11, 'eleven', 'note 11', -1.0, 2, 1), {}",
+        inserts.join(", ")
+    ))
+    .await
+    .unwrap();
+    for (partition, old, new) in f.rewrites().await {
+        let (old_groups, new_groups) = (groups(&old), groups(&new));
+        let appended = new_groups.len() - old_groups.len();
+        assert_eq!(
+            appended > 1,
+            partition == "p=1",
+            "{partition}: {new_groups:?}"
+        );
+    }
+    assert_eq!(count(ctx, "SELECT count(*) FROM t").await, 6600);
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE price = -1.0").await,
+        2
+    );
+    assert_eq!(
+        count(ctx, "SELECT count(*) FROM t WHERE id >= 6000 AND p = 1").await,
+        600
+    );
+}

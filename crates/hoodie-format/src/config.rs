@@ -183,6 +183,7 @@ keys! {
     SQL_BULK_INSERT_ENABLE = ("hoodie.sql.bulk.insert.enable", [], Some("false"), Bool, "Legacy: INSERT INTO as bulk_insert.");
     INSERT_DUP_POLICY = ("hoodie.datasource.insert.dup.policy", [], Some("none"), OneOf(&["none", "drop", "fail"]), "none, drop or fail: what INSERT does with keys that already exist.");
     PARQUET_MAX_FILE_SIZE = ("hoodie.parquet.max.file.size", [], Some("125829120"), Count { min: 1 }, "Target base file size in bytes.");
+    PARQUET_BLOCK_SIZE = ("hoodie.parquet.block.size", [], Some("125829120"), Count { min: 1 }, "Parquet row group size of base files in bytes (encoded size, as Java's parquet.block.size): a row group is closed once it reaches it.");
     PARQUET_SMALL_FILE_LIMIT = ("hoodie.parquet.small.file.limit", [], Some("104857600"), Count { min: 0 }, "Base files below this size take new inserts.");
     PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), OneOf(&["snappy", "gzip", "zstd", "lz4", "lz4_raw", "uncompressed", "none"]), "Parquet compression codec of base files.");
     PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), Count { min: 0 }, "How many small file groups of a partition take new inserts.");
@@ -247,6 +248,7 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     SQL_BULK_INSERT_ENABLE,
     INSERT_DUP_POLICY,
     PARQUET_MAX_FILE_SIZE,
+    PARQUET_BLOCK_SIZE,
     PARQUET_SMALL_FILE_LIMIT,
     PARQUET_COMPRESSION_CODEC,
     PARQUET_SMALL_FILE_CANDIDATES,

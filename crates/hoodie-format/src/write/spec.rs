@@ -208,6 +208,7 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
             bloom_fpp: options.get_f64(&config::BLOOM_FPP)?,
             bloom_max_entries: options.get_usize(&config::BLOOM_MAX_ENTRIES)?,
             max_file_size: options.get_usize(&config::PARQUET_MAX_FILE_SIZE)? as u64,
+            block_size: options.get_usize(&config::PARQUET_BLOCK_SIZE)? as u64,
             small_file_limit: options.get_usize(&config::PARQUET_SMALL_FILE_LIMIT)? as u64,
             small_file_candidates: options.get_usize(&config::PARQUET_SMALL_FILE_CANDIDATES)?,
             record_size_estimate: options.get_usize(&config::RECORD_SIZE_ESTIMATE)? as u64,

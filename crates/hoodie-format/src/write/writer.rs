@@ -28,6 +28,8 @@ pub struct FileSpec {
     pub bloom_max_entries: usize,
     /// Target size of a base file in bytes.
     pub max_file_size: u64,
+    /// Row group size of a base file in bytes (encoded).
+    pub block_size: u64,
     /// Base files smaller than this take new inserts (bytes; 0 turns it off).
     pub small_file_limit: u64,
     /// How many small files per partition are considered for new inserts.
@@ -54,6 +56,7 @@ impl Default for FileSpec {
                 .unwrap_or(1e-9),
             bloom_max_entries: n(c::BLOOM_MAX_ENTRIES) as usize,
             max_file_size: n(c::PARQUET_MAX_FILE_SIZE),
+            block_size: n(c::PARQUET_BLOCK_SIZE),
             small_file_limit: n(c::PARQUET_SMALL_FILE_LIMIT),
             small_file_candidates: n(c::PARQUET_SMALL_FILE_CANDIDATES) as usize,
             record_size_estimate: n(c::RECORD_SIZE_ESTIMATE),
@@ -113,6 +116,9 @@ fn java_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Rows a base file writer is given at a time (see [`BaseFileWriter::write_known_keys`]).
+const BLOCK_CHECK_ROWS: usize = 1024;
+
 /// The Parquet writer properties of base files (also used by [`crate::write::splice`], whose
 /// re-encoded column chunks must match the ones a full rewrite writes).
 pub(crate) fn writer_properties(settings: &FileSpec) -> Result<WriterProperties> {
@@ -124,6 +130,7 @@ pub(crate) fn writer_properties(settings: &FileSpec) -> Result<WriterProperties>
         // interning every value before falling back costs a tenth of a rewrite
         .set_column_dictionary_enabled(ColumnPath::from(crate::meta::COMMIT_SEQNO), false)
         .set_column_dictionary_enabled(ColumnPath::from(crate::meta::RECORD_KEY), false)
+        .set_max_row_group_bytes(Some(settings.block_size.max(1) as usize))
         .build())
 }
 
@@ -185,10 +192,17 @@ impl BaseFileWriter {
             Some(kept) => batch.project(kept)?,
             None => batch.clone(),
         };
-        self.writer
-            .write(&batch)
-            .await
-            .map_err(|e| FormatError::parquet(&self.rel_path, e))
+        // the writer measures a row group's size between the slices it is given, so a large
+        // batch goes in pieces for `hoodie.parquet.block.size` to close a row group inside it
+        // (a multiple of the writer's own batch size, so pages come out the same)
+        for at in (0..batch.num_rows()).step_by(BLOCK_CHECK_ROWS) {
+            let piece = batch.slice(at, BLOCK_CHECK_ROWS.min(batch.num_rows() - at));
+            self.writer
+                .write(&piece)
+                .await
+                .map_err(|e| FormatError::parquet(&self.rel_path, e))?;
+        }
+        Ok(())
     }
 
     /// Writes a batch (table schema, meta columns first).

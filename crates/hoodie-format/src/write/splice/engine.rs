@@ -243,6 +243,11 @@ pub(crate) async fn splice_file(
         parquet_schema,
         mut key_index,
     } = old;
+    let per_group = rows_per_group(
+        &footer,
+        files.settings.block_size,
+        props.max_row_group_row_count(),
+    );
     let unsent = Pending::default();
     let mut file = SerializedFileWriter::new(
         unsent.clone(),
@@ -319,14 +324,12 @@ pub(crate) async fn splice_file(
         .await?;
     }
     if let Some(appended) = rows.appended()?.filter(|b| b.num_rows() > 0) {
-        append_inserts(
-            &mut file,
-            &factory,
-            footer.num_row_groups(),
-            &appended,
-            files.new_rel,
-        )?;
-        unsent.upload(&mut out, &old_file, files.new_rel).await?;
+        let starts = (0..appended.num_rows()).step_by(per_group);
+        for (g, at) in (footer.num_row_groups()..).zip(starts) {
+            let part = appended.slice(at, per_group.min(appended.num_rows() - at));
+            append_inserts(&mut file, &factory, g, &part, files.new_rel)?;
+            unsent.upload(&mut out, &old_file, files.new_rel).await?;
+        }
         extend_key_index(
             &mut key_index,
             crate::meta::record_keys(&appended),
@@ -350,6 +353,26 @@ pub(crate) async fn splice_file(
         )
     })?;
     Ok(done)
+}
+
+/// How many appended rows make one row group: the block size over the old file's encoded
+/// bytes a row (the rows of a file group are alike), within the writer's cap on rows.
+pub(super) fn rows_per_group(
+    footer: &ParquetMetaData,
+    block_size: u64,
+    row_cap: Option<usize>,
+) -> usize {
+    let rows = footer.file_metadata().num_rows().max(0) as u128;
+    let bytes: i64 = footer
+        .row_groups()
+        .iter()
+        .map(|g| g.compressed_size())
+        .sum();
+    let by_size = match bytes {
+        b if b > 0 && rows > 0 => (block_size as u128 * rows / b as u128).min(usize::MAX as u128),
+        _ => usize::MAX as u128,
+    } as usize;
+    by_size.min(row_cap.unwrap_or(usize::MAX)).max(1)
 }
 
 /// Writes `rows` (new to the file group, in the table schema) as one more row group.

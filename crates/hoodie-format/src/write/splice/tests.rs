@@ -147,6 +147,18 @@ async fn splice_with_inserts(
     ordering_idx: Option<usize>,
     inserts: &[u32],
 ) -> Option<Spliced> {
+    let settings = FileSpec::default();
+    splice_with_settings(storage, schema, incoming, ordering_idx, inserts, &settings).await
+}
+
+async fn splice_with_settings(
+    storage: &TableStorage,
+    schema: &SchemaRef,
+    incoming: &RecordBatch,
+    ordering_idx: Option<usize>,
+    inserts: &[u32],
+    settings: &FileSpec,
+) -> Option<Spliced> {
     let keys = crate::meta::record_keys(incoming).clone();
     let updates: crate::tasks::FastMap<&str, u32> = (0..keys.len() as u32)
         .filter(|i| !inserts.contains(i))
@@ -164,7 +176,7 @@ async fn splice_with_inserts(
         ordering: ordering.as_ref(),
         changed: Some(&changed),
         inserts,
-        settings: &FileSpec::default(),
+        settings,
         old_rel: OLD,
         new_rel: NEW,
         keep_stored: false,
@@ -368,6 +380,59 @@ async fn inserts_follow_as_a_row_group_and_extend_the_key_index() {
         let got = crate::footer::footer_value(&new_meta, &kv.key);
         assert_eq!(got, kv.value.as_deref(), "{}", kv.key);
     }
+}
+
+#[tokio::test]
+async fn inserts_past_the_block_size_take_several_row_groups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let storage = TableStorage::local(tmp.path()).unwrap();
+    let schema = schema(DataType::Utf8, DataType::Int64);
+    write_old(tmp.path(), &schema);
+    let (old_meta, _) = read(tmp.path(), OLD);
+    let bytes: i64 = old_meta
+        .row_groups()
+        .iter()
+        .map(|g| g.compressed_size())
+        .sum();
+    // a block of about two of the old file's rows: five new keys take three row groups
+    let settings = FileSpec {
+        block_size: (2 * bytes as u64).div_ceil(ROWS as u64),
+        ..FileSpec::default()
+    };
+    let incoming = change_set(
+        &schema,
+        &[5, 100_001, 100_002, 100_003, 100_004, 100_005],
+        5,
+    );
+    let done = splice_with_settings(
+        &storage,
+        &schema,
+        &incoming,
+        None,
+        &[1, 2, 3, 4, 5],
+        &settings,
+    )
+    .await
+    .expect("spliced");
+    assert_eq!((done.updated, done.inserted), (1, 5));
+    let (new_meta, new) = read(tmp.path(), NEW);
+    let old_groups = old_meta.num_row_groups();
+    let appended: Vec<i64> = (old_groups..new_meta.num_row_groups())
+        .map(|g| new_meta.row_group(g).num_rows())
+        .collect();
+    assert_eq!(appended, vec![2, 2, 1]);
+    let keys = new.column(2).as_string::<i32>();
+    let tail: Vec<&str> = (ROWS..ROWS + 5).map(|i| keys.value(i)).collect();
+    assert_eq!(
+        tail,
+        ["k100001", "k100002", "k100003", "k100004", "k100005"]
+    );
+    // the writer's cap on rows holds too, and a group takes at least one row
+    assert_eq!(
+        super::engine::rows_per_group(&old_meta, u64::MAX, Some(3)),
+        3
+    );
+    assert_eq!(super::engine::rows_per_group(&old_meta, 1, None), 1);
 }
 
 #[tokio::test]
