@@ -445,7 +445,7 @@ async fn compaction_of_updates_copies_the_chunks_they_do_not_change() {
 async fn the_block_size_bounds_the_row_groups_of_base_files() {
     let tmp = tempfile::tempdir().unwrap();
     let create = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.parquet.block.size' = '8192')";
-    let rows = (0..6000)
+    let rows = (0..20000)
         .map(|i| {
             format!(
                 "({i}, 'n{i}', 'note {i} {}', {i}.5, 1, {})",
@@ -466,10 +466,10 @@ async fn the_block_size_bounds_the_row_groups_of_base_files() {
         let path = f.loc.join(&slice.base_file.as_ref().unwrap().rel_path);
         assert!(groups(&path).len() > 1, "{}", path.display());
     }
-    // 3000 rows a file, given to the writer 1024 at a time: several row groups each.
+    // 10000 rows a file, given to the writer 8192 at a time: two row groups each.
     // An update of both partitions and 600 inserts into p=1: the splice appends the inserts
     // as row groups of about the block size too
-    let inserts: Vec<String> = (6000..6600)
+    let inserts: Vec<String> = (20000..20600)
         .map(|i| format!("({i}, 'n{i}', 'note {i}', {i}.5, 1, 1)"))
         .collect();
     ctx.run(&format!(
@@ -487,13 +487,13 @@ async fn the_block_size_bounds_the_row_groups_of_base_files() {
             "{partition}: {new_groups:?}"
         );
     }
-    assert_eq!(count(ctx, "SELECT count(*) FROM t").await, 6600);
+    assert_eq!(count(ctx, "SELECT count(*) FROM t").await, 20600);
     assert_eq!(
         count(ctx, "SELECT count(*) FROM t WHERE price = -1.0").await,
         2
     );
     assert_eq!(
-        count(ctx, "SELECT count(*) FROM t WHERE id >= 6000 AND p = 1").await,
+        count(ctx, "SELECT count(*) FROM t WHERE id >= 20000 AND p = 1").await,
         600
     );
 }

@@ -117,7 +117,7 @@ fn java_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// Rows a base file writer is given at a time (see [`BaseFileWriter::write_known_keys`]).
-const BLOCK_CHECK_ROWS: usize = 1024;
+const BLOCK_CHECK_ROWS: usize = 8192;
 
 /// The Parquet writer properties of base files (also used by [`crate::write::splice`], whose
 /// re-encoded column chunks must match the ones a full rewrite writes).
