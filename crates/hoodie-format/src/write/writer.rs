@@ -277,3 +277,63 @@ impl BaseFileWriter {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::file::metadata::ParquetMetaDataReader;
+
+    use super::*;
+
+    /// One batch of 20,000 rows (table schema: meta columns, then `id`, with NULLs) written
+    /// with `settings`; the row counts of the file's row groups.
+    async fn row_groups(settings: &FileSpec) -> Vec<i64> {
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = TableStorage::local(tmp.path()).unwrap();
+        let mut fields: Vec<Field> = crate::meta::META_COLUMNS
+            .iter()
+            .map(|n| Field::new(*n, DataType::Utf8, true))
+            .collect();
+        fields.push(Field::new("id", DataType::Int64, true));
+        let n = 20_000;
+        let text = |f: &dyn Fn(usize) -> String| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values((0..n).map(f)))
+        };
+        let mut cols: Vec<ArrayRef> = vec![
+            text(&|_| "1".into()),
+            text(&|i| format!("1_0_{i}")),
+            text(&|i| format!("{i}")),
+            text(&|_| "".into()),
+            text(&|_| "f.parquet".into()),
+        ];
+        cols.push(Arc::new(Int64Array::from_iter(
+            (0..n as i64).map(|i| (i % 7 != 0).then_some(i * 31)),
+        )));
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap();
+        let mut w =
+            BaseFileWriter::try_new(&storage, "f.parquet", batch.schema(), settings, &[]).unwrap();
+        w.write(&batch).await.unwrap();
+        let done = w.close().await.unwrap();
+        assert_eq!(done.rows, n as u64);
+        let bytes = bytes::Bytes::from(std::fs::read(tmp.path().join("f.parquet")).unwrap());
+        let meta = ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes)
+            .unwrap();
+        meta.row_groups().iter().map(|g| g.num_rows()).collect()
+    }
+
+    #[tokio::test]
+    async fn one_large_batch_is_cut_into_row_groups_of_the_block_size() {
+        // a block far below the batch's size: a row group closes after each measured piece
+        let small = FileSpec {
+            block_size: 4096,
+            ..FileSpec::default()
+        };
+        assert_eq!(row_groups(&small).await, vec![8192, 8192, 3616]);
+        // the default block holds the whole batch
+        assert_eq!(row_groups(&FileSpec::default()).await, vec![20_000]);
+    }
+}

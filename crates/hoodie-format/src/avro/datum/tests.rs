@@ -161,28 +161,27 @@ fn record_fields_are_matched_by_name_inside_a_struct_column() {
     assert_eq!(out.column(1).as_primitive::<Int32Type>().value(1), -2);
 }
 
-#[test]
-fn a_truncated_datum_is_an_error() {
+/// The sample, its Avro schema and the datum of its first row.
+fn first_datum() -> (RecordBatch, String, Vec<u8>) {
     let batch = sample();
     let schema_json = avro_schema_with_meta("t", &batch.schema())
         .unwrap()
         .to_string();
-    let enc = RowEncoder::new(&batch).unwrap();
     let mut buf = Vec::new();
-    enc.encode(0, &mut buf);
+    RowEncoder::new(&batch).unwrap().encode(0, &mut buf);
+    (batch, schema_json, buf)
+}
+
+#[test]
+fn a_truncated_datum_is_an_error() {
+    let (batch, schema_json, buf) = first_datum();
     let mut dec = RowDecoder::new(&schema_json, batch.schema()).unwrap();
     assert!(dec.push(&buf[..buf.len() - 3]).is_err());
 }
 
 #[test]
 fn a_projection_reads_a_datum_up_to_its_last_field_and_no_further() {
-    let batch = sample();
-    let schema_json = avro_schema_with_meta("t", &batch.schema())
-        .unwrap()
-        .to_string();
-    let enc = RowEncoder::new(&batch).unwrap();
-    let mut buf = Vec::new();
-    enc.encode(0, &mut buf);
+    let (batch, schema_json, buf) = first_datum();
     // `label` and `id` come first: the rest of the datum is not walked, so a tail cut short
     // (or garbage) there is not read, while a cut into `id` itself still is an error
     let wanted = Arc::new(batch.schema().project(&[0, 1]).unwrap());
