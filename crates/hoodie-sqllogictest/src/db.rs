@@ -1,4 +1,4 @@
-//! The sqllogictest [`AsyncDB`] over a [`HoodieContext`].
+//! The sqllogictest [`AsyncDB`]s: hoodie's own session, or Spark with Hudi as the oracle.
 
 use std::sync::Arc;
 
@@ -8,6 +8,10 @@ use hoodie_datafusion::{HoodieContext, HoodieError, StatementOutput};
 use sqllogictest::{AsyncDB, DBOutput};
 
 use crate::normalize::{column_type, format_rows, DfColumnType};
+use crate::spark::{SparkDb, SparkError};
+
+/// The label of hoodie in `skipif` / `onlyif` conditions.
+pub const HOODIE_LABEL: &str = "hoodie";
 
 /// Why a record could not be run.
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +22,9 @@ pub enum DbError {
     /// A result value could not be rendered as text.
     #[error("cannot format query result: {0}")]
     Format(#[from] ArrowError),
+    /// Spark refused the statement or could not be reached.
+    #[error(transparent)]
+    Spark(#[from] SparkError),
 }
 
 /// A sqllogictest connection: runs each record's SQL through a shared [`HoodieContext`].
@@ -57,6 +64,37 @@ impl AsyncDB for HoodieDb {
     async fn shutdown(&mut self) {}
 
     fn engine_name(&self) -> &str {
-        "hoodie"
+        HOODIE_LABEL
+    }
+}
+
+/// The connection of a run: hoodie, or Spark for `hoodie-slt --engine spark`.
+#[derive(Clone)]
+pub enum EngineDb {
+    /// hoodie's own session.
+    Hoodie(HoodieDb),
+    /// A Spark session with Hudi.
+    Spark(SparkDb),
+}
+
+#[async_trait]
+impl AsyncDB for EngineDb {
+    type Error = DbError;
+    type ColumnType = DfColumnType;
+
+    async fn run(&mut self, sql: &str) -> Result<DBOutput<DfColumnType>, DbError> {
+        match self {
+            Self::Hoodie(db) => db.run(sql).await,
+            Self::Spark(db) => Ok(db.run(sql).await?),
+        }
+    }
+
+    async fn shutdown(&mut self) {}
+
+    fn engine_name(&self) -> &str {
+        match self {
+            Self::Hoodie(db) => db.engine_name(),
+            Self::Spark(db) => db.engine_name(),
+        }
     }
 }

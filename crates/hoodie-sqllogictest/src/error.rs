@@ -71,4 +71,12 @@ pub enum FileError {
         /// Why.
         source: hoodie_datafusion::HoodieError,
     },
+    /// The Spark server could not be reached or could not set up the file's database.
+    #[error("cannot start Spark for {path}: {source}")]
+    Spark {
+        /// The file being run.
+        path: PathBuf,
+        /// Why.
+        source: crate::spark::SparkError,
+    },
 }

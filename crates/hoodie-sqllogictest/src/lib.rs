@@ -14,8 +14,9 @@ pub mod error;
 pub mod files;
 pub mod normalize;
 pub mod runner;
+pub mod spark;
 
 pub use complete::complete_file;
-pub use db::{DbError, HoodieDb};
+pub use db::{DbError, EngineDb, HoodieDb};
 pub use error::FileError;
-pub use runner::{run_paths, run_paths_with, Event, Failure, Summary};
+pub use runner::{run_paths, run_paths_with, Engine, Event, Failure, Summary};

@@ -1,28 +1,82 @@
-//! `hoodie-slt [--complete] [FILE|DIR]...`: runs sqllogictest files against hoodie (default:
-//! `sql-tests/`); with `--complete`, rewrites their expected results instead.
+//! `hoodie-slt [--complete | --engine spark [--spark HOST:PORT]] [FILE|DIR]...`: runs
+//! sqllogictest files against hoodie (default: `sql-tests/`); with `--complete`, rewrites their
+//! expected results instead; with `--engine spark`, sends them to Spark with Hudi (the server of
+//! `tests/spark/server.py`) to check the expectations against the real Hudi.
 //!
 //! Prints each failing record as `FAIL <file>:<line>: ...`, then one line
-//! `N passed, M failed`; exits with status 1 if a record failed or a file could not be run.
+//! `N passed, M failed[, K skipped]`; exits with status 1 if a record failed or a file could not
+//! be run.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use hoodie_sqllogictest::files::collect_files;
-use hoodie_sqllogictest::{complete_file, run_paths_with, Event};
+use hoodie_sqllogictest::{complete_file, run_paths_with, Engine, Event};
 
 /// Directory searched when no paths are given.
 const DEFAULT_DIR: &str = "sql-tests";
 
+/// The environment variable that names the Spark server (`host:port`), as `--spark` does.
+const SPARK_ENV: &str = "HOODIE_SPARK";
+
 const USAGE: &str = "\
-usage: hoodie-slt [--complete] [FILE|DIR]...
+usage: hoodie-slt [--complete | --engine hoodie|spark [--spark HOST:PORT]] [FILE|DIR]...
 
 Runs sqllogictest (.slt) files against hoodie; directories are searched recursively.
 Default: sql-tests/. Each file gets a fresh session over an empty temporary warehouse;
 ${TMPDIR} in a file is replaced by that temporary directory. Results are normalised and
 column types checked as DataFusion's sqllogictest runner does.
 
-  --complete   run the files and rewrite their expected results in place";
+  --complete        run the files and rewrite their expected results in place
+  --engine spark    send the records to Spark with Hudi instead (tests/spark/run.sh starts
+                    it); records marked `skipif spark` are skipped, `statement count N` is
+                    checked as `statement ok`
+  --spark ADDR      the Spark server's HOST:PORT (default: $HOODIE_SPARK)";
+
+/// What the command line asks for.
+struct Args {
+    complete: bool,
+    engine: Engine,
+    paths: Vec<PathBuf>,
+}
+
+fn parse_args(args: Vec<String>) -> Result<Args, String> {
+    let mut complete = false;
+    let mut engine = None;
+    let mut spark = std::env::var(SPARK_ENV).ok();
+    let mut paths = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--complete" => complete = true,
+            "--engine" => engine = Some(args.next().ok_or("--engine needs a value")?),
+            "--spark" => spark = Some(args.next().ok_or("--spark needs HOST:PORT")?),
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
+            _ => paths.push(PathBuf::from(arg)),
+        }
+    }
+    let engine = match engine.as_deref() {
+        None | Some("hoodie") => Engine::Hoodie,
+        Some("spark") => Engine::Spark {
+            address: spark.ok_or(format!(
+                "--engine spark needs the server's address: --spark HOST:PORT or ${SPARK_ENV}"
+            ))?,
+        },
+        Some(other) => return Err(format!("unknown engine {other}: hoodie or spark")),
+    };
+    if complete && engine != Engine::Hoodie {
+        return Err("--complete writes hoodie's results; it does not take --engine spark".into());
+    }
+    if paths.is_empty() {
+        paths.push(PathBuf::from(DEFAULT_DIR));
+    }
+    Ok(Args {
+        complete,
+        engine,
+        paths,
+    })
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -31,22 +85,21 @@ async fn main() -> ExitCode {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
     }
-    let complete = args.first().is_some_and(|a| a == "--complete");
-    let args = if complete { args[1..].to_vec() } else { args };
-    if let Some(flag) = args.iter().find(|a| a.starts_with('-')) {
-        eprintln!("hoodie-slt: unknown option {flag}\n\n{USAGE}");
-        return ExitCode::from(2);
-    }
-    let paths: Vec<PathBuf> = if args.is_empty() {
-        vec![PathBuf::from(DEFAULT_DIR)]
-    } else {
-        args.into_iter().map(PathBuf::from).collect()
+    let Args {
+        complete,
+        engine,
+        paths,
+    } = match parse_args(args) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("hoodie-slt: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
     };
-
     if complete {
         return complete_paths(&paths).await;
     }
-    let summary = run_paths_with(&paths, |event| {
+    let summary = run_paths_with(&paths, &engine, |event| {
         let mut out = std::io::stdout();
         let _ = match event {
             Event::Failure(failure) => writeln!(out, "{failure}"),

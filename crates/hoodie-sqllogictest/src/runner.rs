@@ -7,12 +7,41 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use hoodie_datafusion::{HoodieConfig, HoodieContext};
-use sqllogictest::{strict_column_validator, Record, RecordOutput, Runner};
+use sqllogictest::{
+    strict_column_validator, Condition, Record, RecordOutput, Runner, StatementExpect,
+};
 
-use crate::db::{DbError, HoodieDb};
+use crate::db::{DbError, EngineDb, HoodieDb, HOODIE_LABEL};
 use crate::error::FileError;
 use crate::files::{collect_files, load_records};
 use crate::normalize::{value_normalizer, value_validator, DfColumnType};
+use crate::spark::{SparkDb, SPARK_LABEL};
+
+/// What runs the records.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// hoodie, in a fresh [`HoodieContext`] per file.
+    #[default]
+    Hoodie,
+    /// Spark with Hudi, through the server of `tests/spark/server.py` at `address`
+    /// (`host:port`), in a fresh Spark session and database per file. Records marked
+    /// `skipif spark` (what only hoodie has) are skipped, and `statement count N` is checked as
+    /// `statement ok`: Spark's DML returns no count.
+    Spark {
+        /// `host:port` of the server.
+        address: String,
+    },
+}
+
+impl Engine {
+    /// Its label in `skipif` / `onlyif` conditions.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Hoodie => HOODIE_LABEL,
+            Self::Spark { .. } => SPARK_LABEL,
+        }
+    }
+}
 
 /// One failing record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +79,8 @@ pub struct Summary {
     pub passed: usize,
     /// Records that failed.
     pub failed: usize,
+    /// Records not run on this engine (`skipif` / `onlyif`, or after a conditional `halt`).
+    pub skipped: usize,
     /// The failing records, in the order they ran.
     pub failures: Vec<Failure>,
     /// Files that could not be found, read, parsed or set up (their records did not run).
@@ -64,9 +95,13 @@ impl Summary {
 }
 
 impl fmt::Display for Summary {
-    /// `N passed, M failed`.
+    /// `N passed, M failed`, and `, K skipped` when records were skipped.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} passed, {} failed", self.passed, self.failed)
+        write!(f, "{} passed, {} failed", self.passed, self.failed)?;
+        if self.skipped > 0 {
+            write!(f, ", {} skipped", self.skipped)?;
+        }
+        Ok(())
     }
 }
 
@@ -79,22 +114,26 @@ pub enum Event<'a> {
     FileError(&'a FileError),
 }
 
-/// Runs every `.slt` file under `paths` (see [`collect_files`]), each in a fresh session
-/// over an empty temporary warehouse, and returns the tally.
+/// Runs every `.slt` file under `paths` (see [`collect_files`]) on hoodie, each in a fresh
+/// session over an empty temporary warehouse, and returns the tally.
 pub async fn run_paths(paths: &[PathBuf]) -> Summary {
-    run_paths_with(paths, |_| {}).await
+    run_paths_with(paths, &Engine::Hoodie, |_| {}).await
 }
 
-/// Like [`run_paths`], calling `report` for each failure as soon as it happens.
-pub async fn run_paths_with(paths: &[PathBuf], mut report: impl FnMut(Event<'_>)) -> Summary {
+/// Runs the files on `engine`, calling `report` for each failure as soon as it happens.
+pub async fn run_paths_with(
+    paths: &[PathBuf],
+    engine: &Engine,
+    mut report: impl FnMut(Event<'_>),
+) -> Summary {
     let mut summary = Summary::default();
     let (files, errors) = collect_files(paths);
     for error in errors {
         report(Event::FileError(&error));
         summary.file_errors.push(error);
     }
-    for file in files {
-        if let Err(error) = run_file(&file, &mut summary, &mut report).await {
+    for (n, file) in files.iter().enumerate() {
+        if let Err(error) = run_file(file, n, engine, &mut summary, &mut report).await {
             report(Event::FileError(&error));
             summary.file_errors.push(error);
         }
@@ -103,18 +142,55 @@ pub async fn run_paths_with(paths: &[PathBuf], mut report: impl FnMut(Event<'_>)
 }
 
 /// Runs one file's records, adding to `summary`. A failing record does not stop the file;
-/// `halt` does.
+/// `halt` does (a `halt` after `onlyif L` / `skipif L` halts on the engines the condition
+/// picks: `onlyif spark` then `halt` keeps the rest of a file from Spark).
 async fn run_file(
     path: &Path,
+    n: usize,
+    engine: &Engine,
     summary: &mut Summary,
     report: &mut impl FnMut(Event<'_>),
 ) -> Result<(), FileError> {
-    let (tmp, mut runner) = new_runner(path).await?;
+    let (tmp, mut runner) = engine_runner(path, n, engine).await?;
     let records = load_records(path, tmp.path())?;
-    for record in records {
-        if matches!(record, Record::Halt { .. }) {
-            break;
+    let label = engine.label();
+    let mut pending: Vec<Condition> = Vec::new();
+    let mut records = records.into_iter();
+    while let Some(record) = records.next() {
+        match &record {
+            Record::Condition(c) => {
+                pending.push(c.clone());
+                continue;
+            }
+            Record::Halt { .. } if !skips(&pending, label) => {
+                summary.skipped += records.filter(runs_sql).count();
+                break;
+            }
+            Record::Halt { .. } => {
+                pending.clear();
+                continue;
+            }
+            // a skipped record never reaches the runner, which would substitute its `$var`s
+            // (set by a `let` that may itself be skipped) before looking at its conditions
+            Record::Statement { conditions, .. }
+            | Record::Query { conditions, .. }
+            | Record::Let { conditions, .. }
+                if skips(conditions, label) =>
+            {
+                summary.skipped += usize::from(runs_sql(&record));
+                pending.clear();
+                continue;
+            }
+            _ => {}
         }
+        if !matches!(record, Record::Comment(_) | Record::Newline) {
+            pending.clear();
+        }
+        let record = if matches!(engine, Engine::Spark { .. }) {
+            without_counts(record)
+        } else {
+            record
+        };
         let location = record_location(&record, path);
         let outcome = AssertUnwindSafe(runner.run_async(record))
             .catch_unwind()
@@ -149,17 +225,91 @@ async fn run_file(
     Ok(())
 }
 
-/// A runner over a fresh session whose warehouse is in a new temporary directory (returned too:
-/// it lives as long as the run), validating as DataFusion's runner does.
-pub(crate) async fn new_runner(
+/// Whether `conditions` keep a record from the engine labelled `label`.
+fn skips(conditions: &[Condition], label: &str) -> bool {
+    conditions.iter().any(|c| match c {
+        Condition::OnlyIf { label: l } => l != label,
+        Condition::SkipIf { label: l } => l == label,
+    })
+}
+
+/// Whether a record sends SQL to the engine.
+fn runs_sql(record: &Record<DfColumnType>) -> bool {
+    matches!(record, Record::Statement { .. } | Record::Query { .. })
+}
+
+/// `statement count N` as `statement ok`: Spark's DML commands return no row count.
+fn without_counts(record: Record<DfColumnType>) -> Record<DfColumnType> {
+    match record {
+        Record::Statement {
+            loc,
+            conditions,
+            connection,
+            sql,
+            expected: StatementExpect::Count(_),
+            retry,
+        } => Record::Statement {
+            loc,
+            conditions,
+            connection,
+            sql,
+            expected: StatementExpect::Ok,
+            retry,
+        },
+        other => other,
+    }
+}
+
+/// A runner on `engine` for the `n`th file of a run, over a new temporary directory (returned
+/// too: it lives as long as the run).
+async fn engine_runner(
     path: &Path,
+    n: usize,
+    engine: &Engine,
 ) -> Result<
     (
         tempfile::TempDir,
-        Runner<HoodieDb, impl sqllogictest::MakeConnection<Conn = HoodieDb>>,
+        Runner<EngineDb, impl sqllogictest::MakeConnection<Conn = EngineDb>>,
     ),
     FileError,
 > {
+    let (tmp, warehouse) = temp_warehouse(path)?;
+    let db = match engine {
+        Engine::Hoodie => EngineDb::Hoodie(hoodie_db(path, &warehouse).await?),
+        Engine::Spark { address } => {
+            // a database per file: a table name may recur from file to file, and Spark's
+            // catalog outlives the file's session
+            let name = format!("slt_{}_{n}", std::process::id());
+            let db = SparkDb::connect(address, &name, &warehouse.to_string_lossy()).map_err(
+                |source| FileError::Spark {
+                    path: path.to_path_buf(),
+                    source,
+                },
+            )?;
+            EngineDb::Spark(db)
+        }
+    };
+    let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(db.clone())));
+    configure(&mut runner, engine.label());
+    Ok((tmp, runner))
+}
+
+/// Validation as DataFusion's runner does it, and the engine's label.
+fn configure<
+    D: sqllogictest::AsyncDB<ColumnType = DfColumnType>,
+    M: sqllogictest::MakeConnection<Conn = D>,
+>(
+    runner: &mut Runner<D, M>,
+    label: &str,
+) {
+    runner.with_normalizer(value_normalizer);
+    runner.with_validator(value_validator);
+    runner.with_column_validator(strict_column_validator);
+    runner.add_label(label);
+}
+
+/// A new temporary directory with an empty `warehouse` folder in it.
+fn temp_warehouse(path: &Path) -> Result<(tempfile::TempDir, PathBuf), FileError> {
     let tmp = tempfile::Builder::new()
         .prefix("hoodie-slt-")
         .tempdir()
@@ -172,18 +322,35 @@ pub(crate) async fn new_runner(
         path: path.to_path_buf(),
         source,
     })?;
-    let ctx = HoodieContext::new(HoodieConfig::new(&warehouse))
+    Ok((tmp, warehouse))
+}
+
+/// A fresh hoodie session over `warehouse`.
+async fn hoodie_db(path: &Path, warehouse: &Path) -> Result<HoodieDb, FileError> {
+    let ctx = HoodieContext::new(HoodieConfig::new(warehouse))
         .await
         .map_err(|source| FileError::Session {
             path: path.to_path_buf(),
             source,
         })?;
-    let db = HoodieDb::new(Arc::new(ctx));
+    Ok(HoodieDb::new(Arc::new(ctx)))
+}
+
+/// A hoodie runner over a fresh session whose warehouse is in a new temporary directory
+/// (returned too: it lives as long as the run), validating as DataFusion's runner does.
+pub(crate) async fn new_runner(
+    path: &Path,
+) -> Result<
+    (
+        tempfile::TempDir,
+        Runner<HoodieDb, impl sqllogictest::MakeConnection<Conn = HoodieDb>>,
+    ),
+    FileError,
+> {
+    let (tmp, warehouse) = temp_warehouse(path)?;
+    let db = hoodie_db(path, &warehouse).await?;
     let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(db.clone())));
-    runner.with_normalizer(value_normalizer);
-    runner.with_validator(value_validator);
-    runner.with_column_validator(strict_column_validator);
-    runner.add_label("hoodie");
+    configure(&mut runner, HOODIE_LABEL);
     Ok((tmp, runner))
 }
 
@@ -238,7 +405,7 @@ mod tests {
         )
         .unwrap();
         let mut reported = Vec::new();
-        let summary = run_paths_with(&[file], |event| {
+        let summary = run_paths_with(&[file], &Engine::Hoodie, |event| {
             if let Event::Failure(f) = event {
                 reported.push(f.clone());
             }
