@@ -2,7 +2,8 @@
 -- Run it with:  cargo run --release --bin hoodie -- -f examples/quickstart.sql
 
 -- A partitioned copy-on-write table with a record key and an ordering field
--- (Hudi's Spark SQL dialect; the clauses may come in any order).
+-- (Hudi's Spark SQL dialect; the clauses may come in any order). Since Hudi 1.1 an INSERT INTO
+-- inserts (duplicate keys are kept) unless the table or the session asks for upserts.
 DROP TABLE IF EXISTS trips;
 CREATE TABLE trips (
   uuid STRING,
@@ -13,9 +14,10 @@ CREATE TABLE trips (
   city STRING
 ) USING hudi
 PARTITIONED BY (city)
-TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', type = 'cow');
+TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', type = 'cow',
+               'hoodie.spark.sql.insert.into.operation' = 'upsert');
 
--- With a primary key and an ordering field, Hudi 1.2 runs INSERT INTO as an upsert.
+-- This table's INSERT INTO upserts: a key already stored is updated.
 INSERT INTO trips VALUES
   ('334e26e9', 'rider-A', 'driver-K', 19.10, 1695159649087, 'san_francisco'),
   ('e96c4396', 'rider-B', 'driver-L', 27.70, 1695091554788, 'san_francisco'),
@@ -38,7 +40,8 @@ SELECT _hoodie_record_key, _hoodie_partition_path, rider, fare, city FROM trips 
 -- INSERT OVERWRITE of one partition (a replacecommit).
 INSERT OVERWRITE trips PARTITION (city = 'sao_paulo') VALUES ('a1b2c3d4', 'rider-G', 'driver-Q', 12.50, 1695600000000);
 
--- MERGE INTO: delete, update and insert in one commit (UPDATE SET * / INSERT * match by name).
+-- MERGE INTO: delete, update and insert in one commit (UPDATE SET * / INSERT * match by name;
+-- as in Hudi, a matched row meets the UPDATE clauses before the DELETE clause).
 MERGE INTO trips
 USING (SELECT * FROM (VALUES
          ('c8abbe79', 'rider-E', 'driver-O', 17.85, 1695115999912, 'chennai', 'delete'),
@@ -46,8 +49,8 @@ USING (SELECT * FROM (VALUES
          ('b2c3d4e5', 'rider-H', 'driver-R', 22.00, 1695700000000, 'chennai', 'upsert')
        ) AS v(uuid, rider, driver, fare, ts, city, op)) AS changes
 ON trips.uuid = changes.uuid
+WHEN MATCHED AND changes.op = 'upsert' THEN UPDATE SET *
 WHEN MATCHED AND changes.op = 'delete' THEN DELETE
-WHEN MATCHED THEN UPDATE SET *
 WHEN NOT MATCHED THEN INSERT *;
 
 -- UPDATE and DELETE with any WHERE.

@@ -1,4 +1,6 @@
--- Tables the interop check reads with hudi-rs. Expected rows are in check.py.
+-- Tables the interop check reads with hudi-rs. Expected rows are in check.py. The tables with
+-- an ordering field upsert on INSERT INTO (hoodie.spark.sql.insert.into.operation), as every
+-- INSERT into them did before Hudi 1.1.
 CREATE TABLE part_simple (id INT, name STRING, price DOUBLE, dt STRING) USING hudi
   PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id');
 INSERT INTO part_simple VALUES (1, 'a1', 10.5, '2024-01-01'), (2, 'a2', 20.0, '2024-01-02');
@@ -18,7 +20,7 @@ CREATE TABLE ctas_t USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = '
 
 -- upserts: updated rows, an older ordering value that loses, a new row
 CREATE TABLE ups (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+  PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts');
 INSERT INTO ups VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y');
 INSERT INTO ups VALUES (1, 'a2', 2, 'x'), (4, 'd', 1, 'y'), (2, 'b_old', 0, 'x');
 
@@ -32,7 +34,7 @@ INSERT OVERWRITE owt VALUES (2, 'b');
 
 -- UPDATE and DELETE
 CREATE TABLE ud (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+  PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts');
 INSERT INTO ud VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y'), (4, 'd', 1, 'y');
 UPDATE ud SET name = 'B' WHERE id = 2;
 DELETE FROM ud WHERE id IN (3, 1);
@@ -41,25 +43,25 @@ UPDATE ud SET name = 'D' WHERE id = 4;
 
 -- MERGE INTO: update, delete and insert in one commit
 CREATE TABLE mg (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+  PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts');
 INSERT INTO mg VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'y');
 MERGE INTO mg USING (SELECT * FROM (VALUES (1, 'a2', 2, 'x', 'u'), (2, 'b', 2, 'x', 'd'), (4, 'd', 1, 'y', 'i')) AS v(id, name, ts, dt, op)) s
   ON mg.id = s.id
-  WHEN MATCHED AND s.op = 'd' THEN DELETE
-  WHEN MATCHED THEN UPDATE SET *
+  WHEN MATCHED AND s.op <> 'd' THEN UPDATE SET *
+  WHEN MATCHED THEN DELETE
   WHEN NOT MATCHED THEN INSERT *;
 
 -- MERGE INTO in 3 passes (hoodie.merge.join.passes): the same one commit
 CREATE TABLE mgp (id INT, name STRING, ts BIGINT, dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+  PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts');
 INSERT INTO mgp SELECT CAST(id AS INT) AS id, concat('t', CAST(id AS STRING)) AS name, 1 AS ts,
   CASE WHEN id % 2 = 0 THEN 'x' ELSE 'y' END AS dt FROM (SELECT unnest(range(0, 100)) AS id);
 SET hoodie.merge.join.passes = 3;
 MERGE INTO mgp USING (SELECT CAST(id AS INT) AS id, concat('s', CAST(id AS STRING)) AS name, 2 AS ts,
     CASE WHEN id % 2 = 0 THEN 'x' ELSE 'y' END AS dt FROM (SELECT unnest(range(50, 150)) AS id)) s
   ON mgp.id = s.id
-  WHEN MATCHED AND s.id % 10 = 0 THEN DELETE
-  WHEN MATCHED THEN UPDATE SET *
+  WHEN MATCHED AND s.id % 10 <> 0 THEN UPDATE SET *
+  WHEN MATCHED THEN DELETE
   WHEN NOT MATCHED THEN INSERT *;
 RESET hoodie.merge.join.passes;
 
@@ -67,7 +69,7 @@ RESET hoodie.merge.join.passes;
 -- nested STRUCT / ARRAY / MAP columns, through INSERT, UPDATE, DELETE and MERGE
 CREATE TABLE nn (Id INT, userName STRING, isActive BOOLEAN, nested STRUCT<a1: STRING, a2: INT>,
   tags ARRAY<STRING>, attrs MAP<STRING, INT>, Ts BIGINT, Dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');
+  PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts');
 INSERT INTO nn VALUES (1, 'a', true, named_struct('a1', 'x', 'a2', 1), ['t1', 't2'], MAP {'k': 1}, 1, 'p'),
   (2, NULL, NULL, NULL, NULL, NULL, 1, NULL), (3, 'c', false, named_struct('a1', NULL, 'a2', 3), [], MAP {'q': 3}, 1, 'p');
 UPDATE nn SET username = 'b', tags = ['n'] WHERE ID = 2;
@@ -79,7 +81,7 @@ MERGE INTO nn USING (SELECT 4 AS id, NULL AS username, true AS isactive, named_s
 
 -- a BUCKET index: 4 buckets, records in the file group of their bucket
 CREATE TABLE bkt (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt)
-  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', hoodie.index.type = 'BUCKET',
+  TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts', hoodie.index.type = 'BUCKET',
                  hoodie.bucket.index.num.buckets = '4');
 INSERT INTO bkt VALUES (1, 'a', 1, 'x'), (2, 'b', 1, 'x'), (3, 'c', 1, 'x'), (5, 'e', 1, 'x');
 INSERT INTO bkt VALUES (1, 'a2', 2, 'x'), (10, 'j', 1, 'x');
@@ -92,7 +94,7 @@ INSERT INTO dpc VALUES (1, 'a', 'x'), (2, 'b', 'y');
 -- merge-on-read: every DML kind, changes in log files; check.py compares hudi-rs's read of each
 -- with hoodie's own (dumped by run.sh)
 CREATE TABLE mor_part (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts');
+  PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', type = 'mor', primaryKey = 'id', preCombineField = 'ts');
 INSERT INTO mor_part VALUES (1, 'a', 10.0, 100, 'd1'), (2, 'b', 20.0, 100, 'd1'), (3, NULL, NULL, 100, 'd2'),
   (4, 'd', 40.0, 100, 'd2');
 UPDATE mor_part SET price = price * 2, name = NULL WHERE id IN (1, 3);
@@ -102,8 +104,8 @@ INSERT INTO mor_part VALUES (3, 'c', 30.0, 50, 'd2'), (4, 'd2', 41.0, 150, 'd2')
 MERGE INTO mor_part USING (SELECT * FROM (VALUES (1, 'a2', 1.5, 200, 'd1', 'u'), (4, 'x', 0.0, 300, 'd2', 'd'),
     (6, 'f', 6.0, 1, 'd2', 'i'), (2, 'b2', 2.0, 1, 'd1', 'i')) AS v(id, name, price, ts, dt, op)) s
   ON mor_part.id = s.id
-  WHEN MATCHED AND s.op = 'd' THEN DELETE
-  WHEN MATCHED THEN UPDATE SET *
+  WHEN MATCHED AND s.op <> 'd' THEN UPDATE SET *
+  WHEN MATCHED THEN DELETE
   WHEN NOT MATCHED THEN INSERT *;
 
 -- non-partitioned, composite key, commit-time ordering; then an overwrite of the whole table
@@ -121,7 +123,7 @@ INSERT OVERWRITE mor_ow VALUES (3, 'c');
 -- base files); check.py compares its rows with hoodie's. cdc_mor's second insert fills the
 -- small base-only file group (a rewrite, so a .cdc log in a merge-on-read slice), then logs
 CREATE TABLE cdc_cow (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true');
+  PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true');
 INSERT INTO cdc_cow VALUES (1, 'a', 10.0, 100, 'd1'), (2, NULL, 20.0, 100, 'd1'), (3, 'c', NULL, 100, 'd2');
 UPDATE cdc_cow SET price = 11.0 WHERE id = 1;
 DELETE FROM cdc_cow WHERE id = 3;
@@ -140,7 +142,7 @@ DELETE FROM cdc_mor WHERE id = 1;
 
 -- cleaning (automatic, two commits retained): old file slices deleted, clean instants written
 CREATE TABLE cleaned_cow (id INT, v STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt)
-  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.cleaner.commits.retained' = '2');
+  TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts', 'hoodie.cleaner.commits.retained' = '2');
 INSERT INTO cleaned_cow VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'x'), (3, 'c', 1, 'y');
 UPDATE cleaned_cow SET v = 'a2' WHERE id = 1;
 UPDATE cleaned_cow SET v = 'b2' WHERE id = 2;
@@ -162,7 +164,7 @@ UPDATE cleaned_mor SET v = 'dos' WHERE id = 2;
 -- dt=y file group of archived_cow and archived_nc is never rewritten, so its base file's commit is
 -- archived and readers take it as committed
 CREATE TABLE archived_cow (id INT, v STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt)
-  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.cleaner.commits.retained' = '1',
+  TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts', 'hoodie.cleaner.commits.retained' = '1',
                  'hoodie.keep.min.commits' = '2', 'hoodie.keep.max.commits' = '3');
 INSERT INTO archived_cow VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'y');
 INSERT INTO archived_cow VALUES (3, 'c', 1, 'x');

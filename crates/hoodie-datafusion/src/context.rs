@@ -176,9 +176,11 @@ impl HoodieContext {
     /// # let dir = tempfile::tempdir().unwrap();
     /// let ctx = HoodieContext::new(HoodieConfig::new(dir.path().join("warehouse"))).await?;
     /// ctx.run("CREATE TABLE t (id INT, v STRING, ts INT) USING hudi \
-    ///          TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')").await?;
+    ///          TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', \
+    ///          'hoodie.spark.sql.insert.into.operation' = 'upsert')").await?;
     /// ctx.run("INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 1)").await?;
-    /// // an upsert: key 1 is updated, key 3 inserted; the sink's metrics say which
+    /// // an upsert (the table asks for them): key 1 is updated, key 3 inserted; the sink's
+    /// // metrics say which
     /// let StatementOutput::Changed(c) = ctx.run("INSERT INTO t VALUES (1, 'c', 2), (3, 'd', 1)").await? else {
     ///     panic!("a Hudi write reports what it changed");
     /// };

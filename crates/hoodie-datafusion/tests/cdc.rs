@@ -201,7 +201,7 @@ async fn a_log_after_a_cdc_log_takes_the_next_version() {
     let tmp = tempfile::tempdir().unwrap();
     let ctx = ctx(tmp.path()).await;
     let t = tmp.path().join("wh").join("f");
-    ctx.run("CREATE TABLE f (id INT, v STRING, ts BIGINT) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true')")
+    ctx.run("CREATE TABLE f (id INT, v STRING, ts BIGINT) USING hudi TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', type = 'mor', primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true')")
         .await
         .unwrap();
     ctx.run("INSERT INTO f VALUES (1, 'a', 1)").await.unwrap();

@@ -95,7 +95,8 @@ async fn every_dml_kind_runs_through_plain_sql_in_a_users_session() {
         &format!(
             "CREATE EXTERNAL TABLE t (id INT, name VARCHAR, ts INT, dt VARCHAR) STORED AS HUDI \
              PARTITIONED BY (dt) LOCATION '{}' \
-             OPTIONS ('primaryKey' 'id', 'preCombineField' 'ts', 'type' 'cow')",
+             OPTIONS ('primaryKey' 'id', 'preCombineField' 'ts', 'type' 'cow', \
+             'hoodie.spark.sql.insert.into.operation' 'upsert')",
             loc.display()
         ),
     )
@@ -189,7 +190,7 @@ async fn set_hoodie_options_take_effect_and_show_and_stay_in_their_session() {
     let wh = tmp.path().join("wh");
     let (a, _) = user_session(&wh);
     let (b, _) = user_session(&wh);
-    a.hudi_sql("CREATE TABLE shared (id INT, v STRING, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    a.hudi_sql("CREATE TABLE shared (id INT, v STRING, ts INT) USING hudi TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')")
         .await
         .unwrap();
     // one provider, used from both sessions
@@ -258,7 +259,7 @@ async fn set_hoodie_options_take_effect_and_show_and_stay_in_their_session() {
 async fn explain_analyze_shows_the_write_metrics() {
     let tmp = tempfile::tempdir().unwrap();
     let (ctx, _) = user_session(&tmp.path().join("wh"));
-    ctx.hudi_sql("CREATE TABLE m (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')")
+    ctx.hudi_sql("CREATE TABLE m (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')")
         .await
         .unwrap();
     let insert = text(
@@ -304,7 +305,7 @@ async fn the_spark_dialect_runs_through_hudi_sql() {
                 .unwrap_or_else(|e| panic!("{sql}: {e}"))
         }
     };
-    run("CREATE TABLE s (id INT, userName STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')").await;
+    run("CREATE TABLE s (id INT, userName STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts', type = 'mor')").await;
     run("INSERT INTO s PARTITION (dt = 'x') SELECT 1, 'a', 1").await;
     run("CREATE TABLE src AS SELECT 1 AS id, 'b' AS username, 2 AS ts, 'x' AS dt UNION ALL SELECT 2, 'c', 1, 'y'").await;
     run("MERGE INTO s USING src ON s.id = src.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *").await;

@@ -9,7 +9,7 @@ mod common;
 use common::{count, session_with_table, text};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 
-const CREATE: &str = "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
+const CREATE: &str = "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')";
 
 /// 20,000 rows of about 200 bytes each: about 4 MB of input.
 const WIDE_INSERT: &str = "INSERT INTO t SELECT id, repeat('x', 200) AS v, 1 AS ts \
@@ -213,7 +213,7 @@ async fn an_upsert_over_many_file_groups_runs_in_waves() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("p");
     let create = "CREATE TABLE p (id BIGINT, v STRING, ts INT, part INT) USING hudi \
-                  PARTITIONED BY (part) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
+                  PARTITIONED BY (part) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')";
     let ctx = session_with_table(tmp.path(), Some(1024 * 1024), create, &loc).await;
     ctx.run(
         "INSERT INTO p SELECT id, repeat('x', 200) AS v, 1 AS ts, CAST(id % 8 AS INT) AS part \

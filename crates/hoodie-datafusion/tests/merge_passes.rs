@@ -6,7 +6,7 @@ mod common;
 use common::{session_with_table, text};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 
-const CREATE: &str = "CREATE TABLE t1 (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
+const CREATE: &str = "CREATE TABLE t1 (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')";
 
 /// The passes EXPLAIN shows for `sql`.
 async fn passes(ctx: &HoodieContext, sql: &str) -> u32 {
@@ -23,8 +23,8 @@ async fn passes(ctx: &HoodieContext, sql: &str) -> u32 {
 async fn merge(ctx: &HoodieContext, table: &str) -> (u64, u64, u64) {
     let sql = format!(
         "MERGE INTO {table} USING s ON {table}.id = s.id \
+         WHEN MATCHED AND s.flag BETWEEN 1 AND 6 THEN UPDATE SET * \
          WHEN MATCHED AND s.flag = 0 THEN DELETE \
-         WHEN MATCHED AND s.flag < 7 THEN UPDATE SET * \
          WHEN NOT MATCHED AND s.flag <> 3 THEN INSERT * \
          WHEN NOT MATCHED BY SOURCE AND {table}.id % 3 = 0 THEN UPDATE SET name = 'gone', ts = {table}.ts + 1"
     );

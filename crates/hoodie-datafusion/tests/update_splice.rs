@@ -30,7 +30,7 @@ fn chunk(path: &Path, column: &str) -> Vec<u8> {
     std::fs::read(path).unwrap()[start as usize..(start + len) as usize].to_vec()
 }
 
-const CREATE: &str = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')";
+const CREATE: &str = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')";
 
 /// 2000 rows over partitions p=0 (even ids) and p=1 (odd ids); ts is 1, price id + 0.5.
 async fn two_partitions(tmp: &Path) -> Fixture {
@@ -444,7 +444,7 @@ async fn compaction_of_updates_copies_the_chunks_they_do_not_change() {
 #[tokio::test]
 async fn the_block_size_bounds_the_row_groups_of_base_files() {
     let tmp = tempfile::tempdir().unwrap();
-    let create = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.parquet.block.size' = '8192')";
+    let create = "CREATE TABLE t (id INT, name STRING, note STRING, price DOUBLE, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts', 'hoodie.parquet.block.size' = '8192')";
     let rows = (0..20000)
         .map(|i| {
             format!(

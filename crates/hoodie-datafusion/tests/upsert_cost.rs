@@ -15,7 +15,7 @@ async fn upsert_rewrites_only_touched_file_groups() {
         .collect();
     let f = fixture(
         tmp.path(),
-        "CREATE TABLE t (id INT, v STRING, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        "CREATE TABLE t (id INT, v STRING, ts INT, p INT) USING hudi PARTITIONED BY (p) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')",
         values,
     )
     .await;

@@ -30,7 +30,7 @@ async fn each_write_reports_its_kinds_of_change() {
     let ctx = session_with_table(
         tmp.path(),
         None,
-        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')",
         &tmp.path().join("t"),
     )
     .await;
@@ -63,8 +63,8 @@ async fn each_write_reports_its_kinds_of_change() {
                 "MERGE INTO t USING (SELECT 1 AS id, 'm' AS v, 3 AS ts, 'x' AS dt, 0 AS op \
              UNION ALL SELECT 2, 'm', 3, 'x', 1 \
              UNION ALL SELECT 5, 'm', 3, 'y', 0) s ON t.id = s.id \
-             WHEN MATCHED AND s.op = 1 THEN DELETE \
-             WHEN MATCHED THEN UPDATE SET * \
+             WHEN MATCHED AND s.op = 0 THEN UPDATE SET * \
+             WHEN MATCHED THEN DELETE \
              WHEN NOT MATCHED THEN INSERT *"
             )
             .await
@@ -90,7 +90,7 @@ async fn writes_report_file_groups_bytes_and_lookups() {
     let ctx = session_with_table(
         tmp.path(),
         None,
-        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', primaryKey = 'id', preCombineField = 'ts')",
         &tmp.path().join("t"),
     )
     .await;
@@ -126,7 +126,7 @@ async fn merge_on_read_writes_report_logged_file_groups() {
     let ctx = session_with_table(
         tmp.path(),
         None,
-        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', hoodie.compact.inline = 'false')",
+        "CREATE TABLE t (id INT, v STRING, ts INT, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', type = 'mor', primaryKey = 'id', preCombineField = 'ts', hoodie.compact.inline = 'false')",
         &tmp.path().join("t"),
     )
     .await;

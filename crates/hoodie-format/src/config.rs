@@ -181,6 +181,7 @@ keys! {
     SQL_INSERT_INTO_OPERATION = ("hoodie.spark.sql.insert.into.operation", [], None, OneOf(OPERATIONS), "Operation of INSERT INTO when hoodie.datasource.write.operation is unset.");
     SQL_INSERT_MODE = ("hoodie.sql.insert.mode", [], None, OneOf(&["upsert", "strict", "non-strict"]), "Legacy insert mode: upsert, strict or non-strict.");
     SQL_BULK_INSERT_ENABLE = ("hoodie.sql.bulk.insert.enable", [], Some("false"), Bool, "Legacy: INSERT INTO as bulk_insert.");
+    COMBINE_BEFORE_INSERT = ("hoodie.combine.before.insert", [], Some("false"), Bool, "INSERT (insert, bulk_insert) and INSERT OVERWRITE first collapse duplicate keys of their input to the row with the greatest ordering value; by default they keep them, as Hudi 1.1+ does.");
     INSERT_DUP_POLICY = ("hoodie.datasource.insert.dup.policy", [], Some("none"), OneOf(&["none", "drop", "fail"]), "none, drop or fail: what INSERT does with keys that already exist.");
     PARQUET_MAX_FILE_SIZE = ("hoodie.parquet.max.file.size", [], Some("125829120"), Count { min: 1 }, "Target base file size in bytes.");
     PARQUET_BLOCK_SIZE = ("hoodie.parquet.block.size", [], Some("125829120"), Count { min: 1 }, "Parquet row group size of base files in bytes (encoded size, as Java's parquet.block.size): a row group is closed once it reaches it.");
@@ -198,7 +199,7 @@ keys! {
     BUCKET_NUM_BUCKETS = ("hoodie.bucket.index.num.buckets", [], Some("256"), Count { min: 1 }, "BUCKET index: buckets (file groups) per partition.");
     BUCKET_HASH_FIELD = ("hoodie.bucket.index.hash.field", [], None, Text, "BUCKET index: the record key fields hashed to a bucket (all of them when not set).");
     BUCKET_ENGINE = ("hoodie.index.bucket.engine", [], Some("SIMPLE"), OneOf(&["SIMPLE", "CONSISTENT_HASHING"]), "BUCKET index engine; hoodie writes with SIMPLE.");
-    SQL_OPTIMIZED_WRITES = ("hoodie.spark.sql.optimized.writes.enable", [], Some("true"), Bool, "MERGE INTO on a table with a record key: the ON condition must match every record key column. false: a key column the ON condition leaves out is taken from the source's column of that name.");
+    SQL_OPTIMIZED_WRITES = ("hoodie.spark.sql.optimized.writes.enable", [], Some("false"), Bool, "MERGE INTO on a table with a record key: true: the ON condition must match every record key column. false (as Spark with Hudi 1.2 reads it when unset): a key column the ON condition leaves out is taken from the source's column of that name.");
     COMPACT_INLINE = ("hoodie.compact.inline", [], Some("true"), Bool, "Merge-on-read: compact after a write once hoodie.compact.inline.max.delta.commits deltacommits followed the last compaction (Spark's SQL writes do this by default; Hudi's write client defaults to false). On a copy-on-write table an explicit true fails, as in Hudi.");
     COMPACT_INLINE_MAX_DELTA_COMMITS = ("hoodie.compact.inline.max.delta.commits", [], Some("5"), Count { min: 1 }, "Merge-on-read: the deltacommits after which an inline compaction runs.");
     COMPACT_SCHEDULE_INLINE = ("hoodie.compact.schedule.inline", [], Some("false"), Bool, "Merge-on-read: plan a compaction inline but leave it to RUN COMPACTION (table version 6: the next write runs it first).");

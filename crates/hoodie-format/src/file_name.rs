@@ -76,11 +76,17 @@ pub struct LogFileName {
 }
 
 impl LogFileName {
-    /// Parses a log file name; `None` if `name` is not a log file.
+    /// Parses a log file name; `None` if `name` is not a log file. As Hudi's log file pattern,
+    /// the write token is three numbers (`<task>-<stage>-<attempt>`) and nothing but `.cdc`
+    /// may follow it, so the checksum files Hadoop's local file system writes beside a log
+    /// (`..<fileId>_<instant>.log.1_0-1-2.crc`) are not logs.
     pub fn parse(name: &str) -> Option<Self> {
         let rest = name.strip_prefix('.')?;
         let (head, tail) = rest.split_once(".log.")?;
         let (file_id, instant) = head.rsplit_once('_')?;
+        if file_id.is_empty() || file_id.starts_with('.') {
+            return None;
+        }
         let (tail, is_cdc) = match tail.strip_suffix(".cdc") {
             Some(t) => (t, true),
             None => (tail, false),
@@ -89,6 +95,16 @@ impl LogFileName {
             Some((v, t)) => (v, Some(t.to_string())),
             None => (tail, None),
         };
+        let numbers = |t: &str| {
+            let parts: Vec<&str> = t.split('-').collect();
+            parts.len() == 3
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        if token.as_deref().is_some_and(|t| !numbers(t)) {
+            return None;
+        }
         Some(Self {
             file_id: file_id.into(),
             instant: instant.into(),
@@ -149,6 +165,14 @@ mod tests {
                 .is_cdc
         );
         assert!(LogFileName::parse("x.parquet").is_none());
+        // Hadoop's checksum files beside logs (Spark on local disk writes them) are not logs
+        for crc in [
+            "..6d3d-0_20250618054711154.log.1_0-26-85.crc",
+            "..6d3d-0_20250618054711154.log.1_0-26-85.cdc.crc",
+            ".6d3d-0_20250618054711154.log.1_0-26-85.crc",
+        ] {
+            assert!(LogFileName::parse(crc).is_none(), "{crc}");
+        }
         let id = new_file_id();
         assert!(id.ends_with("-0") && id.len() == 38);
     }

@@ -28,8 +28,9 @@ pub struct InsertResult {
     pub files: usize,
 }
 
-/// Keeps, for each record key, the row with the greatest value of `field` (ties: the first
-/// seen). Returns the indices of the surviving rows in input order.
+/// Keeps, for each record key, the row with the greatest value of `field` (ties: the last
+/// seen, as Hudi's payloads pre-combine: the later record wins unless the earlier one's
+/// ordering value is greater). Returns the indices of the surviving rows in input order.
 pub fn precombine(batch: &RecordBatch, keys: &StringArray, field: &str) -> Result<Vec<u32>> {
     precombine_by(batch, |i| keys.value(i), field)
 }
@@ -53,7 +54,7 @@ pub fn precombine_by<'a, K: std::hash::Hash + Eq>(
 }
 
 /// Keeps, for each record `key(i)` of rows `0..n`, the row with the greatest value in
-/// `ordering` (ties: the first seen). Returns the surviving rows in input order.
+/// `ordering` (ties: the last seen). Returns the surviving rows in input order.
 pub fn precombine_values<K: std::hash::Hash + Eq>(
     ordering: &ArrayRef,
     n: usize,
@@ -68,7 +69,7 @@ pub fn precombine_values<K: std::hash::Hash + Eq>(
                 v.insert(i as u32);
             }
             std::collections::hash_map::Entry::Occupied(mut o) => {
-                if rows.row(i) > rows.row(*o.get() as usize) {
+                if rows.row(i) >= rows.row(*o.get() as usize) {
                     o.insert(i as u32);
                 }
             }
@@ -363,7 +364,7 @@ mod tests {
     use std::sync::Arc;
 
     #[test]
-    fn precombine_keeps_greatest_then_first() {
+    fn precombine_keeps_greatest_then_last() {
         let b = RecordBatch::try_new(
             Arc::new(Schema::new(vec![Field::new("ts", DataType::Int64, true)])),
             vec![Arc::new(Int64Array::from(vec![
@@ -376,8 +377,9 @@ mod tests {
         )
         .unwrap();
         let keys = StringArray::from(vec!["a", "a", "a", "b", "b"]);
-        // a: rows 1 and 2 tie at 5 -> first (1); b: 2 beats null
-        assert_eq!(precombine(&b, &keys, "ts").unwrap(), vec![1, 3]);
+        // a: rows 1 and 2 tie at 5 -> the later (2), as Spark with Hudi 1.2 keeps; b: 2 beats
+        // null
+        assert_eq!(precombine(&b, &keys, "ts").unwrap(), vec![2, 3]);
         assert!(matches!(
             precombine(&b, &keys, "nope"),
             Err(FormatError::MissingColumn { .. })

@@ -89,13 +89,17 @@ impl WriteOptions {
     }
 
     /// The operation of `INSERT INTO`, by Hudi 1.2's precedence:
-    /// `hoodie.datasource.write.operation` > `hoodie.spark.sql.insert.into.operation` > the legacy
-    /// `hoodie.sql.insert.mode` (+ `hoodie.sql.bulk.insert.enable`) > deduction (primary key +
-    /// ordering field under event-time ordering: upsert; otherwise insert).
+    /// `hoodie.datasource.write.operation` (set in the session) >
+    /// `hoodie.spark.sql.insert.into.operation` (session, then table) > the legacy
+    /// `hoodie.sql.bulk.insert.enable` (refused with a primary key in the legacy `strict`
+    /// `hoodie.sql.insert.mode`) > `insert`. Since Hudi 1.1 (apache/hudi#14052) an INSERT INTO
+    /// no longer upserts a table with a primary key and an ordering field: it inserts, and keeps
+    /// duplicate keys; the legacy insert mode `upsert` no longer upserts either (checked against
+    /// Spark with Hudi 1.2.0).
     pub fn insert_into_operation(&self) -> Result<(WriteOperation, &'static str)> {
         self.validate()?;
         let has_pk = !self.table.record_key_fields().is_empty();
-        if let Some(op) = self.explicit(&config::WRITE_OPERATION) {
+        if let Some(op) = self.write_operation() {
             return Ok((
                 WriteOperation::parse(&op)?,
                 "hoodie.datasource.write.operation",
@@ -107,31 +111,31 @@ impl WriteOptions {
                 "hoodie.spark.sql.insert.into.operation",
             ));
         }
-        if let Some(mode) = self.explicit(&config::SQL_INSERT_MODE) {
-            let bulk = self.flag(&config::SQL_BULK_INSERT_ENABLE);
-            return match mode.to_ascii_lowercase().as_str() {
-                "strict" if bulk && has_pk => Err(FormatError::WriteRefused {
-                    reason: "Table with primaryKey can not use bulk insert in strict mode.".into(),
-                }),
-                _ if bulk => Ok((WriteOperation::BulkInsert, "hoodie.sql.bulk.insert.enable")),
-                "upsert" => Ok((WriteOperation::Upsert, "hoodie.sql.insert.mode = upsert")),
-                "strict" | "non-strict" => Ok((WriteOperation::Insert, "hoodie.sql.insert.mode")),
-                other => Err(FormatError::WriteRefused {
-                    reason: format!("hoodie.sql.insert.mode must be upsert, strict or non-strict, got {other:?}"),
-                }),
-            };
-        }
+        let strict = self
+            .explicit(&config::SQL_INSERT_MODE)
+            .is_some_and(|m| m.eq_ignore_ascii_case("strict"));
         if self.flag(&config::SQL_BULK_INSERT_ENABLE) {
+            if strict && has_pk {
+                return Err(FormatError::WriteRefused {
+                    reason: "Table with primaryKey can not use bulk insert in strict mode.".into(),
+                });
+            }
             return Ok((WriteOperation::BulkInsert, "hoodie.sql.bulk.insert.enable"));
         }
-        let event_time = self.merge_mode()? == MergeMode::EventTimeOrdering;
-        if has_pk && self.table.ordering_field().is_some() && event_time {
-            return Ok((
-                WriteOperation::Upsert,
-                "primary key + ordering field under EVENT_TIME_ORDERING",
-            ));
-        }
         Ok((WriteOperation::Insert, "default"))
+    }
+
+    /// `hoodie.datasource.write.operation` as the session sets it. It is an option of one
+    /// write: Spark with Hudi 1.2 drops it from a CREATE TABLE's properties, so a table's
+    /// properties do not choose its writes' operation.
+    pub fn write_operation(&self) -> Option<String> {
+        self.session_value(&config::WRITE_OPERATION)
+    }
+
+    /// Whether an insert-like write (insert, bulk_insert, insert overwrite) collapses duplicate
+    /// keys of its input first: `hoodie.combine.before.insert`, off by default.
+    pub fn combine_before_insert(&self) -> bool {
+        self.flag(&config::COMBINE_BEFORE_INSERT)
     }
 
     /// The merge mode: an explicit `hoodie.record.merge.mode`, else the table's.

@@ -96,8 +96,9 @@ pub struct WriteSpec {
     pub kind: WriteKind,
     /// The table's ordering field.
     pub ordering_field: Option<String>,
-    /// An insert collapses duplicate keys of its input to the row with the greatest ordering
-    /// value (ties: the first).
+    /// The write collapses duplicate keys of its input to the row with the greatest ordering
+    /// value (ties and without an ordering field: the last): always for an upsert, for
+    /// the insert-like writes only with `hoodie.combine.before.insert`.
     pub precombine: bool,
     /// How a record meets the stored one.
     pub merge_mode: MergeMode,
@@ -138,12 +139,20 @@ impl WriteSpec {
     /// The write `statement` runs into a table that sees `options`.
     pub fn resolve(options: &WriteOptions, statement: WriteStatement) -> Result<Self> {
         options.validate()?;
+        // an upsert always pre-combines its input (Hudi's hoodie.combine.before.upsert); the
+        // insert-like writes keep duplicate keys unless hoodie.combine.before.insert is set
+        let insert_like = |mut spec: WriteSpec| {
+            if spec.operation != WriteOperation::Upsert {
+                spec.precombine = options.combine_before_insert();
+            }
+            spec
+        };
         match statement {
-            WriteStatement::InsertInto => insert_into(options),
+            WriteStatement::InsertInto => insert_into(options).map(insert_like),
             WriteStatement::InsertOverwrite {
                 static_prefix,
                 full_static,
-            } => overwrite(options, static_prefix, full_static),
+            } => overwrite(options, static_prefix, full_static).map(insert_like),
             WriteStatement::CreateAsSelect => {
                 let mut spec = base(options, WriteOperation::BulkInsert, WriteKind::Insert)?;
                 spec.precombine = false;
@@ -330,12 +339,18 @@ fn bucket_spec(options: &WriteOptions, index: &str) -> Result<Option<BucketSpec>
 
 /// The write an `INSERT INTO` runs, by Hudi 1.2's operation precedence.
 fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
-    let (op, why) = options.insert_into_operation()?;
+    let (mut op, why) = options.insert_into_operation()?;
     let policy = DupPolicy::parse(
         &options
             .get(&config::INSERT_DUP_POLICY)
             .unwrap_or_else(|| "none".into()),
     )?;
+    // as Hudi 1.2 does: an upsert with a duplicate policy is an insert that applies the policy,
+    // and an upsert into a table without a primary key (keys generated per row) an insert
+    let keyless = options.table().record_key_fields().is_empty();
+    if op == WriteOperation::Upsert && (policy != DupPolicy::None || keyless) {
+        op = WriteOperation::Insert;
+    }
     let keyed = |policy| -> Result<WriteSpec> {
         let mut spec = base(options, op, WriteKind::Upsert)?;
         spec.insert_dup_policy = policy;
@@ -359,14 +374,7 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         WriteOperation::BulkInsert => base(options, op, WriteKind::Insert),
         WriteOperation::Insert if policy == DupPolicy::None => base(options, op, WriteKind::Insert),
         WriteOperation::Insert => keyed(Some(policy)),
-        WriteOperation::Upsert => {
-            if options.table().record_key_fields().is_empty() {
-                return Err(FormatError::WriteRefused {
-                    reason: format!("INSERT INTO {} as an upsert ({why}) needs a primary key; the table has none", options.table().name()),
-                });
-            }
-            keyed(None)
-        }
+        WriteOperation::Upsert => keyed(None),
         WriteOperation::InsertOverwrite => overwrite(options, None, false),
         WriteOperation::InsertOverwriteTable => {
             base(options, op, WriteKind::Overwrite(OverwriteScope::Table))
@@ -411,7 +419,7 @@ fn overwrite(
         Some(p) if full_static => OverwriteScope::Prefixes(vec![p]),
         _ => OverwriteScope::InputPartitions,
     };
-    if let Some(op) = options.explicit(&config::WRITE_OPERATION) {
+    if let Some(op) = options.write_operation() {
         match WriteOperation::parse(&op)? {
             WriteOperation::InsertOverwriteTable => return table(()),
             WriteOperation::InsertOverwrite => {
@@ -457,38 +465,60 @@ mod tests {
     }
 
     #[test]
-    fn insert_into_a_keyed_table_with_an_ordering_field_upserts() {
+    fn insert_into_inserts_and_keeps_duplicate_keys_unless_asked_otherwise() {
+        // Hudi 1.1+: a primary key and an ordering field no longer make INSERT INTO an upsert
         let s = spec(&[], WriteStatement::InsertInto).unwrap();
-        assert_eq!(s.operation, WriteOperation::Upsert);
-        assert_eq!(s.kind, WriteKind::Upsert);
+        assert_eq!(s.operation, WriteOperation::Insert);
+        assert_eq!(s.kind, WriteKind::Insert);
         assert_eq!(s.ordering_field.as_deref(), Some("ts"));
+        assert_eq!(s.precombine_field(), None);
         assert_eq!(s.merge_mode, MergeMode::EventTimeOrdering);
         assert_eq!(s.files, FileSpec::default());
-        let insert = spec(
-            &[("hoodie.datasource.write.operation", "insert")],
+        // the legacy insert mode upsert no longer upserts
+        let legacy = spec(
+            &[("hoodie.sql.insert.mode", "upsert")],
+            WriteStatement::InsertInto,
+        );
+        assert_eq!(legacy.unwrap().operation, WriteOperation::Insert);
+        let combined = spec(
+            &[("hoodie.combine.before.insert", "true")],
+            WriteStatement::InsertInto,
+        )
+        .unwrap();
+        assert_eq!(
+            (combined.operation, combined.precombine_field()),
+            (WriteOperation::Insert, Some("ts"))
+        );
+        let upsert = spec(
+            &[("hoodie.spark.sql.insert.into.operation", "upsert")],
             WriteStatement::InsertInto,
         )
         .unwrap();
         assert_eq!(
             (
-                insert.operation,
-                insert.kind.clone(),
-                insert.precombine_field()
+                upsert.operation,
+                upsert.kind.clone(),
+                upsert.precombine_field()
             ),
-            (WriteOperation::Insert, WriteKind::Insert, Some("ts"))
+            (WriteOperation::Upsert, WriteKind::Upsert, Some("ts"))
         );
         let drop = spec(
-            &[
-                ("hoodie.datasource.write.operation", "insert"),
-                ("hoodie.datasource.insert.dup.policy", "drop"),
-            ],
+            &[("hoodie.datasource.insert.dup.policy", "drop")],
             WriteStatement::InsertInto,
         )
         .unwrap();
         assert_eq!(
-            (drop.kind, drop.insert_dup_policy),
-            (WriteKind::Upsert, Some(DupPolicy::Drop))
+            (drop.kind, drop.insert_dup_policy, drop.precombine),
+            (WriteKind::Upsert, Some(DupPolicy::Drop), false)
         );
+        let strict_bulk = spec(
+            &[
+                ("hoodie.sql.insert.mode", "strict"),
+                ("hoodie.sql.bulk.insert.enable", "true"),
+            ],
+            WriteStatement::InsertInto,
+        );
+        assert!(matches!(strict_bulk, Err(FormatError::WriteRefused { .. })));
     }
 
     #[test]
@@ -543,6 +573,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(whole.kind, WriteKind::Overwrite(OverwriteScope::Table));
+        assert_eq!(whole.precombine_field(), None);
         let ctas = spec(&[], WriteStatement::CreateAsSelect).unwrap();
         assert_eq!(
             (ctas.operation, ctas.precombine_field()),

@@ -136,7 +136,7 @@ fn check_on(
             Some(eq) => equalities.push(eq),
             None if key_from_source.is_some() => {
                 return Err(HoodieError::Invalid {
-                    message: format!("MERGE INTO field resolution error: Failed to resolve record key field `{key}` w/in the source-table output: the ON condition does not match it and the source has no column of that name"),
+                    message: format!("MERGE INTO field resolution error: Failed to resolve primary key `{key}` w/in the source-table output"),
                 })
             }
             None => {
@@ -391,28 +391,7 @@ fn plan(
     let event_time = upsert.merge_mode == MergeMode::EventTimeOrdering;
     let ordering = cfg.ordering_field();
     let mor = cfg.table_type()? == TableType::MergeOnRead;
-    // rule 19: under event-time ordering an UPDATE or DELETE compares the source's ordering
-    // value, so the source must have a column of that name (whatever the assignment uses)
-    if let (Some(o), true) = (&ordering, event_time) {
-        let compares = merge.clauses.iter().any(|c| {
-            c.kind.canonical() == MergeIntoClauseKind::Matched
-                && matches!(
-                    c.action,
-                    MergeIntoAction::Update(_) | MergeIntoAction::Delete
-                )
-        });
-        let top = o.split('.').next().unwrap_or(o);
-        let exposed = source
-            .schema()
-            .columns()
-            .iter()
-            .any(|c| c.name.eq_ignore_ascii_case(top));
-        if compares && !exposed {
-            return Err(HoodieError::Invalid {
-                message: format!("MERGE INTO field resolution error: Failed to resolve ordering fields `{o}` w/in the source-table output (an UPDATE or DELETE clause compares the source's `{o}`)"),
-            });
-        }
-    }
+    check_resolution(merge, &source, &target, &keys, ordering.as_deref())?;
     // Hudi's clause rules
     for clause in &merge.clauses {
         let assigned: Vec<String> = match &clause.action {
@@ -472,7 +451,8 @@ fn plan(
     let t_present = Expr::Column(Column::from_name(TARGET_FLAG)).is_not_null();
     let s_present = Expr::Column(Column::from_name(SOURCE_FLAG)).is_not_null();
     let mut case: Option<CaseBuilder> = None;
-    for (k, clause) in merge.clauses.iter().enumerate() {
+    for k in hudi_clause_order(merge) {
+        let clause = &merge.clauses[k];
         let base = match clause.kind.canonical() {
             MergeIntoClauseKind::Matched => t_present.clone().and(s_present.clone()),
             MergeIntoClauseKind::NotMatchedBySource => {
@@ -593,4 +573,90 @@ fn plan(
     };
     out.push(flag.alias(DELETE_FLAG));
     Ok(picked.project(out)?.build()?)
+}
+
+/// The order in which Hudi's expression payload tries a MERGE's clauses: for a matched row its
+/// UPDATE clauses first, in order, and its DELETE clause only after them (whatever the order
+/// they are written in); the other clauses as written.
+fn hudi_clause_order(merge: &MergeIntoOp) -> Vec<usize> {
+    let matched_delete = |k: &usize| {
+        let c = &merge.clauses[*k];
+        c.kind.canonical() == MergeIntoClauseKind::Matched
+            && matches!(c.action, MergeIntoAction::Delete)
+    };
+    let all = 0..merge.clauses.len();
+    all.clone()
+        .filter(|k| !matched_delete(k))
+        .chain(all.filter(matched_delete))
+        .collect()
+}
+
+/// Hudi 1.2's resolution of the record key and ordering fields in a MERGE's source: each is a
+/// source column of that name, or what an UPDATE clause assigns it from a plain source column
+/// (`id = s._id`, not `id = s._id + 0`). A table's ordering field must resolve in every MERGE
+/// with one of Hudi's clauses (whatever its merge mode); its record key fields when it has an
+/// UPDATE clause.
+/// A MERGE has at most one matched DELETE clause.
+fn check_resolution(
+    merge: &MergeIntoOp,
+    source: &LogicalPlan,
+    target: &TableReference,
+    keys: &[String],
+    ordering: Option<&str>,
+) -> Result<(), HoodieError> {
+    let deletes = merge
+        .clauses
+        .iter()
+        .filter(|c| {
+            c.kind.canonical() == MergeIntoClauseKind::Matched
+                && matches!(c.action, MergeIntoAction::Delete)
+        })
+        .count();
+    if deletes > 1 {
+        return Err(HoodieError::Invalid {
+            message: format!(
+                "Only one deleting action is supported in MERGE INTO statement (provided {deletes})"
+            ),
+        });
+    }
+    let columns = source.schema().columns();
+    let updates: Vec<&Vec<(String, Expr)>> = merge
+        .clauses
+        .iter()
+        .filter_map(|c| match &c.action {
+            MergeIntoAction::Update(a) if c.kind.canonical() == MergeIntoClauseKind::Matched => {
+                Some(a)
+            }
+            _ => None,
+        })
+        .collect();
+    // a nested field (`nested.a2`) resolves through its top-level column
+    let resolves = |field: &str| {
+        let top = field.split('.').next().unwrap_or(field);
+        columns.iter().any(|c| c.name.eq_ignore_ascii_case(top))
+            || updates.iter().flat_map(|a| a.iter()).any(|(name, e)| {
+                name.eq_ignore_ascii_case(top)
+                    && matches!(unwrap_cast(e), Expr::Column(_))
+                    && !refers_to_target(e, target)
+            })
+    };
+    if !updates.is_empty() {
+        if let Some(k) = keys.iter().find(|k| !resolves(k)) {
+            return Err(HoodieError::Invalid {
+                message: format!("MERGE INTO field resolution error: Failed to resolve primary key `{k}` w/in the source-table output"),
+            });
+        }
+    }
+    // hoodie's WHEN NOT MATCHED BY SOURCE compares no source row: a MERGE of such clauses
+    // alone has no source ordering value to resolve
+    let hudi_clauses = merge
+        .clauses
+        .iter()
+        .any(|c| c.kind.canonical() != MergeIntoClauseKind::NotMatchedBySource);
+    if let Some(o) = ordering.filter(|o| hudi_clauses && !resolves(o)) {
+        return Err(HoodieError::Invalid {
+            message: format!("MERGE INTO field resolution error: Failed to resolve ordering fields `{o}` w/in the source-table output"),
+        });
+    }
+    Ok(())
 }

@@ -236,12 +236,15 @@ pub async fn write_upserts(
                     .into(),
         });
     };
-    // pre-combine: one row per record (greatest ordering value, ties first; commit-time: last).
+    // pre-combine: one row per record (greatest ordering value, ties last; commit-time: last).
     // Without a global index a key may live in several partitions: there a record is
     // (partition path, key), as Hudi's HoodieKey, so rows for different partitions stay apart.
     let n = incoming.num_rows();
     let paths = incoming.paths();
-    let keep: Vec<u32> = if options.inserts_only {
+    let keep: Vec<u32> = if !options.precombine {
+        // an insert that keeps duplicate keys (a bucket table's, or one with a dup policy)
+        (0..n as u32).collect()
+    } else if options.inserts_only {
         match (&options.ordering_field, incoming.ordering()) {
             (Some(_), Some(col)) => precombine_values(col, n, |i| (paths.id(i), keys.value(i)))?,
             _ => (0..n as u32).collect(),
