@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the Rust tests (unit tests, the sql-tests/ suite through
 # hoodie-slt, the Spark fixtures and failure injection), then the interoperability check that
-# reads hoodie-written tables with the Python `hudi` reader (hudi-rs), and the differential fuzzer
-# (tests/fuzz/README.md).
+# reads hoodie-written tables with the Python `hudi` reader (hudi-rs), the object stores, the
+# concurrency stress test, the differential fuzzer (tests/fuzz/README.md) and last Spark with
+# Hudi beside hoodie (tests/spark/README.md). Downloads (pip, npm, Maven) are cached under
+# ~/.cache and ~/.m2 ($HOODIE_CACHE moves the project's own), where the next run finds them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # the fixture tests unzip the Spark-written tables in tests/fixtures
@@ -10,7 +12,7 @@ if ! command -v unzip >/dev/null; then
   apt-get update -qq && apt-get install -y -qq unzip
 fi
 cargo test --workspace
-cargo build --bin hoodie
+cargo build --bin hoodie --bin hoodie-slt
 # the embedding example (built by cargo test): a plain DataFusion session with_hoodie
 "${CARGO_TARGET_DIR:-target}/debug/examples/embed" > /dev/null
 bash tests/interop/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
@@ -23,3 +25,7 @@ bash tests/azure/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 bash tests/concurrency/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # differential fuzzer against DuckDB: self-test, then seeds 0..299 (prints "fuzz: N passed, M failed")
 bash tests/fuzz/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
+# Spark with Hudi (pyspark from PyPI, the Hudi bundle from Maven Central, one Spark session for
+# the stage): the sql-tests with Spark as the oracle, each engine reading the other's tables,
+# the two taking turns on one table, and fuzzer seeds through Spark
+bash tests/spark/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie" "${CARGO_TARGET_DIR:-target}/debug/hoodie-slt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tables on Azure Blob Storage: starts Azurite (npm `azurite`, installed under target/) on
+# Tables on Azure Blob Storage: starts Azurite (npm `azurite`, installed under ~/.cache/hoodie) on
 # 127.0.0.1, checks that it refuses a second create-if-absent, runs every kind of DML on tables
 # at az:// locations (copy-on-write and merge-on-read, under optimistic concurrency control),
 # has hudi-rs read them with the same storage options, and runs the concurrency stress test
@@ -8,8 +8,8 @@ set -euo pipefail
 HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-VENV=${HOODIE_S3_VENV:-$ROOT/target/s3-venv}
-AZURITE=$ROOT/target/azurite
+VENV=${HOODIE_S3_VENV:-${HOODIE_CACHE:-$HOME/.cache/hoodie}/s3-venv}
+AZURITE=${HOODIE_CACHE:-$HOME/.cache/hoodie}/azurite
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import hudi, pyarrow, azure.storage.blob" 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet "moto[server]" "hudi==0.5.0" pyarrow azure-storage-blob

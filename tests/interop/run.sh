@@ -5,7 +5,7 @@
 set -euo pipefail
 HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
 HERE=$(cd "$(dirname "$0")" && pwd)
-VENV=${HOODIE_INTEROP_VENV:-$HERE/../../target/interop-venv}
+VENV=${HOODIE_INTEROP_VENV:-${HOODIE_CACHE:-$HOME/.cache/hoodie}/interop-venv}
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import hudi, pyarrow" 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet "hudi==0.5.0" pyarrow

@@ -10,7 +10,7 @@
 set -euo pipefail
 HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
 HERE=$(cd "$(dirname "$0")" && pwd)
-VENV=${HOODIE_S3_VENV:-$HERE/../../target/s3-venv}
+VENV=${HOODIE_S3_VENV:-${HOODIE_CACHE:-$HOME/.cache/hoodie}/s3-venv}
 if [ ! -x "$VENV/bin/moto_server" ] || ! "$VENV/bin/python" -c "import hudi, pyarrow" 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet "moto[server]" "hudi==0.5.0" pyarrow

@@ -185,7 +185,7 @@ async fn a_failed_compaction_leaves_the_table_readable_and_the_next_one_finishes
     let want = rows(&ctx, "SELECT id, v FROM c ORDER BY id").await;
     let storage = TableStorage::local(&loc).unwrap();
     let table = HudiTable::open(storage.clone()).await.unwrap();
-    let instant = schedule_compaction(&table, None).await.unwrap().unwrap();
+    let instant = schedule_compaction(&table, None, 0).await.unwrap().unwrap();
     let mut n = 1;
     loop {
         let store = Arc::new(common::failing::FailingStore::new(

@@ -155,8 +155,18 @@ async fn run_file(
     let records = load_records(path, tmp.path())?;
     let label = engine.label();
     let mut pending: Vec<Condition> = Vec::new();
+    // sqllogictest's parser hands the conditions before a `halt` on to the next statement too:
+    // those of a conditional halt this engine skipped are taken off it again
+    let mut inherited = 0;
     let mut records = records.into_iter();
-    while let Some(record) = records.next() {
+    while let Some(mut record) = records.next() {
+        if let Record::Statement { conditions, .. }
+        | Record::Query { conditions, .. }
+        | Record::Let { conditions, .. } = &mut record
+        {
+            conditions.drain(..inherited.min(conditions.len()));
+            inherited = 0;
+        }
         match &record {
             Record::Condition(c) => {
                 pending.push(c.clone());
@@ -167,6 +177,7 @@ async fn run_file(
                 break;
             }
             Record::Halt { .. } => {
+                inherited = pending.len();
                 pending.clear();
                 continue;
             }
@@ -434,6 +445,37 @@ mod tests {
         let summary = run_paths(&[dir.path().to_path_buf()]).await;
         assert!(summary.is_success(), "{:?}", summary.failures);
         assert_eq!(summary.passed, 4);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conditional_halts_and_skips_follow_the_engine_label() {
+        let dir = tempfile::tempdir().unwrap();
+        // a halt kept from hoodie: the statement after it runs on hoodie (the parser hands the
+        // halt's condition on to it, which must not skip it)
+        std::fs::write(
+            dir.path().join("not_spark.slt"),
+            "onlyif spark\nhalt\n\nstatement ok\nCREATE VIEW v AS SELECT 1 AS x\n\n\
+             query I\nSELECT x FROM v\n----\n1\n\n\
+             skipif hoodie\nquery I\nSELECT 2\n----\n3\n\n\
+             let y\nSELECT 7\n\n\
+             onlyif spark\nquery I\nSELECT $nope\n----\n0\n",
+        )
+        .unwrap();
+        // a halt for hoodie: nothing after it runs
+        std::fs::write(
+            dir.path().join("not_hoodie.slt"),
+            "skipif spark\nhalt\n\nquery I\nSELECT 1\n----\n2\n",
+        )
+        .unwrap();
+        let summary = run_paths(&[dir.path().to_path_buf()]).await;
+        assert!(
+            summary.is_success(),
+            "{:?} {:?}",
+            summary.failures,
+            summary.file_errors
+        );
+        assert_eq!((summary.passed, summary.skipped), (3, 3), "{summary:?}");
+        assert_eq!(summary.to_string(), "3 passed, 0 failed, 3 skipped");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

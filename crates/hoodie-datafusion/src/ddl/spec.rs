@@ -236,13 +236,11 @@ impl TableSpec {
                 }
             } else if k.to_ascii_lowercase().starts_with("hoodie.") {
                 p.set(k.clone(), v);
-            } else if hoodie_format::location::is_storage_option(k) {
-                // the location's object store settings: credentials stay out of hoodie.properties
-                continue;
             } else {
-                return Err(HoodieError::Invalid {
-                    message: format!("unknown table option {k:?}: use primaryKey, preCombineField, orderingFields, type, recordMergeMode, payloadClass or a hoodie.* key"),
-                });
+                // the location's object store settings (credentials stay out of
+                // hoodie.properties), or a property of the catalog's: Spark keeps any table
+                // property in its catalog and none of these in hoodie.properties
+                continue;
             }
         }
         // Hudi records the logging mode of a CDC table, its default included

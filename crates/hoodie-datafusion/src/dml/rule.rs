@@ -29,6 +29,7 @@ use datafusion::optimizer::AnalyzerRule;
 
 use crate::dml::merge_into::passes::{PassPlan, PassSetting};
 use crate::dml::merge_into::source_keys::SourceKeys;
+use crate::dml::struct_cast;
 use crate::dml::write_node::count_schema;
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
@@ -167,15 +168,22 @@ fn change_set_of(
     let LogicalPlan::Dml(dml) = &plan else {
         return Ok(plan);
     };
+    let provider = source_as_provider(&dml.target)?;
+    let Some(hudi) = as_hudi(&provider) else {
+        return Ok(plan);
+    };
     let kind = match &dml.op {
         WriteOp::Update => DmlKind::Update,
         WriteOp::Delete => DmlKind::Delete,
         WriteOp::MergeInto(_) => DmlKind::Merge,
+        // an INSERT stays DataFusion's; its struct values go into struct columns by position
+        WriteOp::Insert(_) => {
+            let mut dml = dml.clone();
+            let input = Arc::unwrap_or_clone(dml.input);
+            dml.input = Arc::new(struct_cast::by_position_in_plan(input)?);
+            return Ok(LogicalPlan::Dml(dml));
+        }
         _ => return Ok(plan),
-    };
-    let provider = source_as_provider(&dml.target)?;
-    let Some(hudi) = as_hudi(&provider) else {
-        return Ok(plan);
     };
     let table = dml.table_name.to_string();
     hudi.refuse_write().map_err(HoodieError::into_datafusion)?;
@@ -225,7 +233,7 @@ fn change_set_of(
         }
         // the rows to change as the table's columns, plus the delete flag
         _ => {
-            let input = Arc::unwrap_or_clone(dml.input.clone());
+            let input = struct_cast::by_position_in_plan(Arc::unwrap_or_clone(dml.input.clone()))?;
             // a DELETE needs only the locating meta columns of its rows; an UPDATE also
             // its assigned columns
             // (a merge-on-read table logs whole records: an UPDATE carries every column)

@@ -62,7 +62,7 @@ pub(crate) async fn after_commit(
     {
         return Ok(timeline);
     }
-    if let Some(instant) = schedule_compaction(table, None).await.map_err(df_err)? {
+    if let Some(instant) = schedule_compaction(table, None, 0).await.map_err(df_err)? {
         if run {
             execute_compaction(table, &instant, &spec.files)
                 .await

@@ -36,13 +36,19 @@ pub(super) async fn table_info(
         }
         TableInfo::CreateStatement => (
             &["createtab_stmt"],
-            vec![vec![create_statement(name, hudi)]],
+            vec![vec![Some(create_statement(name, hudi))]],
         ),
     };
     frame(ctx, columns, rows)
 }
 
-fn frame(ctx: &SessionContext, columns: &[&str], rows: Vec<Vec<String>>) -> Result<DataFrame> {
+/// The rows as a frame of text columns: `None` is NULL (a column's missing comment in DESCRIBE,
+/// as Spark shows it; Spark's other empty cells are empty strings).
+fn frame(
+    ctx: &SessionContext,
+    columns: &[&str],
+    rows: Vec<Vec<Option<String>>>,
+) -> Result<DataFrame> {
     let schema = Schema::new(
         columns
             .iter()
@@ -53,7 +59,7 @@ fn frame(ctx: &SessionContext, columns: &[&str], rows: Vec<Vec<String>>) -> Resu
         .map(|i| {
             Arc::new(StringArray::from(
                 rows.iter()
-                    .map(|r| r.get(i).filter(|v| !v.is_empty() || i == 0).cloned())
+                    .map(|r| r.get(i).cloned().flatten())
                     .collect::<Vec<_>>(),
             )) as _
         })
@@ -61,29 +67,36 @@ fn frame(ctx: &SessionContext, columns: &[&str], rows: Vec<Vec<String>>) -> Resu
     Ok(ctx.read_batch(RecordBatch::try_new(Arc::new(schema), arrays)?)?)
 }
 
-/// Spark's DESCRIBE: every column (meta columns first), then the partition columns, then,
-/// EXTENDED, the table's details.
+/// Spark's DESCRIBE: every column (meta columns first; its comment NULL), then the partition
+/// columns, then, EXTENDED, the table's details (their empty cells empty strings, as Spark's).
 fn describe(
     ctx: &SessionContext,
     name: &str,
     hudi: &HudiTableProvider,
     extended: bool,
-) -> Result<Vec<Vec<String>>> {
+) -> Result<Vec<Vec<Option<String>>>> {
     let schema = TableProvider::schema(hudi);
-    let row = |a: &str, b: &str| vec![a.to_string(), b.to_string(), String::new()];
-    let mut rows: Vec<Vec<String>> = schema
+    let row = |a: &str, b: &str| {
+        vec![
+            Some(a.to_string()),
+            Some(b.to_string()),
+            Some(String::new()),
+        ]
+    };
+    let column = |a: &str, b: &str| vec![Some(a.to_string()), Some(b.to_string()), None];
+    let mut rows: Vec<Vec<Option<String>>> = schema
         .fields()
         .iter()
-        .map(|f| row(f.name(), &spark_type(f.data_type())))
+        .map(|f| column(f.name(), &spark_type(f.data_type())))
         .collect();
     let cfg = hudi.table().config();
     let parts = cfg.partition_fields();
     if !parts.is_empty() {
         rows.push(row("# Partition Information", ""));
         rows.push(vec![
-            "# col_name".into(),
-            "data_type".into(),
-            "comment".into(),
+            Some("# col_name".into()),
+            Some("data_type".into()),
+            Some("comment".into()),
         ]);
         for p in &parts {
             if let Some(f) = schema
@@ -91,7 +104,7 @@ fn describe(
                 .iter()
                 .find(|f| f.name().eq_ignore_ascii_case(p))
             {
-                rows.push(row(f.name(), &spark_type(f.data_type())));
+                rows.push(column(f.name(), &spark_type(f.data_type())));
             }
         }
     }
@@ -117,12 +130,12 @@ fn describe(
 
 /// SHOW TBLPROPERTIES: the table's `hoodie.properties`, or one key of it (Spark's text for a
 /// key the table lacks).
-fn properties(name: &str, hudi: &HudiTableProvider, key: Option<&str>) -> Vec<Vec<String>> {
+fn properties(name: &str, hudi: &HudiTableProvider, key: Option<&str>) -> Vec<Vec<Option<String>>> {
     let props = hudi.table().config().properties();
     match key {
         None => props
             .iter()
-            .map(|(k, v)| vec![k.to_string(), v.to_string()])
+            .map(|(k, v)| vec![Some(k.to_string()), Some(v.to_string())])
             .collect(),
         Some(k) => {
             // a short or old name finds the key under any of its names
@@ -137,7 +150,7 @@ fn properties(name: &str, hudi: &HudiTableProvider, key: Option<&str>) -> Vec<Ve
                 .find_map(|n| props.get(n))
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("Table {name} does not have property: {k}"));
-            vec![vec![k.to_string(), value]]
+            vec![vec![Some(k.to_string()), Some(value)]]
         }
     }
 }

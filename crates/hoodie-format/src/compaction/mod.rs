@@ -63,8 +63,14 @@ pub fn delta_commits_since_compaction(timeline: &Timeline) -> usize {
 }
 
 /// Plans a compaction of every latest file slice with log files at `at` (a new instant
-/// after every instant on the timeline when `None`); `Ok(None)` when no slice has logs.
-pub async fn schedule_compaction(table: &HudiTable, at: Option<&str>) -> Result<Option<String>> {
+/// after every instant on the timeline when `None`); `Ok(None)` when no slice has logs, or
+/// when fewer than `after` deltacommits followed the last compaction (Hudi's NUM_COMMITS
+/// trigger, `hoodie.compact.inline.max.delta.commits`; 0 plans whatever the count).
+pub async fn schedule_compaction(
+    table: &HudiTable,
+    at: Option<&str>,
+    after: usize,
+) -> Result<Option<String>> {
     check_mor(table)?;
     let timeline = table.timeline().await?;
     let last = timeline.last_instant_time();
@@ -83,6 +89,9 @@ pub async fn schedule_compaction(table: &HudiTable, at: Option<&str>) -> Result<
         }
         None => new_instant_time(last),
     };
+    if delta_commits_since_compaction(&timeline) < after {
+        return Ok(None);
+    }
     // a file group a pending compaction already plans is left to it
     let mut planned = std::collections::HashSet::new();
     for c in pending_compactions(&timeline) {

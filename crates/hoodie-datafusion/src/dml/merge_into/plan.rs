@@ -30,6 +30,7 @@ use crate::dml::merge_into::passes::kept::KeptSourceNode;
 use crate::dml::merge_into::passes::udf::pass_filter;
 use crate::dml::merge_into::passes::PassPlan;
 use crate::dml::merge_into::source_keys::{may_match_source, SourceKeys, SourceKeysNode};
+use crate::dml::struct_cast;
 use crate::error::HoodieError;
 use crate::provider::HudiTableProvider;
 use hoodie_format::write::change_set::DELETE_FLAG;
@@ -537,7 +538,10 @@ fn plan(
                 MergeIntoAction::Delete => None,
             };
             if let Some(v) = value {
-                let v = cast(v, f.data_type().clone());
+                // DataFusion's MERGE planning may have cast the value to the column already
+                let v = struct_cast::by_position_in_expr(v, picked.schema())?.data;
+                let from = v.get_type(picked.schema())?;
+                let v = struct_cast::cast_by_position(v, &from, f.data_type());
                 let cond = clause_col().eq(lit(k as i32));
                 b = Some(match b {
                     None => when(cond, v),

@@ -80,10 +80,10 @@ async fn archived_commits(
 }
 
 /// `CALL show_archived_commits(table [, limit] [, start_ts] [, end_ts])`: `show_commits`'s
-/// rows for the archived timeline.
+/// rows for the archived timeline, without the `action` column (as Hudi 1.2's).
 pub(super) async fn show_archived_commits(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    commit_rows(ctx, &archived_commits(&table, args).await?)
+    commit_rows(ctx, &archived_commits(&table, args).await?, false)
 }
 
 /// `CALL show_archived_commits_metadata(table [, limit] [, start_ts] [, end_ts])`:

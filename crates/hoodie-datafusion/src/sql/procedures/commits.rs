@@ -87,20 +87,22 @@ fn adds_file(s: &WriteStat) -> bool {
 /// `CALL show_commits(table [, limit] | path => ...)`: one row per completed write, newest first.
 pub(super) async fn show_commits(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    commit_rows(ctx, &commits(&table, args).await?)
+    commit_rows(ctx, &commits(&table, args).await?, true)
 }
 
-/// `show_commits`' columns for `rows`.
+/// `show_commits`' columns for `rows`: `show_archived_commits` has them but `action`, as in
+/// Hudi 1.2 (`with_action` false).
 pub(super) fn commit_rows(
     ctx: &SessionContext,
     rows: &[(Instant, CommitMetadata)],
+    with_action: bool,
 ) -> Result<DataFrame> {
     let sum = |f: &dyn Fn(&WriteStat) -> i64| -> Vec<i64> {
         rows.iter()
             .map(|(_, m)| m.write_stats().map(f).sum())
             .collect()
     };
-    Columns::new()
+    let mut columns = Columns::new()
         .text(
             "commit_time",
             rows.iter()
@@ -110,13 +112,16 @@ pub(super) fn commit_rows(
         .text(
             "state_transition_time",
             rows.iter().map(|(i, _)| transition_time(i)).collect(),
-        )
-        .text(
+        );
+    if with_action {
+        columns = columns.text(
             "action",
             rows.iter()
                 .map(|(i, _)| Some(i.action.as_str().to_string()))
                 .collect(),
-        )
+        );
+    }
+    columns
         .long("total_bytes_written", sum(&|s| s.total_write_bytes))
         .long("total_files_added", sum(&|s| adds_file(s) as i64))
         .long("total_files_updated", sum(&|s| !adds_file(s) as i64))

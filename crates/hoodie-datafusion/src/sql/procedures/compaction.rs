@@ -30,6 +30,14 @@ fn file_spec(
     Ok(WriteSpec::resolve(&options, WriteStatement::InsertInto)?.files)
 }
 
+/// The deltacommits Hudi's compaction trigger (NUM_COMMITS) waits for since the last
+/// compaction: `hoodie.compact.inline.max.delta.commits`.
+fn trigger(ctx: &SessionContext, table: &HudiTable, args: &Args) -> Result<usize> {
+    let all = super::call_options(ctx, args)?;
+    let options = WriteOptions::new(all, table.config());
+    Ok(options.get_usize(&hoodie_format::config::COMPACT_INLINE_MAX_DELTA_COMMITS)?)
+}
+
 /// `CALL run_compaction(op => 'schedule' | 'execute' | 'scheduleandexecute' | 'run', table |
 /// path [, timestamp] [, instants] [, limit])`: one row per compaction instant it scheduled or
 /// ran, newest first: `(timestamp, operation_size, state)`. `timestamp` executes that pending
@@ -90,7 +98,10 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
     }
     if schedule {
         let at = if execute { None } else { timestamp.as_deref() };
-        affected = match schedule_compaction(&table, at).await? {
+        // as Hudi schedules (its NUM_COMMITS trigger): nothing is planned until
+        // hoodie.compact.inline.max.delta.commits deltacommits followed the last compaction
+        let after = trigger(ctx, &table, args)?;
+        affected = match schedule_compaction(&table, at, after).await? {
             Some(c) => vec![c],
             None if execute => affected,
             None => Vec::new(),

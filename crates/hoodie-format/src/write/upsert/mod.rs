@@ -241,22 +241,28 @@ pub async fn write_upserts(
     // (partition path, key), as Hudi's HoodieKey, so rows for different partitions stay apart.
     let n = incoming.num_rows();
     let paths = incoming.paths();
+    // under commit-time ordering the later row wins whatever its ordering value, as Hudi's
+    // OverwriteWithLatest payload pre-combines
+    let ordering = incoming
+        .ordering()
+        .filter(|_| options.merge_mode == MergeMode::EventTimeOrdering);
     let keep: Vec<u32> = if !options.precombine {
         // an insert that keeps duplicate keys (a bucket table's, or one with a dup policy)
         (0..n as u32).collect()
     } else if options.inserts_only {
-        match (&options.ordering_field, incoming.ordering()) {
+        match (&options.ordering_field, ordering) {
             (Some(_), Some(col)) => precombine_values(col, n, |i| (paths.id(i), keys.value(i)))?,
+            (Some(_), None) => keep_last_by(n, |i| (paths.id(i), keys.value(i))),
             _ => (0..n as u32).collect(),
         }
     } else if !options.global_index {
         let record = |i: usize| (paths.id(i), keys.value(i));
-        match (&options.ordering_field, incoming.ordering()) {
+        match (&options.ordering_field, ordering) {
             (Some(_), Some(col)) => precombine_values(col, n, record)?,
             _ => keep_last_by(n, record),
         }
     } else {
-        match (&options.ordering_field, incoming.ordering()) {
+        match (&options.ordering_field, ordering) {
             (Some(_), Some(col)) => precombine_values(col, n, |i| keys.value(i))?,
             _ => keep_last_by(n, |i| keys.value(i)),
         }

@@ -1,0 +1,130 @@
+//! Struct values written into struct columns field by field, by position, as Spark's store
+//! assignment does: `insert into t select 1, named_struct('x1', 'v', 'x2', ...)` into a column
+//! `nested struct<a1: string, a2: ...>` puts `x1` into `a1`. DataFusion casts a struct to a
+//! struct only when their fields have the same names, so the cast its planner puts on an
+//! INSERT's values (or hoodie's MERGE on its assignments) becomes a new struct of the target's
+//! field names built from the value's fields in order; a NULL struct stays NULL.
+
+use datafusion::arrow::datatypes::{DataType, Fields};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result, ScalarValue};
+use datafusion::functions::core::expr_fn::{get_field, named_struct};
+use datafusion::logical_expr::{cast, lit, when, Cast, Expr, ExprSchemable, LogicalPlan};
+
+/// `plan` with every cast of a struct to a struct of other field names in its projections and
+/// VALUES lists rebuilt by position.
+pub(crate) fn by_position_in_plan(plan: LogicalPlan) -> Result<LogicalPlan> {
+    plan.transform_up(|node| {
+        // the expressions of a projection read its input; a VALUES list's read nothing
+        let schema = match &node {
+            LogicalPlan::Projection(p) => p.input.schema().as_ref().clone(),
+            LogicalPlan::Values(_) => DFSchema::empty(),
+            _ => return Ok(Transformed::no(node)),
+        };
+        node.map_expressions(|e| by_position_in_expr(e, &schema))
+    })
+    .map(|t| t.data)
+}
+
+/// `expr` with its casts of structs to structs of other field names rebuilt by position.
+pub(crate) fn by_position_in_expr(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    expr.transform_up(|e| {
+        let Expr::Cast(Cast { expr, field }) = &e else {
+            return Ok(Transformed::no(e));
+        };
+        let from = expr.get_type(schema)?;
+        match positional(expr.as_ref().clone(), &from, field.data_type()) {
+            Some(rebuilt) => Ok(Transformed::yes(rebuilt)),
+            None => Ok(Transformed::no(e)),
+        }
+    })
+}
+
+/// `value` (of type `to`'s counterpart `from`) as `to`: by position where both are structs of
+/// as many fields under other names, else a plain cast.
+pub(crate) fn cast_by_position(value: Expr, from: &DataType, to: &DataType) -> Expr {
+    positional(value.clone(), from, to).unwrap_or_else(|| cast(value, to.clone()))
+}
+
+/// The struct `value` rebuilt as `to` by position, when `from` and `to` are structs of as many
+/// fields whose names differ (None: DataFusion's cast does it, or nothing can).
+fn positional(value: Expr, from: &DataType, to: &DataType) -> Option<Expr> {
+    let (DataType::Struct(f), DataType::Struct(t)) = (from, to) else {
+        return None;
+    };
+    if f.len() != t.len() || same_names(f, t) {
+        return None;
+    }
+    let mut args = Vec::with_capacity(2 * t.len());
+    for (tf, ff) in t.iter().zip(f.iter()) {
+        let field = get_field(value.clone(), ff.name().as_str());
+        args.push(lit(tf.name().as_str()));
+        args.push(cast_by_position(field, ff.data_type(), tf.data_type()));
+    }
+    let null = ScalarValue::try_from(to).ok()?;
+    when(value.is_null(), lit(null))
+        .otherwise(named_struct(args))
+        .ok()
+}
+
+fn same_names(a: &Fields, b: &Fields) -> bool {
+    a.iter()
+        .zip(b.iter())
+        .all(|(x, y)| x.name().eq_ignore_ascii_case(y.name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::Field;
+    use datafusion::prelude::SessionContext;
+    use std::sync::Arc;
+
+    fn st(fields: Vec<(&str, DataType)>) -> DataType {
+        DataType::Struct(
+            fields
+                .into_iter()
+                .map(|(n, t)| Arc::new(Field::new(n, t, true)))
+                .collect(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_struct_of_other_field_names_is_cast_by_position_and_null_stays_null() {
+        let ctx = SessionContext::new();
+        let target = st(vec![
+            ("a1", DataType::Utf8),
+            (
+                "a2",
+                st(vec![("b1", DataType::Int32), ("b2", DataType::Utf8)]),
+            ),
+        ]);
+        let source = "named_struct('x1', 'v', 'x2', named_struct('y1', 5, 'y2', 'w'))";
+        let df = ctx
+            .sql(&format!(
+                "SELECT {source} AS s UNION ALL SELECT CAST(NULL AS STRUCT<x1: STRING, x2: STRUCT<y1: BIGINT, y2: STRING>>)"
+            ))
+            .await
+            .unwrap();
+        let schema = df.schema().clone();
+        let from = schema.field(0).data_type().clone();
+        let e = cast_by_position(Expr::Column(schema.columns()[0].clone()), &from, &target);
+        let out = df
+            .select(vec![e.alias("t")])
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let text = datafusion::arrow::util::pretty::pretty_format_batches(&out)
+            .unwrap()
+            .to_string();
+        assert!(text.contains("{a1: v, a2: {b1: 5, b2: w}}"), "{text}");
+        assert_eq!(out[0].schema().field(0).data_type(), &target);
+        let nulls: usize = out.iter().map(|b| b.column(0).null_count()).sum();
+        assert_eq!(nulls, 1, "{text}");
+        // fields of the same names, or of another count, are left to DataFusion's cast
+        assert!(positional(lit(1), &target, &target).is_none());
+        let fewer = st(vec![("x1", DataType::Utf8)]);
+        assert!(positional(lit(1), &fewer, &target).is_none());
+    }
+}
