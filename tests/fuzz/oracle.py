@@ -55,12 +55,25 @@ class Oracle:
             if self.x(f"SELECT count(*) FROM {self.t.name} WHERE {p} = ''").fetchone()[0]:
                 # '' shares __HIVE_DEFAULT_PARTITION__ with NULL: not modelled
                 raise Invalid("an empty partition value")
-        if not self.t.pk:
+        if not self.t.pk or getattr(self.t, "allow_dups", False):
             return  # rows without a primary key are not records of a key: duplicates are kept
         ids = ", ".join(q(c.name) for c in self.t.identity)
         n = self.x(f"SELECT count(*) FROM (SELECT {ids} FROM {self.t.name} GROUP BY ALL HAVING count(*) > 1)").fetchone()[0]
         if n:
             raise Invalid("a record key would be held twice in one partition")
+
+    def held_twice(self, alias):
+        """A condition on the row `alias` of the table: its record is held more than once (an
+        `insert` of a stored key keeps both copies). What an UPDATE, DELETE, MERGE or upsert
+        does to such a record is Hudi's implementation's choice (Spark changes the first copy
+        in file order): the generator keeps every change away from them (Invalid)."""
+        return f"(SELECT count(*) FROM {self.t.name} AS _dup WHERE {self.same_identity('_dup', alias)}) > 1"
+
+    def has_dups(self):
+        if not self.t.pk or not getattr(self.t, "allow_dups", False):
+            return False
+        ids = ", ".join(q(c.name) for c in self.t.identity)
+        return bool(self.x(f"SELECT count(*) FROM (SELECT {ids} FROM {self.t.name} GROUP BY ALL HAVING count(*) > 1)").fetchone()[0])
 
     def rows(self):
         names = ", ".join(q(c.name) for c in self.t.columns)

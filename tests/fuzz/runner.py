@@ -213,25 +213,35 @@ def identity(table, row):
 
 
 def replay_commit(table, state, changes):
-    """Applies one commit's change rows to `state` (identity -> data row): its deletes, then its
-    updates, then its inserts (a record that moves partition is a delete and an insert). Returns
-    what went wrong, or None."""
+    """Applies one commit's change rows to `state` (identity -> the data rows of that record:
+    one, or several where the table keeps duplicate keys): its deletes, then its updates, then
+    its inserts (a record that moves partition is a delete and an insert). Returns what went
+    wrong, or None."""
+    dups = getattr(table, "allow_dups", False)
     for op in ("d", "u", "i"):
         for ch in changes:
             if ch["op"] != op:
                 continue
             before, after = ch["before"], ch["after"]
             if op in ("d", "u"):
-                if before is None or identity(table, before) not in state:
+                held = state.get(identity(table, before)) if before is not None else None
+                if not held:
                     return f"'{op}' of a record the table did not hold: {before}"
-                if canon_rows([state[identity(table, before)]]) != canon_rows([before]):
-                    return f"'{op}' whose before image {before} is not the record {state[identity(table, before)]}"
-                del state[identity(table, before)]
+                same = [k for k, r in enumerate(held) if canon_rows([r]) == canon_rows([before])]
+                if not same:
+                    return f"'{op}' whose before image {before} is not the record {held[0]}"
+                del held[same[0]]
+                if not held:
+                    del state[identity(table, before)]
             if op in ("u", "i"):
-                if after is None or identity(table, after) in state:
+                if after is None or (identity(table, after) in state and not dups):
                     return f"'{op}' of a record the table already held: {after}"
-                state[identity(table, after)] = after
+                state.setdefault(identity(table, after), []).append(after)
     return None
+
+
+def state_rows(state):
+    return [r for rows in state.values() for r in rows]
 
 
 def cdc_check(seq, wh, binary):
@@ -262,15 +272,17 @@ def cdc_check(seq, wh, binary):
     data = [c.name for c in seq.table.columns]
     commits = sorted({r["ts_ms"] for r in rows})
     start = read_parquet(f"{out}.start") if kept else []
-    state = {identity(seq.table, r): {c: r[c] for c in data} for r in start}
+    state = {}
+    for r in start:
+        state.setdefault(identity(seq.table, r), []).append({c: r[c] for c in data})
+    first = canon_rows(state_rows(state))
     states = []
     for ts in commits:
         err = replay_commit(seq.table, state, [r for r in rows if r["ts_ms"] == ts])
         if err:
             return f"commit {ts}: {err}"
-        states.append(canon_rows(list(state.values())))
+        states.append(canon_rows(state_rows(state)))
     final = canon_rows([{c: r[c] for c in data} for r in read_parquet(same)])
-    first = canon_rows(list({identity(seq.table, r): {c: r[c] for c in data} for r in start}.values()))
     if (states[-1] if states else first) != final:
         return f"replaying {len(rows)} change rows of {len(commits)} commits does not give the table"
     if checks_history(seq):

@@ -7,6 +7,7 @@ import re
 
 import duckdb
 
+import model
 from model import AVOID, TYPES, lit
 from oracle import Invalid, q
 
@@ -26,6 +27,28 @@ def quoted(name):
 
 def values_sql(rows):
     return ", ".join("(" + ", ".join(lit(v) for v in r) + ")" for r in rows)
+
+
+WRITE_OP = "hoodie.datasource.write.operation"
+INTO_OP = "hoodie.spark.sql.insert.into.operation"
+COMBINE = "hoodie.combine.before.insert"
+LEGACY_MODE = "hoodie.sql.insert.mode"
+DUP_POLICY = "hoodie.datasource.insert.dup.policy"
+# the session options an INSERT sets or resets (each INSERT states all of them, so that a shrunk
+# sequence means what it meant); INTO_OP, COMBINE and LEGACY_MODE only in sequences that use them
+INSERT_OPTIONS = (WRITE_OP, INTO_OP, COMBINE, LEGACY_MODE, DUP_POLICY)
+
+
+def insert_operation(t, session, policy):
+    """The operation an INSERT INTO runs (README, oracle rule 3; Hudi 1.2): the session's
+    `hoodie.datasource.write.operation`, else `hoodie.spark.sql.insert.into.operation` (the
+    session's, then the table's property), else `insert` (the legacy `hoodie.sql.insert.mode`
+    no longer upserts; a `hoodie.datasource.write.operation` table property is ignored). An
+    upsert with a duplicate policy, or into a table without a primary key, is an `insert`."""
+    op = session.get(WRITE_OP) or session.get(INTO_OP) or ("upsert" if getattr(t, "upsert_prop", False) else "insert")
+    if op == "upsert" and (policy != "none" or not t.pk):
+        op = "insert"
+    return op
 
 
 class Create:
@@ -59,6 +82,10 @@ class Create:
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")
+        if getattr(t, "upsert_prop", False):
+            props.append(f"'{INTO_OP}' = 'upsert'")
+        if getattr(t, "write_op_prop", False):
+            props.append(f"'{WRITE_OP}' = '{'insert' if t.upsert_prop else 'upsert'}'")  # ignored (rule 3)
         part = f" PARTITIONED BY ({ident(t.partition.name)})" if t.partition else ""
         return [f"CREATE TABLE {t.name} ({cols}) USING hudi{part} TBLPROPERTIES ({', '.join(props)})"]
 
@@ -76,9 +103,13 @@ class Source:
     def __init__(self, name, shape, cols, rows, keycols, filt=None):
         self.name, self.shape, self.cols, self.rows = name, shape, cols, rows
         self.keycols, self.filt = keycols, filt
+        self.typed = False  # VALUES written as CAST(literal AS type) (fuzz.py --spark)
+        self.resets = (WRITE_OP, DUP_POLICY)  # the session options a Hudi source's INSERT resets
 
     def with_rows(self, rows):
-        return Source(self.name, self.shape, self.cols, rows, self.keycols, self.filt)
+        s = Source(self.name, self.shape, self.cols, rows, self.keycols, self.filt)
+        s.typed, s.resets = self.typed, self.resets
+        return s
 
     def _ddl(self, name, cols, ident, dialect, kind):
         if getattr(ident, "mode", "quoted") == "mixed":
@@ -95,8 +126,8 @@ class Source:
     def _table(self, name, cols, rows, ident, dialect, kind):
         out = [self._ddl(name, cols, ident, dialect, kind)]
         if kind == "hudi" and dialect == "hoodie":
-            out.append("RESET hoodie.datasource.write.operation")
-            out.append("RESET hoodie.datasource.insert.dup.policy")
+            # a plain `insert` (its keys are unique): the session options INSERTs set are reset
+            out += [f"RESET {k}" for k in INSERT_OPTIONS if k in self.resets]
         if rows:
             out.append(f"INSERT INTO {name} VALUES {values_sql(rows)}")
         return out
@@ -136,6 +167,10 @@ class Source:
         sh, n = self.shape, self.name
         names = ", ".join(ident(c) for c, _ in self.cols)
         if sh == "values":
+            if self.typed:
+                rows = ", ".join("(" + ", ".join(f"CAST({lit(v)} AS {TYPES[t][0]})" for v, (_, t) in zip(r, self.cols)) + ")"
+                                 for r in self.rows)
+                return f"(VALUES {rows}) AS {alias}({names})"
             return f"(VALUES {values_sql(self.rows)}) AS {alias}({names})"
         if sh == "derived":
             inner = ", ".join(ident(f"c{i}") for i in range(len(self.cols)))
@@ -172,14 +207,26 @@ class Lower:
 
 
 class Insert:
-    """INSERT INTO with an explicit (or deduced) operation: VALUES rows (dicts) in positional or
-    column-list form, an optional static partition, or a SELECT from a source."""
+    """INSERT INTO: VALUES rows (dicts) in positional or column-list form, an optional static
+    partition, or a SELECT from a source. `session`: the session options it runs with
+    ({WRITE_OP: 'upsert', COMBINE: 'true', ...}; the others are reset; a plain string is
+    {WRITE_OP: it}); its operation follows from them, the table and the duplicate policy
+    (`insert_operation`)."""
     kind = "insert"
 
-    def __init__(self, t, op, policy, set_op, rows=None, cols=None, static=False, source=None, select=None):
-        self.t, self.op, self.policy, self.set_op = t, op, policy, set_op
+    def __init__(self, t, session, policy="none", rows=None, cols=None, static=False, source=None, select=None):
+        self.t, self.policy = t, policy
+        self.session = {WRITE_OP: session} if isinstance(session, str) else dict(session or {})
+        self.op = insert_operation(t, self.session, policy)
+        # pre-combining: an upsert always, insert and bulk_insert with hoodie.combine.before.insert
+        self.combine = self.session.get(COMBINE) == "true"
         self.rows, self.cols, self.static = rows, cols, static
         self.source, self.select = source, select  # select: [(target col, expr template over source)]
+
+    def _with(self, **kw):
+        d = dict(rows=self.rows, cols=self.cols, static=self.static, source=self.source, select=self.select)
+        d.update(kw)
+        return Insert(self.t, self.session, self.policy, **d)
 
     def target_cols(self):
         if self.source is not None:
@@ -188,12 +235,21 @@ class Insert:
             return self.cols
         return [c.name for c in self.t.columns if not (self.static and c.role == "partition")]
 
+    def used(self):
+        """The session options the sequence's INSERTs use, in a fixed order."""
+        used = set(getattr(self.t, "session_options", ())) | {WRITE_OP, DUP_POLICY} | set(self.session)
+        return [k for k in INSERT_OPTIONS if k in used]
+
+    def options(self):
+        """SET or RESET of every session option the sequence's INSERTs use."""
+        vals = dict(self.session)
+        if self.policy != "none":
+            vals[DUP_POLICY] = self.policy
+        return [f"SET {k} = '{vals[k]}'" if k in vals else f"RESET {k}" for k in self.used()]
+
     def hoodie(self, ident):
         t = self.t
-        out = [f"SET hoodie.datasource.write.operation = '{self.op}'" if self.set_op
-               else "RESET hoodie.datasource.write.operation"]
-        out.append(f"SET hoodie.datasource.insert.dup.policy = '{self.policy}'" if self.policy != "none"
-                   else "RESET hoodie.datasource.insert.dup.policy")
+        out = self.options()
         if self.source is not None:  # first: a Hudi source's own INSERT resets the options
             out = self.source.setup(ident, "hoodie") + out
         head = f"INSERT INTO {t.name}"
@@ -204,11 +260,18 @@ class Insert:
             clist = f" ({', '.join(ident(c) for c, _ in self.select)})" if self.cols is not None else ""
             exprs = ", ".join(render(e, ident) for _, e in self.select)
             out.append(f"{head}{clist} SELECT {exprs} FROM {self.source.ref(ident, 's')}")
-            return out
+            return out + self._reset()
         cols = self.target_cols()
         clist = f" ({', '.join(ident(c) for c in cols)})" if self.cols is not None else ""
         out.append(f"{head}{clist} VALUES {values_sql([[r.get(c) for c in cols] for r in self.rows])}")
-        return out
+        return out + self._reset()
+
+    def _reset(self):
+        """--spark: the INSERT's options are reset after it, as Hudi on Spark applies a session's
+        `insert` operation and `drop` policy to later UPDATEs and MERGEs (README, "Spark")."""
+        if model.spark_avoids("spark-session-options-leak"):
+            return [f"RESET {k}" for k in self.used()]
+        return []
 
     def apply(self, o):
         t = self.t
@@ -226,15 +289,20 @@ class Insert:
                 o.x(f"INSERT INTO inc (rn, {', '.join(q(c) for c in cols)}) VALUES ({i}, {', '.join(lit(r.get(c)) for c in cols)})")
         if o.x("SELECT count(*) FROM inc WHERE " + " OR ".join(f"{q(k.name)} IS NULL" for k in t.keys)).fetchone()[0]:
             raise Invalid("NULL record key")
+        if self.op == "upsert" and t.event_time and \
+                o.x(f"SELECT count(*) FROM inc WHERE {q(t.ordering.name)} IS NULL").fetchone()[0]:
+            raise Invalid("an upsert under event-time ordering refuses a NULL ordering value (rule 3a)")
         ids = ", ".join(q(c.name) for c in t.identity)
-        # pre-combine: one row per record (key + partition path)
-        if t.ordering is not None:
-            order = f"{q(t.ordering.name)} DESC NULLS LAST, rn ASC"
+        # pre-combine (rule 4): one row per record (key + partition path, the key under a global
+        # index); under event time the greatest ordering value, NULL least, a tie the later row;
+        # under commit time or without an ordering field the later row
+        if t.ordering is not None and t.event_time:
+            order = f"{q(t.ordering.name)} DESC NULLS LAST, rn DESC"
         else:
             order = "rn DESC"
-        # pre-combining needs a primary key; without an ordering field, insert and bulk_insert
-        # (without a duplicate policy) keep every row
-        dedup = t.pk and not (t.ordering is None and self.op in ("insert", "bulk_insert") and self.policy == "none")
+        # an upsert pre-combines, insert and bulk_insert only with hoodie.combine.before.insert;
+        # without a primary key nothing is
+        dedup = t.pk and (self.op == "upsert" or self.combine)
         if dedup:
             o.x(f"CREATE OR REPLACE TEMP TABLE dd AS SELECT * EXCLUDE (r) FROM "
                 f"(SELECT *, row_number() OVER (PARTITION BY {ids} ORDER BY {order}) AS r FROM inc) WHERE r = 1")
@@ -243,6 +311,8 @@ class Insert:
         names = ", ".join(q(c.name) for c in t.columns)
         m = o.same_identity(t.name, "_in")
         if self.op == "upsert":
+            if t.pk and o.x(f"SELECT count(*) FROM dd _in WHERE (SELECT count(*) FROM {t.name} WHERE {m}) > 1").fetchone()[0]:
+                raise Invalid("an upsert of a record held twice")
             cond = "TRUE"  # commit-time ordering: the incoming record always wins
             if t.event_time:
                 ts = q(t.ordering.name)
@@ -263,10 +333,17 @@ class Insert:
     def shrinks(self):
         if self.source is not None:
             rows = self.source.rows
-            return [Insert(self.t, self.op, self.policy, self.set_op, cols=self.cols, source=self.source.with_rows(rows[:i] + rows[i + 1:]),
-                           select=self.select) for i in range(len(rows)) if len(rows) > 1]
-        return [Insert(self.t, self.op, self.policy, self.set_op, self.rows[:i] + self.rows[i + 1:], self.cols, self.static)
-                for i in range(len(self.rows)) if len(self.rows) > 1]
+            return [self._with(source=self.source.with_rows(rows[:i] + rows[i + 1:]))
+                    for i in range(len(rows)) if len(rows) > 1]
+        return [self._with(rows=self.rows[:i] + self.rows[i + 1:]) for i in range(len(self.rows)) if len(self.rows) > 1]
+
+
+def touches_dups(o, where):
+    """An UPDATE or DELETE whose WHERE takes a record held twice is outside the model."""
+    if o.has_dups():
+        w = render(where, quoted) if where else "TRUE"
+        if o.x(f"SELECT count(*) FROM {o.t.name} WHERE ({w}) AND {o.held_twice(o.t.name)}").fetchone()[0]:
+            raise Invalid("a change of a record held twice")
 
 
 class Update:
@@ -282,6 +359,7 @@ class Update:
 
     def apply(self, o):
         t = self.t
+        touches_dups(o, self.where)
         win = None
         if t.event_time:
             for c, e in self.assigns:
@@ -313,6 +391,7 @@ class Delete:
         return [f"DELETE FROM {self.t.name}{w}"]
 
     def apply(self, o):
+        touches_dups(o, self.where)
         w = f" WHERE {render(self.where, quoted)}" if self.where else ""
         o.x(f"DELETE FROM {self.t.name}{w}")
 
@@ -347,10 +426,48 @@ class Merge:
     [(target col, template)] for update and insert."""
     kind = "merge"
 
-    def __init__(self, t, source, talias, keymap, on_partition, on_extra, clauses, on_tpl=None):
+    def __init__(self, t, source, talias, keymap, on_partition, on_extra, clauses, on_tpl=None, on_omit=()):
         self.t, self.source, self.talias = t, source, talias
         self.keymap, self.on_partition, self.on_extra, self.clauses = keymap, on_partition, on_extra, clauses
         self.on_tpl = on_tpl  # a table without a primary key: the ON as written, for both engines
+        # key columns hoodie's ON leaves out: Hudi takes them from the source's column of that
+        # name (hoodie.spark.sql.optimized.writes.enable, false by default)
+        self.on_omit = tuple(on_omit)
+
+    def hudi_order(self):
+        """The clauses in the order Hudi tries them (rule 9): a matched row meets the UPDATE
+        clauses first, in the order written, and the DELETE clause only after them; the other
+        kinds as written."""
+        md = lambda c: c["kind"] == "matched" and c["action"] == "delete"  # noqa: E731
+        return [c for c in self.clauses if not md(c)] + [c for c in self.clauses if md(c)]
+
+    def validate(self):
+        """Raises Invalid for a MERGE hoodie (and Hudi) refuse (rule 9): two matched DELETE
+        clauses; on a merge-on-read table (version 6) a matched UPDATE clause that does not
+        assign every key column; with a matched UPDATE clause, a record key column that does not resolve in the
+        source; with a clause other than BY SOURCE, an ordering field that does not; a key column
+        the ON leaves out that the source does not name. A field resolves as a source column of
+        its name (any case) or as a matched UPDATE clause's assignment of a plain source column."""
+        t = self.t
+        if not t.pk:
+            return
+        cl = self.clauses
+        if sum(1 for c in cl if c["kind"] == "matched" and c["action"] == "delete") > 1:
+            raise Invalid("two WHEN MATCHED ... DELETE clauses")
+        names = {n.lower() for n, _ in self.source.cols}
+        ups = [c for c in cl if c["kind"] == "matched" and c["action"] in ("update", "update_star")]
+        plain = {x.lower() for c in ups if c["action"] == "update" for x, e in c["assigns"]
+                 if re.fullmatch(r"\$s\.@\w+", e)}
+        resolves = lambda f: f.lower() in names or f.lower() in plain  # noqa: E731
+        if ups and not all(resolves(k.name) for k in t.keys):
+            raise Invalid("Failed to resolve primary key")
+        if t.ttype == "mor" and any(c["action"] == "update" and not all(
+                any(x.lower() == k.name.lower() for x, _ in c["assigns"]) for k in t.keys) for c in ups):
+            raise Invalid("No matching assignment found for target table record key field (merge-on-read, version 6)")
+        if t.ordering is not None and any(c["kind"] != "by_source" for c in cl) and not resolves(t.ordering.name):
+            raise Invalid("Failed to resolve ordering fields")
+        if any(k.lower() not in names for k in self.on_omit):
+            raise Invalid("a key column neither the ON nor the source names")
 
     def _ta(self):
         return self.talias or self.t.name
@@ -389,7 +506,7 @@ class Merge:
         ta = self._ta()
         if not self.t.pk:
             return render(self.on_tpl, ident, "s", ta)
-        parts = [f"{ta}.{ident(k)} = s.{ident(sk)}" for k, sk in self.keymap]
+        parts = [f"{ta}.{ident(k)} = s.{ident(sk)}" for k, sk in self.keymap if duck or k not in self.on_omit]
         if self.t.partition is not None and self.t.global_index:
             pass  # a global index matches the key in any partition
         elif self.t.partition is not None and duck:
@@ -407,7 +524,7 @@ class Merge:
     def _text(self, ident, duck, o=None):
         alias = f" AS {self.talias}" if self.talias else ""
         live, done = [], set()
-        for c in self.clauses:
+        for c in (self.hudi_order() if duck else self.clauses):
             if duck and c["kind"] in done:
                 continue  # after an unconditional clause of its kind: never taken (DuckDB refuses it)
             live.append(c)
@@ -420,8 +537,17 @@ class Merge:
         return self.source.setup(ident, "hoodie") + [self._text(ident, False)]
 
     def apply(self, o):
+        self.validate()
         for s in self.source.setup(quoted, "duck"):
             o.x(s)
+        dups = set()
+        if self.t.pk and o.has_dups():
+            ta = self._ta()
+            if o.x(f"SELECT count(*) FROM {self.t.name} AS {ta}, {self.source.ref(quoted, 's')} "
+                   f"WHERE {self._on(quoted, True)} AND {o.held_twice(ta)}").fetchone()[0]:
+                raise Invalid("a MERGE source row for a record held twice")
+            ids = ", ".join(q(c.name) for c in self.t.identity)
+            dups = set(o.x(f"SELECT {ids} FROM {self.t.name} GROUP BY ALL HAVING count(*) > 1").fetchall())
         if self.t.pk and self.t.ordering is not None and not getattr(self, "precombined", False):
             m = self._precombined(o)
             if m is not None:  # two source rows for one record: the MERGE of the change set's winners
@@ -436,6 +562,8 @@ class Merge:
             if n:
                 raise Invalid("a target row matched by two source rows")
         acts = o.x(self._text(quoted, True, o) + f"\nRETURNING merge_action, {ids}").fetchall()
+        if any(tuple(a[1:]) in dups for a in acts):
+            raise Invalid("a WHEN NOT MATCHED BY SOURCE clause changes a record held twice")
         if "merge-delete-insert-same-record" in AVOID and self.t.pk:
             ins = {a[1:] for a in acts if a[0] == "INSERT"}
             if any(a[1:] in ins for a in acts if a[0] != "INSERT"):
@@ -523,4 +651,5 @@ class Merge:
     def _with(self, **kw):
         d = dict(source=self.source, clauses=self.clauses, on_extra=self.on_extra)
         d.update(kw)
-        return Merge(self.t, d["source"], self.talias, self.keymap, self.on_partition, d["on_extra"], d["clauses"], self.on_tpl)
+        return Merge(self.t, d["source"], self.talias, self.keymap, self.on_partition, d["on_extra"], d["clauses"], self.on_tpl,
+                     self.on_omit)

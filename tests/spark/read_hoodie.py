@@ -59,6 +59,10 @@ KNOWN = [
      "v6 MOR incremental window from before the archived commits: Spark counts the active "
      "compaction commit and returns its base file's records whose commit time is in the window; "
      "hoodie leaves the compaction commit out"),
+    ("bkt_mor: incremental (c1, *", '"v": "c0"',
+     "MOR incremental read where a log record loses to the base record (an older ordering value; "
+     "the bucket index sends an insert of a stored key to its file group's log): Spark returns "
+     "the losing log record as the window's change, hoodie nothing (as its snapshot does)"),
     ("cdc_mor_*: cdc *", "Fail to parse the base file and log files from DeltaCommit",
      "Hudi 1.2 bug, not hoodie's: its CDC reader parses a v6 (JSON) deltacommit as Avro for "
      "log files (Spark fails the same on a v6 MOR CDC table Spark writes)"),

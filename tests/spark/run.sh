@@ -21,7 +21,7 @@ trap 'kill "${HOODIE_SPARK_PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 eval "$(bash "$HERE/start.sh" "$WORK/server")"
 PY=$HOODIE_SPARK_PYTHON
 # seeds of the fuzzer that also run through Spark in CI (more: HOODIE_SPARK_FUZZ_SEEDS=0..99)
-FUZZ_SEEDS=${HOODIE_SPARK_FUZZ_SEEDS:-0..11}
+FUZZ_SEEDS=${HOODIE_SPARK_FUZZ_SEEDS:-0..9}
 
 stage() {
   local name=$1
@@ -35,7 +35,7 @@ stage() {
 for s in $STAGES; do
   case $s in
     selftest) stage selftest "$PY" "$HERE/selftest.py" "$HOODIE" "$SLT" "$WORK/selftest" ;;
-    slt) stage sql-tests "$SLT" --engine spark "$ROOT/sql-tests" ;;
+    slt) stage sql-tests "$SLT" --engine spark --jobs 3 "$ROOT/sql-tests" ;;
     read) stage "reads of hoodie's tables" "$PY" "$HERE/read_hoodie.py" "$HOODIE" "$WORK/read" ;;
     tables) stage "reads of Spark's tables" "$PY" "$HERE/spark_tables.py" "$HOODIE" "$WORK/tables" ;;
     turns) stage turns "$PY" "$HERE/turns.py" "$HOODIE" "$WORK/turns" ;;

@@ -49,7 +49,7 @@ def start_spark(jar, memory):
         .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC -XX:+UseParallelGC")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC -XX:+UseParallelGC -XX:-OmitStackTraceInFastThrow")
         .config("spark.driver.memory", memory)
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")

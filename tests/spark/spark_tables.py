@@ -31,9 +31,6 @@ CRC_ERROR = ".crc: no log block magic"
 # Known differences between hoodie and Spark on the tables spark_tables.sql writes: (check label
 # pattern, text the difference must contain, why); see read_hoodie.KNOWN.
 KNOWN = [
-    ("*", CRC_ERROR,
-     "hoodie bug: it takes Hadoop's checksum files beside log files (.<log file>.crc, which Spark "
-     "writes on a local disk) for log files; Hudi's log file name pattern leaves them out"),
     ("mor_merge: *", 'recordKey value: "null" for field: "id" cannot be null or empty',
      "hoodie bug: it cannot read MERGE INTO's partial-update log blocks (header IS_PARTIAL, records "
      "of the meta columns and the assigned columns only): it derives the key from the absent id"),

@@ -43,7 +43,7 @@ async fn mor_table(tmp: &std::path::Path) -> (HoodieContext, std::path::PathBuf)
     let ctx = session_with_table(
         tmp,
         None,
-        "CREATE TABLE c (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', hoodie.compact.inline = 'false')",
+        "CREATE TABLE c (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', hoodie.compact.inline = 'false', hoodie.compact.inline.max.delta.commits = '1')",
         &loc,
     )
     .await;

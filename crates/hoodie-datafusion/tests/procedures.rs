@@ -108,7 +108,7 @@ async fn timeline_file_views_and_stats_describe_the_table() {
     let ctx = HoodieContext::new(HoodieConfig::new(tmp.path().join("wh")))
         .await
         .unwrap();
-    ctx.run("CREATE TABLE m (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline' = 'false')")
+    ctx.run("CREATE TABLE m (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline' = 'false', 'hoodie.compact.inline.max.delta.commits' = '1')")
         .await
         .unwrap();
     ctx.run("INSERT INTO m VALUES (1, 'a', 'x'), (2, 'b', 'y')")

@@ -162,7 +162,7 @@ async fn failed_deltacommits_and_compactions_on_s3_leave_the_table_unchanged() {
     let ctx = table_on_s3(
         tmp.path(),
         &url,
-        "type = 'mor', hoodie.compact.inline = 'false'",
+        "type = 'mor', hoodie.compact.inline = 'false', hoodie.compact.inline.max.delta.commits = '1'",
     )
     .await;
     let storage = open_location(&url, &[]).unwrap();

@@ -122,7 +122,7 @@ macro_rules! keys {
     };
 }
 
-/// The index types Hudi names (`hoodie.index.type`); hoodie writes with the first five.
+/// The index types Hudi 1.2 names (`hoodie.index.type`); hoodie writes with the first six.
 pub const INDEX_TYPES: &[&str] = &[
     "SIMPLE",
     "BLOOM",
@@ -130,8 +130,8 @@ pub const INDEX_TYPES: &[&str] = &[
     "GLOBAL_BLOOM",
     "INMEMORY",
     "BUCKET",
-    "HBASE",
     "RECORD_INDEX",
+    "RECORD_LEVEL_INDEX",
     "GLOBAL_RECORD_LEVEL_INDEX",
     "FLINK_STATE",
 ];
@@ -189,7 +189,7 @@ keys! {
     PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), OneOf(&["snappy", "gzip", "zstd", "lz4", "lz4_raw", "uncompressed", "none"]), "Parquet compression codec of base files.");
     PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), Count { min: 0 }, "How many small file groups of a partition take new inserts.");
     RECORD_SIZE_ESTIMATE = ("hoodie.copyonwrite.record.size.estimate", [], Some("1024"), Count { min: 1 }, "Record size estimate in bytes when a partition has no files to learn it from.");
-    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), OneOf(INDEX_TYPES), "SIMPLE, BLOOM or INMEMORY (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions), BUCKET (a fixed file group per bucket of keys). Hudi's HBASE and RECORD_INDEX are not supported yet.");
+    INDEX_TYPE = ("hoodie.index.type", [], Some("SIMPLE"), OneOf(INDEX_TYPES), "SIMPLE, BLOOM or INMEMORY (keys unique per partition), GLOBAL_SIMPLE or GLOBAL_BLOOM (unique across partitions), BUCKET (a fixed file group per bucket of keys). Hudi's RECORD_INDEX, RECORD_LEVEL_INDEX, GLOBAL_RECORD_LEVEL_INDEX and FLINK_STATE are not supported yet.");
     SIMPLE_INDEX_UPDATE_PARTITION_PATH = ("hoodie.simple.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_SIMPLE: move a record whose partition value changed.");
     BLOOM_INDEX_UPDATE_PARTITION_PATH = ("hoodie.bloom.index.update.partition.path", [], Some("true"), Bool, "GLOBAL_BLOOM: move a record whose partition value changed.");
     OVERWRITE_MODE = ("hoodie.datasource.overwrite.mode", ["spark.sql.sources.partitionOverwriteMode"], None, OneOf(&["STATIC", "DYNAMIC"]), "INSERT OVERWRITE without a PARTITION clause: STATIC replaces the table, DYNAMIC the partitions in the input.");

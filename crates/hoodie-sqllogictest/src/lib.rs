@@ -13,10 +13,12 @@ pub mod db;
 pub mod error;
 pub mod files;
 pub mod normalize;
+pub mod parallel;
 pub mod runner;
 pub mod spark;
 
 pub use complete::complete_file;
 pub use db::{DbError, EngineDb, HoodieDb};
 pub use error::FileError;
+pub use parallel::run_paths_in_parallel;
 pub use runner::{run_paths, run_paths_with, Engine, Event, Failure, Summary};

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use hoodie_sqllogictest::files::collect_files;
-use hoodie_sqllogictest::{complete_file, run_paths_with, Engine, Event};
+use hoodie_sqllogictest::{complete_file, run_paths_in_parallel, Engine, Event};
 
 /// Directory searched when no paths are given.
 const DEFAULT_DIR: &str = "sql-tests";
@@ -21,7 +21,7 @@ const DEFAULT_DIR: &str = "sql-tests";
 const SPARK_ENV: &str = "HOODIE_SPARK";
 
 const USAGE: &str = "\
-usage: hoodie-slt [--complete | --engine hoodie|spark [--spark HOST:PORT]] [FILE|DIR]...
+usage: hoodie-slt [--complete | --engine hoodie|spark [--spark HOST:PORT]] [--jobs N] [FILE|DIR]...
 
 Runs sqllogictest (.slt) files against hoodie; directories are searched recursively.
 Default: sql-tests/. Each file gets a fresh session over an empty temporary warehouse;
@@ -32,12 +32,15 @@ column types checked as DataFusion's sqllogictest runner does.
   --engine spark    send the records to Spark with Hudi instead (tests/spark/run.sh starts
                     it); records marked `skipif spark` are skipped, `statement count N` is
                     checked as `statement ok`
-  --spark ADDR      the Spark server's HOST:PORT (default: $HOODIE_SPARK)";
+  --spark ADDR      the Spark server's HOST:PORT (default: $HOODIE_SPARK)
+  --jobs N          run N files at a time (default 1; each file still runs in order, in a
+                    session of its own)";
 
 /// What the command line asks for.
 struct Args {
     complete: bool,
     engine: Engine,
+    jobs: usize,
     paths: Vec<PathBuf>,
 }
 
@@ -46,12 +49,20 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let mut engine = None;
     let mut spark = std::env::var(SPARK_ENV).ok();
     let mut paths = Vec::new();
+    let mut jobs = 1;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--complete" => complete = true,
             "--engine" => engine = Some(args.next().ok_or("--engine needs a value")?),
             "--spark" => spark = Some(args.next().ok_or("--spark needs HOST:PORT")?),
+            "--jobs" => {
+                jobs = args
+                    .next()
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or("--jobs needs a number of at least 1")?
+            }
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             _ => paths.push(PathBuf::from(arg)),
         }
@@ -74,6 +85,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     Ok(Args {
         complete,
         engine,
+        jobs,
         paths,
     })
 }
@@ -88,6 +100,7 @@ async fn main() -> ExitCode {
     let Args {
         complete,
         engine,
+        jobs,
         paths,
     } = match parse_args(args) {
         Ok(args) => args,
@@ -99,14 +112,16 @@ async fn main() -> ExitCode {
     if complete {
         return complete_paths(&paths).await;
     }
-    let summary = run_paths_with(&paths, &engine, |event| {
-        let mut out = std::io::stdout();
-        let _ = match event {
-            Event::Failure(failure) => writeln!(out, "{failure}"),
-            Event::FileError(error) => writeln!(out, "ERROR {error}"),
-        };
-    })
-    .await;
+    // the workers run on runtimes of their own: this one only waits for them
+    let summary = tokio::task::block_in_place(|| {
+        run_paths_in_parallel(&paths, &engine, jobs, |event| {
+            let mut out = std::io::stdout();
+            let _ = match event {
+                Event::Failure(failure) => writeln!(out, "{failure}"),
+                Event::FileError(error) => writeln!(out, "ERROR {error}"),
+            };
+        })
+    });
     let _ = writeln!(std::io::stdout(), "{summary}");
     if summary.is_success() {
         ExitCode::SUCCESS

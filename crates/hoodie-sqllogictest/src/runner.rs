@@ -127,11 +127,7 @@ pub async fn run_paths_with(
     mut report: impl FnMut(Event<'_>),
 ) -> Summary {
     let mut summary = Summary::default();
-    let (files, errors) = collect_files(paths);
-    for error in errors {
-        report(Event::FileError(&error));
-        summary.file_errors.push(error);
-    }
+    let files = collect_reporting(paths, &mut summary, &mut report);
     for (n, file) in files.iter().enumerate() {
         if let Err(error) = run_file(file, n, engine, &mut summary, &mut report).await {
             report(Event::FileError(&error));
@@ -141,10 +137,25 @@ pub async fn run_paths_with(
     summary
 }
 
+/// The `.slt` files under `paths`; the paths that could not be searched are reported and
+/// tallied in `summary`.
+pub(crate) fn collect_reporting(
+    paths: &[PathBuf],
+    summary: &mut Summary,
+    report: &mut impl FnMut(Event<'_>),
+) -> Vec<PathBuf> {
+    let (files, errors) = collect_files(paths);
+    for error in errors {
+        report(Event::FileError(&error));
+        summary.file_errors.push(error);
+    }
+    files
+}
+
 /// Runs one file's records, adding to `summary`. A failing record does not stop the file;
 /// `halt` does (a `halt` after `onlyif L` / `skipif L` halts on the engines the condition
 /// picks: `onlyif spark` then `halt` keeps the rest of a file from Spark).
-async fn run_file(
+pub(crate) async fn run_file(
     path: &Path,
     n: usize,
     engine: &Engine,

@@ -225,7 +225,11 @@ impl TableSpec {
                 continue;
             }
             if let Some(c) = known {
-                if c == config::CDC_ENABLED || c == config::CDC_LOGGING_MODE {
+                // Hudi checks these at CREATE (the others at the first write)
+                if c == config::CDC_ENABLED
+                    || c == config::CDC_LOGGING_MODE
+                    || c == config::INDEX_TYPE
+                {
                     c.check(v).map_err(hoodie_format::FormatError::from)?;
                 }
                 if c == config::PAYLOAD_CLASS && !v.contains('.') {

@@ -126,8 +126,13 @@ pub async fn rewrite_insert(
             .columns
             .iter()
             .map(|c| {
-                let n = c.to_string();
-                let n = n.trim_matches('"');
+                // the name as written, whatever its quotes (`"a"`, `` `a` ``)
+                let n =
+                    c.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.clone())
+                        .unwrap_or_else(|| c.to_string());
+                let n = n.as_str();
                 find(n).ok_or_else(|| HoodieError::UnknownColumn {
                     role: "INSERT",
                     column: n.to_string(),

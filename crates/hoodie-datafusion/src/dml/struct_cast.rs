@@ -5,11 +5,17 @@
 //! INSERT's values (or hoodie's MERGE on its assignments) becomes a new struct of the target's
 //! field names built from the value's fields in order; a NULL struct stays NULL.
 
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
+use datafusion::arrow::compute as arrow_cast;
 use datafusion::arrow::datatypes::{DataType, Fields};
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result, ScalarValue};
-use datafusion::functions::core::expr_fn::{get_field, named_struct};
-use datafusion::logical_expr::{cast, lit, when, Cast, Expr, ExprSchemable, LogicalPlan};
+use datafusion::common::{internal_err, DFSchema, Result};
+use datafusion::logical_expr::{
+    cast, Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, Volatility,
+};
 
 /// `plan` with every cast of a struct to a struct of other field names in its projections and
 /// VALUES lists rebuilt by position.
@@ -46,8 +52,8 @@ pub(crate) fn cast_by_position(value: Expr, from: &DataType, to: &DataType) -> E
     positional(value.clone(), from, to).unwrap_or_else(|| cast(value, to.clone()))
 }
 
-/// The struct `value` rebuilt as `to` by position, when `from` and `to` are structs of as many
-/// fields whose names differ (None: DataFusion's cast does it, or nothing can).
+/// `value` as the struct `to` by position, when `from` and `to` are structs of as many fields
+/// whose names differ (None: DataFusion's cast does it, or nothing can).
 fn positional(value: Expr, from: &DataType, to: &DataType) -> Option<Expr> {
     let (DataType::Struct(f), DataType::Struct(t)) = (from, to) else {
         return None;
@@ -55,16 +61,11 @@ fn positional(value: Expr, from: &DataType, to: &DataType) -> Option<Expr> {
     if f.len() != t.len() || same_names(f, t) {
         return None;
     }
-    let mut args = Vec::with_capacity(2 * t.len());
-    for (tf, ff) in t.iter().zip(f.iter()) {
-        let field = get_field(value.clone(), ff.name().as_str());
-        args.push(lit(tf.name().as_str()));
-        args.push(cast_by_position(field, ff.data_type(), tf.data_type()));
-    }
-    let null = ScalarValue::try_from(to).ok()?;
-    when(value.is_null(), lit(null))
-        .otherwise(named_struct(args))
-        .ok()
+    let udf = ByPosition {
+        to: to.clone(),
+        signature: Signature::any(1, Volatility::Immutable),
+    };
+    Some(ScalarUDF::from(udf).call(vec![value]))
 }
 
 fn same_names(a: &Fields, b: &Fields) -> bool {
@@ -73,12 +74,64 @@ fn same_names(a: &Fields, b: &Fields) -> bool {
         .all(|(x, y)| x.name().eq_ignore_ascii_case(y.name()))
 }
 
+/// `hoodie_struct_by_position(v)`: the struct `v` as `to`, field by field in order. Built on
+/// the arrays rather than as `CASE WHEN v IS NULL ... ELSE named_struct(...)` because the
+/// struct's own validity has to carry over as it is: a NULL struct stays NULL, a struct of
+/// NULL fields stays a struct.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ByPosition {
+    to: DataType,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for ByPosition {
+    fn name(&self) -> &str {
+        "hoodie_struct_by_position"
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(self.to.clone())
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let [value] = args.args.as_slice() else {
+            return internal_err!("hoodie_struct_by_position takes one argument");
+        };
+        let rows = args.number_rows;
+        let array = value.to_array(rows)?;
+        Ok(ColumnarValue::Array(array_by_position(&array, &self.to)?))
+    }
+}
+
+/// `array` as `to`: structs of as many fields by position (their validity kept), anything
+/// else by Arrow's cast.
+fn array_by_position(array: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    match (array.data_type(), to) {
+        (DataType::Struct(f), DataType::Struct(t)) if f.len() == t.len() => {
+            let s = array.as_struct();
+            let columns = s
+                .columns()
+                .iter()
+                .zip(t.iter())
+                .map(|(c, tf)| array_by_position(c, tf.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Arc::new(StructArray::try_new(
+                t.clone(),
+                columns,
+                s.nulls().cloned(),
+            )?))
+        }
+        _ => Ok(arrow_cast::cast(array, to)?),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use datafusion::arrow::datatypes::Field;
+    use datafusion::logical_expr::lit;
     use datafusion::prelude::SessionContext;
-    use std::sync::Arc;
 
     fn st(fields: Vec<(&str, DataType)>) -> DataType {
         DataType::Struct(

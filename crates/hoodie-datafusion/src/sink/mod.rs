@@ -272,8 +272,9 @@ fn incoming_builder(
     let (source, ordering) = match &mode.kind {
         WriteKind::Insert | WriteKind::Overwrite(_) => match mode.precombine_field() {
             Some(f) => (KeySource::Keep, Some(f)),
-            // a bucket index routes each row by its key
-            None if mode.bucket.is_some() => (KeySource::Keep, None),
+            // a bucket index routes each row by its key; pre-combining without an ordering
+            // field keeps the later row of each key
+            None if mode.bucket.is_some() || mode.precombine => (KeySource::Keep, None),
             None => (KeySource::Validate, None),
         },
         WriteKind::Upsert => (KeySource::Keep, mode.ordering_field.as_deref()),

@@ -138,6 +138,23 @@ pub(super) fn register(
     Ok(())
 }
 
+/// Refuses two declared columns whose names differ only in case, as Spark does unless
+/// `spark.sql.caseSensitive` is on.
+fn check_distinct_names(columns: &[datafusion::arrow::datatypes::Field]) -> Result<()> {
+    for (i, c) in columns.iter().enumerate() {
+        let name = c.name();
+        if columns[..i]
+            .iter()
+            .any(|d| d.name().eq_ignore_ascii_case(name))
+        {
+            return Err(HoodieError::Invalid {
+                message: format!("[COLUMN_ALREADY_EXISTS] The column `{}` already exists: names differ only in case (SET spark.sql.caseSensitive = true to tell them apart)", name.to_lowercase()),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] ... USING ...`.
 pub(super) async fn create_using(ctx: &SessionContext, c: CreateTableUsing) -> Result<DataFrame> {
     let warehouse = warehouse(ctx)?;
@@ -160,6 +177,9 @@ pub(super) async fn create_using(ctx: &SessionContext, c: CreateTableUsing) -> R
         return Err(HoodieError::Unsupported {
             feature: "CREATE OR REPLACE TABLE on an existing table".into(),
         });
+    }
+    if !case_sensitive(ctx.state_ref().read().config_options()) {
+        check_distinct_names(&c.columns)?;
     }
     match c.format.as_str() {
         "hudi" => create_hudi(ctx, &warehouse, c).await?,

@@ -1,7 +1,7 @@
 //! The `.cdc` log of one rewritten file group (Hudi's `HoodieMergeHandleWithChangeLog`): a `d`
-//! for each stored record deleted, a `u` for each stored record an incoming one was routed to
-//! (also when the stored one wins under event-time ordering: the after image is then the
-//! stored record), an `i` for each incoming record new to the file group. The images are full
+//! for each stored record deleted, a `u` for each stored record an incoming one replaced (none
+//! when the stored one wins under event-time ordering, as Spark with Hudi 1.2 logs it), an `i`
+//! for each incoming record new to the file group. The images are full
 //! records without the meta columns, although an UPDATE's change set carries only the columns
 //! it assigns: the stored record fills the rest, as the rewrite does.
 //!
@@ -129,15 +129,16 @@ impl RewriteChanges<'_> {
         while let Some(old) = stream.next().await {
             let old = old?;
             let old_keys = crate::meta::record_keys(&old);
+            let loses = self.incoming_loses(&old)?;
             let (mut deleted, mut updated, mut by) = (Vec::new(), Vec::new(), Vec::new());
             for r in 0..old.num_rows() {
                 match self.by_key.get(old_keys.value(r)) {
                     Some(&(_, true)) => deleted.push(r as u32),
-                    Some(&(i, false)) => {
+                    Some(&(i, false)) if !loses(i as usize, r) => {
                         updated.push(r as u32);
                         by.push(i);
                     }
-                    None => {}
+                    _ => {}
                 }
             }
             if !deleted.is_empty() {
@@ -175,26 +176,25 @@ impl RewriteChanges<'_> {
         Ok((changes, StringArray::from(keys)))
     }
 
-    /// The records stored rows `stored` of `old` become, each updated by incoming row `by`: the
-    /// incoming record (the columns it does not assign from the stored one), or the stored
-    /// record where it wins under event-time ordering.
-    fn after_images(&self, old: &RecordBatch, stored: &[u32], by: &[u32]) -> Result<RecordBatch> {
-        let cmp = match self.ordering {
-            Some(path) => Some(make_comparator(
-                path.values(self.incoming.column(path.top()))?.as_ref(),
-                path.values(old.column(path.top()))?.as_ref(),
-                SortOptions::default(),
-            )?),
-            None => None,
+    /// Whether incoming row `i` loses to stored row `r` of `old` under event-time ordering (its
+    /// ordering value is smaller; NULL is the smallest): the stored record stays, unchanged.
+    fn incoming_loses(&self, old: &RecordBatch) -> Result<Box<dyn Fn(usize, usize) -> bool>> {
+        let Some(path) = self.ordering else {
+            return Ok(Box::new(|_, _| false));
         };
-        let positions: Vec<(usize, usize)> = stored
-            .iter()
-            .zip(by)
-            .map(|(&r, &i)| match &cmp {
-                Some(c) if c(i as usize, r as usize).is_lt() => (0, r as usize),
-                _ => (1, i as usize),
-            })
-            .collect();
+        let cmp = make_comparator(
+            path.values(self.incoming.column(path.top()))?.as_ref(),
+            path.values(old.column(path.top()))?.as_ref(),
+            SortOptions::default(),
+        )?;
+        Ok(Box::new(move |i, r| cmp(i, r).is_lt()))
+    }
+
+    /// The records stored rows `stored` of `old` become, each updated by incoming row `by`: the
+    /// incoming record, the columns it does not assign from the stored one (rows where the
+    /// stored record wins are not logged).
+    fn after_images(&self, old: &RecordBatch, stored: &[u32], by: &[u32]) -> Result<RecordBatch> {
+        let positions: Vec<(usize, usize)> = by.iter().map(|&i| (1, i as usize)).collect();
         let merged = interleave_record_batch(&[old, self.incoming], &positions)?;
         let Some(changed) = self.changed else {
             return Ok(merged);

@@ -112,15 +112,17 @@ pub async fn write_inserts(
     let paths = incoming.paths();
     // (under commit-time ordering the later row wins whatever its ordering value)
     let event_time = options.merge_mode == crate::table_config::MergeMode::EventTimeOrdering;
-    let keep: Vec<u32> = match (&keys, options.precombine_field(), incoming.ordering()) {
-        (Some(k), Some(_), Some(col)) if options.global_index && event_time => {
+    // (without an ordering field, pre-combining keeps the later row of a record too)
+    let ordered = options.precombine_field().is_some() && event_time;
+    let keep: Vec<u32> = match (&keys, options.precombine, incoming.ordering()) {
+        (Some(k), true, Some(col)) if ordered && options.global_index => {
             precombine_values(col, n, |i| k.value(i))?
         }
-        (Some(k), Some(_), Some(col)) if event_time => {
+        (Some(k), true, Some(col)) if ordered => {
             precombine_values(col, n, |i| (paths.id(i), k.value(i)))?
         }
-        (Some(k), Some(_), _) if options.global_index => keep_last_by(n, |i| k.value(i)),
-        (Some(k), Some(_), _) => keep_last_by(n, |i| (paths.id(i), k.value(i))),
+        (Some(k), true, _) if options.global_index => keep_last_by(n, |i| k.value(i)),
+        (Some(k), true, _) => keep_last_by(n, |i| (paths.id(i), k.value(i))),
         _ => (0..n as u32).collect(),
     };
     let mut by_partition: BTreeMap<&str, Vec<u32>> = BTreeMap::new();

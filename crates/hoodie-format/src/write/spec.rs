@@ -595,10 +595,18 @@ mod tests {
     fn bad_values_are_typed_errors_before_anything_is_written() {
         assert!(matches!(
             spec(
-                &[("hoodie.index.type", "HBASE")],
+                &[("hoodie.index.type", "RECORD_INDEX")],
                 WriteStatement::InsertInto
             ),
             Err(FormatError::Unsupported { .. })
+        ));
+        // Hudi 1.2 has no HBASE index
+        assert!(matches!(
+            spec(
+                &[("hoodie.index.type", "HBASE")],
+                WriteStatement::InsertInto
+            ),
+            Err(FormatError::InvalidOption(_))
         ));
         assert!(matches!(
             spec(

@@ -393,6 +393,7 @@ fn plan(
     let ordering = cfg.ordering_field();
     let mor = cfg.table_type()? == TableType::MergeOnRead;
     check_resolution(merge, &source, &target, &keys, ordering.as_deref())?;
+    let partial_updates = cfg.version()? >= 8 && !upsert.global_index;
     // Hudi's clause rules
     for clause in &merge.clauses {
         let assigned: Vec<String> = match &clause.action {
@@ -417,7 +418,17 @@ fn plan(
                 });
             }
         }
-        if let MergeIntoAction::Insert { .. } = clause.action {
+        // an INSERT clause assigns the record key; so does a matched UPDATE clause on a
+        // merge-on-read table where Hudi 1.2 writes no partial updates (table version 6, or a
+        // global index)
+        let must_assign_key = match clause.action {
+            MergeIntoAction::Insert { .. } => true,
+            MergeIntoAction::Update(_) => {
+                mor && !partial_updates && clause.kind.canonical() == MergeIntoClauseKind::Matched
+            }
+            MergeIntoAction::Delete => false,
+        };
+        if must_assign_key {
             for k in &keys {
                 if !has(k.split('.').next().unwrap_or(k)) {
                     return Err(HoodieError::Invalid {
