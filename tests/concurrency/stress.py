@@ -130,7 +130,7 @@ def statements(rng, w, m):
                 f"SELECT {i} AS id, CAST({v} AS BIGINT) AS v, '{t}' AS tag, '{g}' AS grp"
                 for i, v, t, g in vals)
             sql = (f"MERGE INTO t USING ({src}) s ON t.id = s.id "
-                   "WHEN MATCHED THEN UPDATE SET v = s.v, tag = s.tag "
+                   "WHEN MATCHED THEN UPDATE SET id = s.id, v = s.v, tag = s.tag "
                    "WHEN NOT MATCHED THEN INSERT (id, v, tag, grp) VALUES (s.id, s.v, s.tag, s.grp)")
 
             def apply(st, vals=vals):
@@ -215,7 +215,7 @@ def main():
     create = (
         f"CREATE TABLE t (id INT, v BIGINT, tag STRING, grp STRING) USING hudi "
         f"PARTITIONED BY (grp) LOCATION '{args.location}' TBLPROPERTIES (primaryKey = 'id', "
-        f"type = '{args.type}', 'hoodie.datasource.write.operation' = 'upsert', "
+        f"type = '{args.type}', 'hoodie.spark.sql.insert.into.operation' = 'upsert', "
         f"'hoodie.write.concurrency.mode' = '{args.mode}', "
         "'hoodie.cleaner.commits.retained' = '200', 'hoodie.keep.min.commits' = '210', "
         f"'hoodie.keep.max.commits' = '220', 'hoodie.compact.inline.max.delta.commits' = '4'{opts}); "
