@@ -31,9 +31,6 @@ CRC_ERROR = ".crc: no log block magic"
 # Known differences between hoodie and Spark on the tables spark_tables.sql writes: (check label
 # pattern, text the difference must contain, why); see read_hoodie.KNOWN.
 KNOWN = [
-    ("mor_merge: *", 'recordKey value: "null" for field: "id" cannot be null or empty',
-     "hoodie bug: it cannot read MERGE INTO's partial-update log blocks (header IS_PARTIAL, records "
-     "of the meta columns and the assigned columns only): it derives the key from the absent id"),
     ("mor_merge: incremental *", "ClassCastException",
      "Hudi 1.2 bug, not hoodie's: Spark's incremental read of partial-update log blocks fails "
      "(UTF8String cannot be cast to Double)"),

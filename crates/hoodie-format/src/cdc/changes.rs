@@ -238,6 +238,7 @@ impl ChangeReader {
                     .flatten()
                     .map(str::to_string)
                     .collect(),
+                LogContent::Partial(p) => p.keys.iter().flatten().map(str::to_string).collect(),
                 LogContent::Deletes(d) => d.iter().map(|d| d.record_key.clone()).collect(),
             };
             for k in ks {

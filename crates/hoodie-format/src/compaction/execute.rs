@@ -214,7 +214,7 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
         .map(|base| join(&op.partition_path, base));
     // a base file whose records the logs only replace is spliced: its records are matched
     // by their stored keys
-    let splice = job.splice && base_rel.is_some() && splice::deletes_nothing(&read.contents);
+    let splice = job.splice && base_rel.is_some() && splice::spliceable(&read.contents);
     let keys = match splice {
         true => KeySource::Meta,
         false => job.keys.clone(),

@@ -19,11 +19,14 @@ use crate::write::splice::{splice_file, SpliceFiles, SplicePlan, SpliceRows, Spl
 use crate::write::writer::WrittenFile;
 
 /// Whether logs with `contents` can be compacted into their base file by splicing: they
-/// delete no record.
-pub(super) fn deletes_nothing(contents: &[LogContent]) -> bool {
-    contents
-        .iter()
-        .all(|c| !matches!(c, LogContent::Deletes(d) if !d.is_empty()))
+/// delete no record and hold no partial record (whose merge takes columns from both the
+/// logged and the base record).
+pub(super) fn spliceable(contents: &[LogContent]) -> bool {
+    contents.iter().all(|c| match c {
+        LogContent::Deletes(d) => d.is_empty(),
+        LogContent::Partial(p) => p.rows.num_rows() == 0,
+        LogContent::Rows(_) => true,
+    })
 }
 
 /// What a spliced compaction of one slice is given.
@@ -44,6 +47,9 @@ pub(super) async fn splice_slice(
     merger: &mut LogMerger,
 ) -> Result<Option<WrittenFile>> {
     let files = &input.files;
+    if merger.has_partial_rows() {
+        return Ok(None);
+    }
     let Some(old) = Spliceable::open(files).await? else {
         return Ok(None);
     };

@@ -69,6 +69,10 @@ pub mod header {
     pub const SCHEMA: u32 = 2;
     /// The command of a command block (`"0"` = rollback).
     pub const COMMAND_BLOCK_TYPE: u32 = 3;
+    /// `"true"` on a data block of partial updates (table version 8 and later): its records
+    /// hold the meta columns and the columns an update assigns, and its SCHEMA header is that
+    /// partial schema.
+    pub const IS_PARTIAL: u32 = 7;
 }
 
 /// One block of a log file.
@@ -86,6 +90,13 @@ impl LogBlock {
     /// A header value.
     pub fn header(&self, key: u32) -> Option<&str> {
         self.header.get(&key).map(String::as_str)
+    }
+
+    /// Whether the block holds partial updates (its `IS_PARTIAL` header parses as `true`,
+    /// as Java's `Boolean.parseBoolean` reads it).
+    pub fn is_partial(&self) -> bool {
+        self.header(header::IS_PARTIAL)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
 }
 

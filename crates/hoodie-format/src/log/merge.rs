@@ -6,72 +6,31 @@
 //! (null or `0`, as Spark's DELETE writes) always wins; another delete loses only to a record
 //! with a strictly greater value of the same type. Commit-time ordering: the latest write wins.
 //! A record with `_hoodie_is_deleted = true` merges like a record and, when it wins, deletes.
+//!
+//! A partial record (a partial-update block's, [`super::partial`]) merges by the same
+//! comparisons, and the winner is laid over the version it meets: a partial winner keeps that
+//! version's values in the columns it does not set (see [`super::logged`]); a whole winner
+//! (the base record, or a whole logged record) is taken as it is.
 
 use std::borrow::Borrow;
 use std::hash::Hash;
+use std::sync::Arc;
 
-use arrow::array::{Array, BooleanArray};
+use arrow::array::Array;
 use arrow::compute::interleave_record_batch;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
-use super::delete::OrderingValue;
 use super::int_filter::IntFilter;
 use super::keys::{int_of_key, KeySource, RecordKeys};
+use super::logged::{Change, Fate, KeyState, Logged, Merged};
 use super::overlay::Overlay;
+use super::partial::{nullable, RowMasks};
 use super::read::LogContent;
 pub use super::rules::MergeRules;
 use super::rules::OrdKey;
 use crate::error::{FormatError, Result};
 use crate::tasks::FastMap;
-
-/// One logged change of a key.
-#[derive(Debug, Clone)]
-enum Change {
-    Row(u32),
-    Deleted(OrderingValue),
-}
-
-/// Where a key's logged changes stand while they are replayed.
-enum Current {
-    None,
-    Row(u32),
-    Deleted(OrderingValue),
-}
-
-/// The logs' own outcome of a key: its changes replayed without its base record.
-#[derive(Debug, Clone, Copy)]
-enum Fate {
-    Row(u32),
-    Deleted,
-}
-
-/// What a base record becomes in the merge.
-enum Merged {
-    Base,
-    Logged(u32),
-    Gone,
-}
-
-#[derive(Debug, Clone)]
-struct KeyState {
-    /// The key's first logged change; later ones follow in `later`, oldest first. They are
-    /// replayed in order, then merged with the key's base record (whose ordering value is
-    /// known only when the base file is read). Most keys have one change: it is kept inline.
-    first: Change,
-    later: Vec<Change>,
-    /// The replay's outcome, fixed once every change is in (each base record of the key then
-    /// meets it without replaying).
-    fate: Fate,
-    /// Set once the base record of the key was merged.
-    seen: bool,
-}
-
-impl KeyState {
-    fn changes(&self) -> impl Iterator<Item = &Change> {
-        std::iter::once(&self.first).chain(&self.later)
-    }
-}
 
 /// What the merge did, for write stats and compaction metadata.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,90 +41,6 @@ pub struct MergeCounts {
     pub deleted: u64,
     /// Logged records with no base record.
     pub inserted: u64,
-}
-
-/// The logged rows of a slice, with their ordering values and the rules that compare them.
-struct Logged {
-    rows: RecordBatch,
-    ords: Vec<OrdKey>,
-    rules: MergeRules,
-}
-
-/// The ordering value of a row without one (commit-time ordering).
-static NO_ORDERING: OrdKey = OrdKey::Null;
-
-impl Logged {
-    fn ord(&self, row: u32) -> OrdKey {
-        self.ord_at(row).clone()
-    }
-
-    fn ord_at(&self, row: u32) -> &OrdKey {
-        self.ords.get(row as usize).unwrap_or(&NO_ORDERING)
-    }
-
-    fn fate(&self, st: &KeyState) -> Fate {
-        match self.replay(Current::None, st.changes()) {
-            Current::Row(l) => Fate::Row(l),
-            _ => Fate::Deleted,
-        }
-    }
-
-    /// Replays `changes` in write order over `start`.
-    fn replay<'a>(&self, start: Current, changes: impl Iterator<Item = &'a Change>) -> Current {
-        let rules = &self.rules;
-        changes.fold(start, |cur, change| {
-            let wins = match (&cur, change) {
-                (Current::None, _) => true,
-                (Current::Row(p), Change::Row(n)) => {
-                    rules.record_over_record(self.ord_at(*n), self.ord_at(*p))
-                }
-                (Current::Row(p), Change::Deleted(d)) => {
-                    rules.delete_over_record(d, self.ord_at(*p))
-                }
-                (Current::Deleted(d), Change::Row(n)) => {
-                    rules.record_over_delete(self.ord_at(*n), d)
-                }
-                (Current::Deleted(_), Change::Deleted(_)) => true,
-            };
-            match (wins, change) {
-                (false, _) => cur,
-                (true, Change::Row(n)) => Current::Row(*n),
-                (true, Change::Deleted(d)) => Current::Deleted(d.clone()),
-            }
-        })
-    }
-
-    fn soft_deleted(&self, row: u32) -> bool {
-        self.rules.is_deleted.is_some_and(|c| {
-            self.rows
-                .column(c)
-                .as_any()
-                .downcast_ref::<BooleanArray>()
-                .is_some_and(|a| a.is_valid(row as usize) && a.value(row as usize))
-        })
-    }
-
-    /// What the base record (ordering value `base_ord`) of a key with the logged changes of
-    /// `st` becomes in the merged output.
-    fn winner(&self, st: &KeyState, base_ord: &OrdKey) -> Merged {
-        // the logs' own outcome first, then that against the base record: the order in which
-        // Java's file group reader and hudi-rs merge (a record logged after a delete meets the
-        // base record by its ordering value alone); a NULL base value loses to any outcome
-        let base_wins = *base_ord != OrdKey::Null
-            && match st.fate {
-                Fate::Row(l) => !self.rules.record_over_record(self.ord_at(l), base_ord),
-                Fate::Deleted => match self.replay(Current::None, st.changes()) {
-                    Current::Deleted(d) => !self.rules.delete_over_record(&d, base_ord),
-                    _ => false,
-                },
-            };
-        match st.fate {
-            _ if base_wins => Merged::Base,
-            Fate::Row(l) if self.soft_deleted(l) => Merged::Gone,
-            Fate::Row(l) => Merged::Logged(l),
-            Fate::Deleted => Merged::Gone,
-        }
-    }
 }
 
 /// The logged changes of each key: the keys' states in the order the keys first appear in the
@@ -199,6 +74,20 @@ impl KeyMap {
             index,
             states: Vec::with_capacity(capacity),
         }
+    }
+
+    /// Adds the changes of the whole logged rows `batch`, numbered from `first_row`, their
+    /// keys taken from `source`.
+    fn add_rows(&mut self, source: &KeySource, batch: &RecordBatch, first_row: u32) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let field = source.column().unwrap_or(crate::meta::RECORD_KEY);
+        let row_keys = source.keys(batch)?;
+        for r in 0..batch.num_rows() {
+            self.add_row(&row_keys, field, r, Change::Row(first_row + r as u32))?;
+        }
+        Ok(())
     }
 
     /// Adds the change of logged row `r` (keys `keys`, from column `field`).
@@ -264,6 +153,7 @@ fn mixed_keys() -> FormatError {
 /// The log side of a slice's merge, built once from its logs; base batches then stream
 /// through [`LogMerger::merge_base`].
 pub struct LogMerger {
+    schema: SchemaRef,
     log: Logged,
     state: KeyMap,
     keys: KeySource,
@@ -273,53 +163,58 @@ pub struct LogMerger {
 
 impl LogMerger {
     /// Reduces the logs' contents (oldest first) to the latest state of each key, the keys of
-    /// logged and base rows taken from `keys`.
+    /// logged and base rows taken from `keys` (a partial record's from its
+    /// `_hoodie_record_key`).
     pub fn new(
         schema: &SchemaRef,
         contents: Vec<LogContent>,
         keys: &KeySource,
         rules: MergeRules,
     ) -> Result<Self> {
-        let mut batches: Vec<RecordBatch> = Vec::new();
         let logged: usize = contents.iter().map(LogContent::records).sum();
         let mut state = KeyMap::new(keys, logged);
-        let field = keys.column().unwrap_or(crate::meta::RECORD_KEY);
+        // partial rows hold NULLs where they set nothing: the rows are held as nullable
+        let rows_schema = match contents.iter().any(LogContent::is_partial) {
+            true => nullable(schema),
+            false => schema.clone(),
+        };
+        let mut batches: Vec<RecordBatch> = Vec::new();
+        let mut masks = RowMasks::default();
         let mut first_row = 0u32;
         for c in contents {
-            match c {
-                LogContent::Rows(b) if b.num_rows() > 0 => {
-                    let row_keys = keys.keys(&b)?;
-                    for r in 0..b.num_rows() {
-                        let change = Change::Row(first_row + r as u32);
-                        state.add_row(&row_keys, field, r, change)?;
-                    }
-                    first_row += b.num_rows() as u32;
-                    batches.push(b);
+            let n = c.records();
+            let batch = match c {
+                LogContent::Rows(b) => {
+                    state.add_rows(keys, &b, first_row)?;
+                    masks.push(None, n, first_row as usize);
+                    b
                 }
-                LogContent::Rows(_) => {}
+                LogContent::Partial(p) => {
+                    for r in 0..n {
+                        let key = p.keys.value(r).to_string();
+                        state.add_text(key, Change::Row(first_row + r as u32));
+                    }
+                    masks.push(Some(&p.set), n, first_row as usize);
+                    p.rows
+                }
                 LogContent::Deletes(d) => {
                     for del in d {
                         state.add_text(del.record_key, Change::Deleted(del.ordering));
                     }
+                    continue;
                 }
+            };
+            if n > 0 {
+                first_row += n as u32;
+                batches.push(batch);
             }
         }
         state.seal();
-        let rows = arrow::compute::concat_batches(schema, &batches)?;
-        let ords: Vec<OrdKey> = match &rules.ordering {
-            Some(path) => {
-                let col = path.values(rows.column(path.top()))?;
-                (0..rows.num_rows())
-                    .map(|r| OrdKey::of_array(col.as_ref(), r))
-                    .collect()
-            }
-            None => Vec::new(),
-        };
-        let log = Logged { rows, ords, rules };
-        for st in &mut state.states {
-            st.fate = log.fate(st);
-        }
+        let rows = arrow::compute::concat_batches(&rows_schema, &batches)?;
+        let mut log = Logged::new(rows, rules, masks)?;
+        log.settle(&mut state.states)?;
         Ok(Self {
+            schema: schema.clone(),
             log,
             state,
             keys: keys.clone(),
@@ -355,6 +250,13 @@ impl LogMerger {
         self.log.rows.get_array_memory_size()
             + self.state.memory_size()
             + self.log.ords.len() * std::mem::size_of::<OrdKey>()
+            + self.log.masks.memory_size()
+    }
+
+    /// Whether some logged row is a partial record (whose merge needs the base record's other
+    /// columns: [`LogMerger::positions`] cannot describe it).
+    pub fn has_partial_rows(&self) -> bool {
+        self.log.masks.any_partial()
     }
 
     /// Whether no key has a logged change.
@@ -372,19 +274,26 @@ impl LogMerger {
         let keys = self.keys.keys(base)?;
         match self.overlay(&keys, ordering.as_deref())? {
             None => Ok(base.clone()),
-            Some(o) => o.apply(base, &self.log.rows),
+            Some(o) => o.apply(base, &self.log.rows, &self.log.masks),
         }
     }
 
     /// Where each merged record of a batch of base records comes from (`keys` theirs,
     /// `ordering` their ordering field's values under event-time ordering): `(0, r)` base row
     /// `r`, `(1, l)` row `l` of [`LogMerger::logged_rows`], in the base order, deleted records
-    /// left out; `None` when the logs change none of them.
+    /// left out; `None` when the logs change none of them. Logs with partial records
+    /// ([`LogMerger::has_partial_rows`]) are refused: a merged record can then take its
+    /// columns from both.
     pub fn positions(
         &mut self,
         keys: &RecordKeys,
         ordering: Option<&dyn Array>,
     ) -> Result<Option<Vec<(usize, usize)>>> {
+        if self.has_partial_rows() {
+            return Err(FormatError::Unsupported {
+                feature: "the positions of a merge with partial-update log records".into(),
+            });
+        }
         Ok(self
             .overlay(keys, ordering)?
             .map(|o| o.positions(keys.len())))
@@ -418,7 +327,8 @@ impl LogMerger {
         })
     }
 
-    /// The logged rows (in the table schema) that [`LogMerger::positions`] points into.
+    /// The logged rows (in the table schema, every column nullable when some are partial)
+    /// that [`LogMerger::positions`] points into.
     pub fn logged_rows(&self) -> &RecordBatch {
         &self.log.rows
     }
@@ -434,7 +344,7 @@ impl LogMerger {
             m.iter()
                 .filter_map(|(k, &i)| match self.state.states[i as usize].fate {
                     Fate::Row(l) => Some((k.as_str(), l)),
-                    Fate::Deleted => None,
+                    Fate::Deleted(_) => None,
                 })
                 .collect(),
         )
@@ -442,7 +352,8 @@ impl LogMerger {
 
     /// The logged records whose key no base batch held (inserts into the logs, log-only file
     /// groups), in log order; call after every base batch went through
-    /// [`LogMerger::merge_base`].
+    /// [`LogMerger::merge_base`]. A partial record without a base record comes out as it is,
+    /// the columns it does not set NULL (an error when such a column is not nullable).
     pub fn remaining(&mut self) -> Result<Option<RecordBatch>> {
         let mut rows: Vec<(usize, usize)> = Vec::new();
         for st in self.state.states.iter().filter(|st| !st.seen) {
@@ -456,7 +367,14 @@ impl LogMerger {
         if rows.is_empty() {
             return Ok(None);
         }
-        Ok(Some(interleave_record_batch(&[&self.log.rows], &rows)?))
+        let rest = interleave_record_batch(&[&self.log.rows], &rows)?;
+        if Arc::ptr_eq(&rest.schema(), &self.schema) {
+            return Ok(Some(rest));
+        }
+        Ok(Some(RecordBatch::try_new(
+            self.schema.clone(),
+            rest.columns().to_vec(),
+        )?))
     }
 }
 
@@ -514,12 +432,7 @@ fn add_change<K, Q>(
         Some(&i) => states[i as usize].later.push(change),
         None => {
             index.insert(owned(), states.len() as u32);
-            states.push(KeyState {
-                first: change,
-                later: Vec::new(),
-                fate: Fate::Deleted,
-                seen: false,
-            });
+            states.push(KeyState::new(change));
         }
     }
 }

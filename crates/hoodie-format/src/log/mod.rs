@@ -3,15 +3,20 @@
 
 pub mod base_ordering;
 pub mod block;
+mod compose;
 pub mod delete;
 mod int_filter;
 pub mod keys;
+mod logged;
 pub mod merge;
 mod overlay;
+pub mod partial;
 pub mod read;
 mod rules;
 pub mod slice;
 pub mod write;
 
+#[cfg(test)]
+mod partial_tests;
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,10 @@
 //!
 //! A merge usually replaces a small share of a batch's rows, so a fixed-width column is built
 //! by copying the base values whole and writing the replaced ones over them; other columns
-//! (strings, nested) are gathered row by row.
+//! (strings, nested) are gathered row by row. A partial logged row replaces only the columns
+//! it sets; the base row keeps its values in the others.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow::array::{
@@ -15,6 +17,7 @@ use arrow::compute::{filter_record_batch, interleave};
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
+use super::partial::RowMasks;
 use crate::error::Result;
 
 /// How a batch of base rows changes: the rows a logged row replaces (`(base row, logged
@@ -34,40 +37,35 @@ impl Overlay {
     /// Where each merged row of `n` base rows comes from: `(0, r)` base row `r`, `(1, l)`
     /// logged row `l`, deleted rows left out.
     pub fn positions(&self, n: usize) -> Vec<(usize, usize)> {
-        let mut out = Vec::with_capacity(n - self.deleted.len());
-        let mut replaced = self.replaced.iter().peekable();
-        let mut deleted = self.deleted.iter().peekable();
-        for r in 0..n {
-            if deleted.next_if(|&&d| d == r).is_some() {
-                continue;
-            }
-            match replaced.next_if(|&&(b, _)| b == r) {
-                Some(&(_, l)) => out.push((1, l)),
-                None => out.push((0, r)),
-            }
-        }
-        out
+        positions_of(&self.replaced, &self.deleted, n)
     }
 
-    /// `base` with the changes laid over, `logged` holding the logged rows (same schema).
-    pub fn apply(&self, base: &RecordBatch, logged: &RecordBatch) -> Result<RecordBatch> {
+    /// `base` with the changes laid over, `logged` holding the logged rows (same columns),
+    /// `masks` which columns each sets.
+    pub fn apply(
+        &self,
+        base: &RecordBatch,
+        logged: &RecordBatch,
+        masks: &RowMasks,
+    ) -> Result<RecordBatch> {
         let mut gathered: Option<Vec<(usize, usize)>> = None;
         let mut columns = Vec::with_capacity(base.num_columns());
-        for (b, l) in base.columns().iter().zip(logged.columns()) {
-            let column = match replace_fixed(b, l, &self.replaced) {
-                Some(c) => c,
-                None => {
-                    // every row, deleted ones too: they are filtered out below with the rest
+        for (c, (b, l)) in base.columns().iter().zip(logged.columns()).enumerate() {
+            let replaced = self.replacing(masks, c);
+            let column = match (replace_fixed(b, l, &replaced), &replaced) {
+                (Some(column), _) => column,
+                // every row, deleted ones too: they are filtered out below with the rest
+                (None, Cow::Borrowed(_)) => {
                     let at = gathered.get_or_insert_with(|| {
-                        let mut all = Overlay {
-                            replaced: self.replaced.clone(),
-                            deleted: Vec::new(),
-                        }
-                        .positions(base.num_rows());
+                        let mut all = positions_of(&self.replaced, &[], base.num_rows());
                         all.shrink_to_fit();
                         all
                     });
                     interleave(&[b.as_ref(), l.as_ref()], at)?
+                }
+                (None, Cow::Owned(some)) => {
+                    let at = positions_of(some, &[], base.num_rows());
+                    interleave(&[b.as_ref(), l.as_ref()], &at)?
                 }
             };
             columns.push(column);
@@ -88,6 +86,41 @@ impl Overlay {
         let keep = arrow::array::BooleanArray::new(keep.finish(), None);
         Ok(filter_record_batch(&replaced, &keep)?)
     }
+}
+
+impl Overlay {
+    /// The replacements of column `col`: those whose logged row sets it (all of them, borrowed,
+    /// when every one does).
+    fn replacing(&self, masks: &RowMasks, col: usize) -> Cow<'_, [(usize, usize)]> {
+        if !masks.any_partial() || self.replaced.iter().all(|&(_, l)| masks.sets(l, col)) {
+            return Cow::Borrowed(&self.replaced);
+        }
+        Cow::Owned(
+            self.replaced
+                .iter()
+                .copied()
+                .filter(|&(_, l)| masks.sets(l, col))
+                .collect(),
+        )
+    }
+}
+
+/// Where each merged row of `n` base rows comes from: `(0, r)` base row `r`, `(1, l)` logged
+/// row `l` (`replaced` pairs, in base order), the `deleted` rows (in base order) left out.
+fn positions_of(replaced: &[(usize, usize)], deleted: &[usize], n: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(n.saturating_sub(deleted.len()));
+    let mut replaced = replaced.iter().peekable();
+    let mut deleted = deleted.iter().peekable();
+    for r in 0..n {
+        if deleted.next_if(|&&d| d == r).is_some() {
+            continue;
+        }
+        match replaced.next_if(|&&(b, _)| b == r) {
+            Some(&(_, l)) => out.push((1, l)),
+            None => out.push((0, r)),
+        }
+    }
+    out
 }
 
 /// `base` with rows replaced by rows of `logged`, when both are the same fixed-width type.
@@ -208,7 +241,8 @@ mod tests {
         ];
         for ov in cases {
             let want = interleave_record_batch(&[&base, &logged], &ov.positions(6)).unwrap();
-            assert_eq!(ov.apply(&base, &logged).unwrap(), want, "{ov:?}");
+            let whole = RowMasks::default();
+            assert_eq!(ov.apply(&base, &logged, &whole).unwrap(), want, "{ov:?}");
         }
         // a sliced base (offsets into its buffers)
         let sliced = batch(
@@ -220,7 +254,7 @@ mod tests {
             replaced: vec![(1, 2)],
             deleted: vec![2],
         };
-        let got = ov.apply(&sliced, &logged).unwrap();
+        let got = ov.apply(&sliced, &logged, &RowMasks::default()).unwrap();
         assert_eq!(
             got,
             batch(vec![Some(1), Some(30)], vec![Some("b"), Some("z")])

@@ -8,6 +8,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::block::{header, parse_blocks, BlockType, LogBlock};
 use super::delete::{decode_deletes, DeleteRecord};
+use super::partial::{decoding_schema, split_partial, PartialRows};
 use crate::avro::datum::RowDecoder;
 use crate::error::{FormatError, Result};
 use crate::storage::TableStorage;
@@ -51,6 +52,8 @@ impl Admission {
 pub enum LogContent {
     /// Records (full rows in the reader's schema).
     Rows(RecordBatch),
+    /// Partial records: the columns a partial-update block sets, and their keys.
+    Partial(PartialRows),
     /// Deleted keys.
     Deletes(Vec<DeleteRecord>),
 }
@@ -82,15 +85,22 @@ impl LogContent {
     pub fn records(&self) -> usize {
         match self {
             LogContent::Rows(b) => b.num_rows(),
+            LogContent::Partial(p) => p.rows.num_rows(),
             LogContent::Deletes(d) => d.len(),
         }
+    }
+
+    /// Whether the block holds partial records.
+    pub fn is_partial(&self) -> bool {
+        matches!(self, LogContent::Partial(_))
     }
 }
 
 /// Reads the log files `log_files` (paths relative to the table, in slice order) into rows of
-/// `schema` (columns by name; missing ones NULL). A block is admitted when `admits` accepts its
-/// instant (a completed write, not after the as-of instant) and no admitted rollback command
-/// block targets that instant. CDC and corrupt blocks are skipped.
+/// `schema` (columns by name; missing ones NULL; a partial-update block's records as
+/// [`LogContent::Partial`]). A block is admitted when `admits` accepts its instant (a completed
+/// write, not after the as-of instant) and no admitted rollback command block targets that
+/// instant. CDC and corrupt blocks are skipped.
 pub async fn read_slice_logs(
     storage: &TableStorage,
     log_files: &[String],
@@ -142,13 +152,29 @@ pub async fn read_slice_logs(
             continue;
         }
         out.blocks += 1;
-        out.contents.push(match block.block_type {
-            BlockType::Delete => LogContent::Deletes(decode_deletes(&block.content)?),
-            BlockType::AvroData => LogContent::Rows(decode_avro_block(&block, schema, &rel)?),
-            _ => LogContent::Rows(decode_parquet_block(&block, schema, &rel)?),
-        });
+        out.contents.push(decode_block(&block, schema, &rel)?);
     }
     Ok(out)
+}
+
+/// The content of an admitted data or delete block in `schema`.
+fn decode_block(block: &LogBlock, schema: &SchemaRef, rel: &str) -> Result<LogContent> {
+    if block.block_type == BlockType::Delete {
+        return Ok(LogContent::Deletes(decode_deletes(&block.content)?));
+    }
+    let partial = block.is_partial();
+    let target = match partial {
+        true => decoding_schema(schema),
+        false => schema.clone(),
+    };
+    let (batch, filled) = match block.block_type {
+        BlockType::AvroData => decode_avro_rows(block, &target, rel)?,
+        _ => decode_parquet_block(block, &target, rel)?,
+    };
+    Ok(match partial {
+        true => LogContent::Partial(split_partial(schema, batch, &filled, rel)?),
+        false => LogContent::Rows(batch),
+    })
 }
 
 /// The records of an Avro data block (AVRO_DATA, or CDC_DATA, which Hudi encodes alike) in
@@ -158,6 +184,16 @@ pub(crate) fn decode_avro_block(
     schema: &SchemaRef,
     rel: &str,
 ) -> Result<RecordBatch> {
+    Ok(decode_avro_rows(block, schema, rel)?.0)
+}
+
+/// The records of an Avro data block in `schema`, and per column of `schema` whether the
+/// block's writer schema has it.
+fn decode_avro_rows(
+    block: &LogBlock,
+    schema: &SchemaRef,
+    rel: &str,
+) -> Result<(RecordBatch, Vec<bool>)> {
     let corrupt = |reason: &str| FormatError::Corrupt {
         path: rel.to_string(),
         reason: reason.to_string(),
@@ -189,15 +225,26 @@ pub(crate) fn decode_avro_block(
             .map_err(|_| corrupt("a record does not match the block's schema"))?;
         at += 4 + len;
     }
-    decoder.finish()
+    let filled = decoder.filled();
+    Ok((decoder.finish()?, filled))
 }
 
-fn decode_parquet_block(block: &LogBlock, schema: &SchemaRef, rel: &str) -> Result<RecordBatch> {
+/// The records of a Parquet data block in `schema` (columns by name, cast to the reader's
+/// types), and per column of `schema` whether the block's file has it.
+fn decode_parquet_block(
+    block: &LogBlock,
+    schema: &SchemaRef,
+    rel: &str,
+) -> Result<(RecordBatch, Vec<bool>)> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(block.content.clone())
-        .map_err(|e| FormatError::parquet(rel, e))?
-        .build()
+    let builder = ParquetRecordBatchReaderBuilder::try_new(block.content.clone())
         .map_err(|e| FormatError::parquet(rel, e))?;
+    let filled: Vec<bool> = schema
+        .fields()
+        .iter()
+        .map(|f| builder.schema().index_of(f.name()).is_ok())
+        .collect();
+    let reader = builder.build().map_err(|e| FormatError::parquet(rel, e))?;
     let mut parts = Vec::new();
     for b in reader {
         let b = b?;
@@ -217,5 +264,5 @@ fn decode_parquet_block(block: &LogBlock, schema: &SchemaRef, rel: &str) -> Resu
             &opts,
         )?);
     }
-    Ok(arrow::compute::concat_batches(schema, &parts)?)
+    Ok((arrow::compute::concat_batches(schema, &parts)?, filled))
 }

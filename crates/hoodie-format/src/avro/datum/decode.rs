@@ -68,6 +68,12 @@ impl RowDecoder {
         Ok(())
     }
 
+    /// Per column of the target schema, whether the writer schema has a field for it (the
+    /// others come out NULL).
+    pub fn filled(&self) -> Vec<bool> {
+        self.sinks.iter().map(Option::is_some).collect()
+    }
+
     /// The rows decoded so far, as a batch of the target schema (the decoder starts empty
     /// again).
     pub fn finish(&mut self) -> Result<RecordBatch> {
