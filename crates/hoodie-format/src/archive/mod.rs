@@ -17,7 +17,7 @@ use crate::avro::archive::{
     archive_file_bytes, archived_record, parse_archive_file, ArchivedEntry,
 };
 use crate::avro::clean::parse_cleaner_plan;
-use crate::clean::{earliest_commit_to_retain, CleanSpec};
+use crate::clean::{earliest_commit_to_retain_at, CleanSpec};
 use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};
 use crate::table::HudiTable;
@@ -231,7 +231,8 @@ pub async fn run_archive_on(
         min_commits: spec.min_commits,
         max_commits: spec.max_commits,
         beyond_savepoint: spec.beyond_savepoint,
-        earliest_commit_to_retain: earliest_commit_to_retain(clean, &timeline)
+        // (Hudi's archival counts the clean's hours back from the latest commit)
+        earliest_commit_to_retain: earliest_commit_to_retain_at(clean, &timeline, None)
             .map(|i| i.timestamp.clone()),
         latest_clean: latest_clean(table, &timeline).await?,
         compaction_delta_commits: spec.compaction_delta_commits,

@@ -21,7 +21,7 @@ use crate::table_config::TableType;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
 
-pub use plan::{earliest_commit_to_retain, plan_clean, PlanInput};
+pub use plan::{earliest_commit_to_retain, earliest_commit_to_retain_at, plan_clean, PlanInput};
 
 /// Which file slices a clean keeps (`hoodie.cleaner.policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,13 +29,30 @@ pub struct PlanInput<'a> {
     pub location: &'a str,
 }
 
-/// The earliest commit a clean under `spec` keeps (Hudi's `getEarliestCommitToRetain`):
-/// under `KEEP_LATEST_COMMITS` the `commits_retained`-th latest completed commit, never later
-/// than the earliest pending one; under `KEEP_LATEST_BY_HOURS` the first commit at most
-/// `hours_retained` older than the latest; none under `KEEP_LATEST_FILE_VERSIONS`.
+/// The earliest commit a clean under `spec` keeps now (Hudi's `CleanPlanner`, which counts
+/// `KEEP_LATEST_BY_HOURS` back from the current time: with 0 hours no commit is that recent,
+/// so nothing is cleaned); see [`earliest_commit_to_retain_at`].
 pub fn earliest_commit_to_retain<'a>(
     spec: &CleanSpec,
     timeline: &'a Timeline,
+) -> Option<&'a Instant> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i64::MAX, |d| {
+            i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+        });
+    earliest_commit_to_retain_at(spec, timeline, Some(now))
+}
+
+/// The earliest commit a clean under `spec` keeps (Hudi's `getEarliestCommitToRetain`):
+/// under `KEEP_LATEST_COMMITS` the `commits_retained`-th latest completed commit, never later
+/// than the earliest pending one; under `KEEP_LATEST_BY_HOURS` the first commit at most
+/// `hours_retained` older than `now` (epoch milliseconds; `None`: the latest commit's time, as
+/// Hudi's archival counts); none under `KEEP_LATEST_FILE_VERSIONS`.
+pub fn earliest_commit_to_retain_at<'a>(
+    spec: &CleanSpec,
+    timeline: &'a Timeline,
+    now: Option<i64>,
 ) -> Option<&'a Instant> {
     let commits: Vec<&Instant> = timeline.completed_writes().collect();
     match spec.policy {
@@ -56,7 +73,10 @@ pub fn earliest_commit_to_retain<'a>(
             }
         }
         CleanPolicy::KeepLatestByHours => {
-            let latest = instant_to_millis(&commits.last()?.timestamp)?;
+            let latest = match now {
+                Some(now) => now,
+                None => instant_to_millis(&commits.last()?.timestamp)?,
+            };
             let hours = i64::try_from(spec.hours_retained).unwrap_or(i64::MAX / 3_600_000);
             let earliest =
                 millis_to_instant(latest.saturating_sub(hours.saturating_mul(3_600_000)));

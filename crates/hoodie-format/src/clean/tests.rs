@@ -1,4 +1,5 @@
 use super::*;
+use crate::timeline::instant::instant_to_millis;
 use crate::timeline::instant::Instant;
 
 fn spec(policy: CleanPolicy, retained: usize) -> CleanSpec {
@@ -51,8 +52,17 @@ fn keep_latest_by_hours_keeps_the_commits_of_the_last_hours() {
         "20240101013000000.commit",
         "20240101020000000.commit",
     ]);
-    let ectr = earliest_commit_to_retain(&spec(CleanPolicy::KeepLatestByHours, 1), &t).unwrap();
+    let hours = spec(CleanPolicy::KeepLatestByHours, 1);
+    // counted back from a given time (archival: the latest commit's)
+    let ectr = earliest_commit_to_retain_at(&hours, &t, None).unwrap();
     assert_eq!(ectr.timestamp, "20240101013000000");
+    let at = instant_to_millis("20240101024500000");
+    let ectr = earliest_commit_to_retain_at(&hours, &t, at).unwrap();
+    assert_eq!(ectr.timestamp, "20240101020000000");
+    // a clean counts back from now: none of these commits is within the hour, nothing kept
+    // from (Hudi's CleanPlanner then cleans nothing)
+    assert!(earliest_commit_to_retain(&hours, &t).is_none());
+    assert!(earliest_commit_to_retain(&spec(CleanPolicy::KeepLatestByHours, 0), &t).is_none());
     assert!(earliest_commit_to_retain(&spec(CleanPolicy::KeepLatestFileVersions, 1), &t).is_none());
 }
 
