@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use hoodie_datafusion::{HoodieContext, HoodieError, StatementOutput};
 use sqllogictest::{AsyncDB, DBOutput};
 
-use crate::normalize::{column_type, format_rows, DfColumnType};
+use crate::normalize::{rows_output, DfColumnType};
 use crate::spark::{SparkDb, SparkError};
 
 /// The label of hoodie in `skipif` / `onlyif` conditions.
@@ -50,14 +50,7 @@ impl AsyncDB for HoodieDb {
             StatementOutput::Count(n) => Ok(DBOutput::StatementComplete(n)),
             StatementOutput::Changed(c) => Ok(DBOutput::StatementComplete(c.affected())),
             StatementOutput::Done => Ok(DBOutput::StatementComplete(0)),
-            StatementOutput::Rows { schema, batches } => Ok(DBOutput::Rows {
-                types: schema
-                    .fields()
-                    .iter()
-                    .map(|f| column_type(f.data_type()))
-                    .collect(),
-                rows: format_rows(&batches)?,
-            }),
+            StatementOutput::Rows { schema, batches } => Ok(rows_output(&schema, &batches)?),
         }
     }
 

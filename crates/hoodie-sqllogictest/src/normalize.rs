@@ -13,12 +13,12 @@ use arrow::array::{
     Array, ArrayRef, AsArray, Decimal128Array, Decimal256Array, Float16Array, Float32Array,
     Float64Array, LargeStringArray, StringArray, StringViewArray,
 };
-use arrow::datatypes::{DataType, Decimal128Type, Decimal256Type, DecimalType};
+use arrow::datatypes::{DataType, Decimal128Type, Decimal256Type, DecimalType, Schema};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use bigdecimal::BigDecimal;
-use sqllogictest::{ColumnType, Normalizer};
+use sqllogictest::{ColumnType, DBOutput, Normalizer};
 
 /// Text of a NULL value in query results.
 pub const NULL_TEXT: &str = "NULL";
@@ -94,6 +94,22 @@ pub fn column_type(data_type: &DataType) -> DfColumnType {
         }
         _ => DfColumnType::Another,
     }
+}
+
+/// A query's answer as the runner compares it: its column types and its rows as text, whichever
+/// engine gave it.
+pub fn rows_output(
+    schema: &Schema,
+    batches: &[RecordBatch],
+) -> Result<DBOutput<DfColumnType>, ArrowError> {
+    Ok(DBOutput::Rows {
+        types: schema
+            .fields()
+            .iter()
+            .map(|f| column_type(f.data_type()))
+            .collect(),
+        rows: format_rows(batches)?,
+    })
 }
 
 /// Rows of text for `batches`: one cell per column, normalised as DataFusion's runner does. A

@@ -19,7 +19,7 @@ use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use sqllogictest::{AsyncDB, DBOutput};
 
-use crate::normalize::{column_type, format_rows, DfColumnType};
+use crate::normalize::{rows_output, DfColumnType};
 
 /// The label of Spark in `skipif` / `onlyif` conditions.
 pub const SPARK_LABEL: &str = "spark";
@@ -147,14 +147,7 @@ impl AsyncDB for SparkDb {
         };
         // Spark's TIMESTAMP is an instant shown in the session's time zone (UTC), as a Hudi
         // table's timestamp columns are in hoodie: both carry the zone and print alike
-        Ok(DBOutput::Rows {
-            types: schema
-                .fields()
-                .iter()
-                .map(|f| column_type(f.data_type()))
-                .collect(),
-            rows: format_rows(&batches)?,
-        })
+        Ok(rows_output(&schema, &batches)?)
     }
 
     async fn shutdown(&mut self) {}

@@ -206,7 +206,34 @@ impl TableSpec {
         p.set(config::CDC_ENABLED.key, "false");
         p.set(config::CREATE_SCHEMA.key, avro.to_string());
         p.set(config::DATABASE_NAME.key, "default");
-        // every other hoodie.* option is kept as a table property (writes read it from there)
+        self.keep_options(&mut p)?;
+        // Hudi records the logging mode of a CDC table, its default included
+        let cdc = p
+            .get(config::CDC_ENABLED.key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if cdc
+            && p.get(config::POPULATE_META_FIELDS.key)
+                .is_some_and(|v| v.eq_ignore_ascii_case("false"))
+        {
+            return Err(HoodieError::Unsupported {
+                feature: "CDC logging (hoodie.table.cdc.enabled) on a table without meta fields (hoodie.populate.meta.fields = false)".into(),
+            });
+        }
+        if cdc && p.get(config::CDC_LOGGING_MODE.key).is_none() {
+            p.set(
+                config::CDC_LOGGING_MODE.key,
+                config::CDC_LOGGING_MODE
+                    .default
+                    .unwrap_or("DATA_BEFORE_AFTER"),
+            );
+        }
+        Ok(TableConfig::from_properties(p)?)
+    }
+
+    /// Every `hoodie.*` option the table's definition does not already set, kept as a table
+    /// property in `p` (writes read them from there); the CDC and index options are checked
+    /// here, as Hudi checks them at CREATE.
+    fn keep_options(&self, p: &mut Properties) -> Result<()> {
         let handled = [
             config::RECORD_KEY_FIELDS,
             config::ORDERING_FIELDS,
@@ -247,26 +274,6 @@ impl TableSpec {
                 continue;
             }
         }
-        // Hudi records the logging mode of a CDC table, its default included
-        let cdc = p
-            .get(config::CDC_ENABLED.key)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-        if cdc
-            && p.get(config::POPULATE_META_FIELDS.key)
-                .is_some_and(|v| v.eq_ignore_ascii_case("false"))
-        {
-            return Err(HoodieError::Unsupported {
-                feature: "CDC logging (hoodie.table.cdc.enabled) on a table without meta fields (hoodie.populate.meta.fields = false)".into(),
-            });
-        }
-        if cdc && p.get(config::CDC_LOGGING_MODE.key).is_none() {
-            p.set(
-                config::CDC_LOGGING_MODE.key,
-                config::CDC_LOGGING_MODE
-                    .default
-                    .unwrap_or("DATA_BEFORE_AFTER"),
-            );
-        }
-        Ok(TableConfig::from_properties(p)?)
+        Ok(())
     }
 }

@@ -14,7 +14,7 @@ use crate::keygen::{generated_key, KeyGenerator};
 use crate::meta::{with_meta_columns, MetaValues};
 use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
-use crate::write::incoming::Incoming;
+use crate::write::incoming::{Incoming, Interned};
 use crate::write::spec::WriteSpec;
 use crate::write::transaction::Transaction;
 use crate::write::writer::FileSpec;
@@ -110,21 +110,7 @@ pub async fn write_inserts(
     }
     let keys = incoming.keys().cloned();
     let paths = incoming.paths();
-    // (under commit-time ordering the later row wins whatever its ordering value)
-    let event_time = options.merge_mode == crate::table_config::MergeMode::EventTimeOrdering;
-    // (without an ordering field, pre-combining keeps the later row of a record too)
-    let ordered = options.precombine_field().is_some() && event_time;
-    let keep: Vec<u32> = match (&keys, options.precombine, incoming.ordering()) {
-        (Some(k), true, Some(col)) if ordered && options.global_index => {
-            precombine_values(col, n, |i| k.value(i))?
-        }
-        (Some(k), true, Some(col)) if ordered => {
-            precombine_values(col, n, |i| (paths.id(i), k.value(i)))?
-        }
-        (Some(k), true, _) if options.global_index => keep_last_by(n, |i| k.value(i)),
-        (Some(k), true, _) => keep_last_by(n, |i| (paths.id(i), k.value(i))),
-        _ => (0..n as u32).collect(),
-    };
+    let keep = rows_kept(&incoming, keys.as_ref(), paths, options)?;
     let mut by_partition: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     for &i in &keep {
         by_partition
@@ -361,6 +347,33 @@ async fn fill_new_file_group(
         file_size_in_bytes: written.size as i64,
         partition_path: Some(group.partition),
         ..Default::default()
+    })
+}
+
+/// The rows of `incoming` an insert writes: with pre-combining (`hoodie.combine.before.insert`,
+/// a table with a key), one row per record, the greatest ordering value under event-time
+/// ordering (ties: the later row), else the later row; without, every row.
+fn rows_kept(
+    incoming: &Incoming,
+    keys: Option<&StringArray>,
+    paths: &Interned,
+    options: &WriteSpec,
+) -> Result<Vec<u32>> {
+    let n = incoming.num_rows();
+    // (under commit-time ordering the later row wins whatever its ordering value)
+    let event_time = options.merge_mode == crate::table_config::MergeMode::EventTimeOrdering;
+    // (without an ordering field, pre-combining keeps the later row of a record too)
+    let ordered = options.precombine_field().is_some() && event_time;
+    Ok(match (keys, options.precombine, incoming.ordering()) {
+        (Some(k), true, Some(col)) if ordered && options.global_index => {
+            precombine_values(col, n, |i| k.value(i))?
+        }
+        (Some(k), true, Some(col)) if ordered => {
+            precombine_values(col, n, |i| (paths.id(i), k.value(i)))?
+        }
+        (Some(k), true, _) if options.global_index => keep_last_by(n, |i| k.value(i)),
+        (Some(k), true, _) => keep_last_by(n, |i| (paths.id(i), k.value(i))),
+        _ => (0..n as u32).collect(),
     })
 }
 
