@@ -27,6 +27,16 @@ pub enum HoodieError {
         /// The table name.
         name: String,
     },
+    /// A table or database name that cannot be one folder of the warehouse.
+    #[error("\"{name}\" is not a valid {kind} name: {reason}; a {kind} name is one folder name of the warehouse")]
+    InvalidName {
+        /// "table" or "database".
+        kind: &'static str,
+        /// The name as given (escaped).
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A table of that name exists already.
     #[error("table {name} already exists (use IF NOT EXISTS to skip creating it)")]
     TableExists {

@@ -239,20 +239,21 @@ async fn set_hoodie_options_take_effect_and_show_and_stay_in_their_session() {
         .unwrap();
     let shown = text(&a, "SHOW hoodie.datasource.insert.dup.policy").await;
     assert!(shown.contains("| none "), "{shown}");
-    // a bad value is refused when a write reads it, naming what the key takes
-    rows(&b, "SET hoodie.datasource.write.operation = 'sometimes'").await;
+    // a bad value is refused at the SET, naming the key, the value and what the key takes,
+    // and the session keeps what it had
     let err = b
-        .sql("INSERT INTO shared (id, v, ts) VALUES (2, 'x', 1)")
+        .sql("SET hoodie.datasource.write.operation = 'sometimes'")
         .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
-        err.to_string()
-            .contains("hoodie.datasource.write.operation"),
+        err.contains("\"sometimes\" for hoodie.datasource.write.operation")
+            && err.contains("expected one of insert, upsert"),
         "{err}"
     );
+    let shown = text(&b, "SHOW hoodie.datasource.write.operation").await;
+    assert!(!shown.contains("sometimes"), "{shown}");
+    count(&b, "INSERT INTO shared (id, v, ts) VALUES (2, 'x', 1)").await;
 }
 
 #[tokio::test]

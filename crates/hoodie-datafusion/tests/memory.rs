@@ -197,9 +197,12 @@ async fn a_merge_in_one_pass_that_does_not_fit_says_what_to_set() {
         })
         .count();
     assert_eq!(instants, 1, "only the INSERT started an instant");
-    // a bad value is refused before anything runs
-    ctx.run("SET hoodie.merge.join.passes = 0").await.unwrap();
-    let err = ctx.run(MERGE_ALL).await.unwrap_err().to_string();
+    // a bad value is refused at the SET, before anything runs
+    let err = ctx
+        .run("SET hoodie.merge.join.passes = 0")
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("invalid value \"0\" for hoodie.merge.join.passes: expected auto"),
         "{err}"

@@ -309,6 +309,42 @@ pub fn check_write_options<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<
     Ok(())
 }
 
+/// The index types hoodie writes with: the first six of [`INDEX_TYPES`].
+pub const SUPPORTED_INDEX_TYPES: &[&str] = &[
+    "SIMPLE",
+    "BLOOM",
+    "GLOBAL_SIMPLE",
+    "GLOBAL_BLOOM",
+    "INMEMORY",
+    "BUCKET",
+];
+
+/// Checks a value a session sets for `key` (`SET k = v`): what the key takes, and for keys
+/// whose values hoodie supports only in part, only what hoodie supports, so that a value a
+/// write would refuse is refused at the `SET` (the error lists only what hoodie supports).
+pub fn check_setting(key: &ConfigKey, value: &str) -> Result<(), InvalidValue> {
+    if key.key == INDEX_TYPE.key {
+        let upper = value.trim().to_ascii_uppercase();
+        if !SUPPORTED_INDEX_TYPES.contains(&upper.as_str()) {
+            let hudi_only = INDEX_TYPES.contains(&upper.as_str());
+            return Err(InvalidValue {
+                key: key.key,
+                value: value.to_string(),
+                allowed: format!(
+                    "{}expected one of {}",
+                    if hudi_only {
+                        "Hudi has this index but hoodie does not write with it yet; "
+                    } else {
+                        ""
+                    },
+                    SUPPORTED_INDEX_TYPES.join(", ")
+                ),
+            });
+        }
+    }
+    key.check(value)
+}
+
 /// The known key closest to `name` (by edit distance, at most a third of its length away), for
 /// "did you mean" hints on keys hoodie does not know.
 pub fn closest_key(name: &str) -> Option<&'static str> {

@@ -27,6 +27,24 @@ pub enum FormatError {
         /// The table location.
         location: String,
     },
+    /// `hoodie.properties` and its backup are both missing or damaged.
+    #[error("the table at {location} cannot be opened: {reason}, and there is no whole {location}/.hoodie/hoodie.properties.backup to read instead; restore .hoodie/hoodie.properties from a copy of the table (a left-over hoodie.properties.backup or .updated file of an earlier update is one) and retry")]
+    DamagedTableConfig {
+        /// The table location.
+        location: String,
+        /// What is wrong with the files.
+        reason: String,
+    },
+    /// A file the timeline says a latest file slice is made of is not in the table.
+    #[error("the table at {location} is missing {path}, a file of the latest version of its file group, written by commit {instant}: reading without it would return that file group's previous rows, and writing would make the loss permanent. Restore the file from a copy of the table, or roll the table back to before that commit (CALL rollback_to_instant(table => '...', instant_time => '{instant}'), or CALL rollback_to_savepoint to a savepoint taken before it); if another writer is cleaning or rolling back the table, retry")]
+    MissingDataFile {
+        /// The table location.
+        location: String,
+        /// The file, relative to the table.
+        path: String,
+        /// The commit that wrote it.
+        instant: String,
+    },
     /// A required table property is missing.
     #[error("hoodie.properties lacks the required key {key}")]
     MissingProperty {

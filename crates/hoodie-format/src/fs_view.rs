@@ -415,7 +415,11 @@ impl ListingCache {
         if let Some(l) = cached {
             return Ok(l);
         }
-        let fresh = std::sync::Arc::new(TableListing::read(storage).await?);
+        let fresh = TableListing::read(storage).await?;
+        // a fresh listing is held against the commits once; one carried across this
+        // process's own commits (`advance`) holds what they wrote
+        crate::integrity::check_latest_files(storage, timeline, &fresh).await?;
+        let fresh = std::sync::Arc::new(fresh);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, fresh.clone()));
         Ok(fresh)
     }

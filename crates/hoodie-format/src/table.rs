@@ -4,13 +4,13 @@ use arrow::datatypes::SchemaRef;
 
 use crate::error::{FormatError, Result};
 use crate::fs_view::{FileChange, FileSlice, FileSystemView, ListingCache, TableListing};
+use crate::properties_file;
 use crate::schema;
 use crate::storage::TableStorage;
 use crate::table_config::TableConfig;
 use crate::timeline::Timeline;
 
-/// Path of the table config relative to the base.
-pub const PROPERTIES_FILE: &str = ".hoodie/hoodie.properties";
+pub use crate::properties_file::PROPERTIES_FILE;
 
 /// An open Hudi table.
 #[derive(Debug, Clone)]
@@ -23,21 +23,10 @@ pub struct HudiTable {
 }
 
 impl HudiTable {
-    /// Opens the table at `storage`'s base path.
+    /// Opens the table at `storage`'s base path: its `hoodie.properties` checked against its
+    /// checksum, else its backup (see [`crate::properties_file`]).
     pub async fn open(storage: TableStorage) -> Result<Self> {
-        let bytes = match storage.get(PROPERTIES_FILE).await {
-            Ok(b) => b,
-            Err(FormatError::Storage {
-                source: object_store::Error::NotFound { .. },
-                ..
-            }) => {
-                return Err(FormatError::NotAHudiTable {
-                    location: storage.location().to_string(),
-                })
-            }
-            Err(e) => return Err(e),
-        };
-        let config = TableConfig::parse(&bytes)?;
+        let config = properties_file::load(&storage).await?;
         Ok(Self {
             storage,
             config,
@@ -45,9 +34,10 @@ impl HudiTable {
         })
     }
 
-    /// True if a table exists at `storage`.
+    /// True if a table exists at `storage` (its `hoodie.properties`, or the backup an update
+    /// left).
     pub async fn exists(storage: &TableStorage) -> Result<bool> {
-        storage.exists(PROPERTIES_FILE).await
+        properties_file::exists(storage).await
     }
 
     /// Creates a new table: writes `.hoodie/hoodie.properties` (failing if a table exists).
@@ -62,11 +52,10 @@ impl HudiTable {
         })
     }
 
-    /// Rewrites `hoodie.properties` with `config` (ALTER TABLE ... SET TBLPROPERTIES).
+    /// Rewrites `hoodie.properties` with `config` (ALTER TABLE ... SET TBLPROPERTIES, RENAME),
+    /// through the backup as Hudi does, so a crash midway loses nothing.
     pub async fn update_config(&mut self, config: TableConfig) -> Result<()> {
-        self.storage
-            .put(PROPERTIES_FILE, config.to_text().into_bytes())
-            .await?;
+        properties_file::update(&self.storage, &config).await?;
         self.config = config;
         Ok(())
     }

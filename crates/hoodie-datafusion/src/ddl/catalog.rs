@@ -12,9 +12,12 @@ use async_trait::async_trait;
 use datafusion::catalog::SchemaProvider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DFResult;
+use datafusion::logical_expr::TableType;
+use hoodie_format::properties_file::{PROPERTIES_BACKUP, PROPERTIES_FILE};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
+use crate::ddl::table_name::name_problem;
 use crate::error::HoodieError;
 use crate::provider::HudiTableProvider;
 
@@ -101,6 +104,68 @@ impl WarehouseSchema {
         }
     }
 
+    /// Refuses a table `LOCATION` that is the warehouse or a folder above it: the table's
+    /// `.hoodie/` would make the warehouse itself a table, and dropping it would delete
+    /// every table in it.
+    pub fn check_table_location(&self, location: &str) -> Result<(), HoodieError> {
+        let above = match &self.root {
+            Root::Local(warehouse) => {
+                let path = Path::new(location);
+                let scheme = hoodie_format::location::scheme(location);
+                scheme.is_none_or(|s| s.eq_ignore_ascii_case("file"))
+                    && std::fs::canonicalize(path.strip_prefix("file://").unwrap_or(path))
+                        .is_ok_and(|dir| warehouse.starts_with(dir))
+            }
+            Root::Store { url, .. } => {
+                let loc = location.trim_end_matches('/');
+                url == loc || url.starts_with(&format!("{loc}/"))
+            }
+        };
+        if above {
+            return Err(HoodieError::Invalid {
+                message: format!("LOCATION '{location}' is the warehouse {} or a folder above it; give the table a folder of its own (or leave LOCATION out to create it in the warehouse)", self.location()),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses to delete the table folder at `location` unless it is a Hudi table's folder
+    /// (it holds `.hoodie/`) that is neither the warehouse nor a folder above it: what a DROP
+    /// TABLE deletes.
+    pub fn check_deletable(&self, location: &str) -> Result<(), HoodieError> {
+        let refuse = |why: &str| HoodieError::Invalid {
+            message: format!("refusing to delete {location}: {why}; nothing was dropped"),
+        };
+        match &self.root {
+            Root::Local(warehouse) => {
+                let dir = std::fs::canonicalize(location).map_err(|source| HoodieError::Io {
+                    path: location.to_string(),
+                    source,
+                })?;
+                if warehouse.starts_with(&dir) {
+                    return Err(refuse(&format!(
+                        "it is the warehouse {} or a folder above it",
+                        warehouse.display()
+                    )));
+                }
+                if !dir.join(".hoodie").is_dir() {
+                    return Err(refuse(
+                        "it is not a Hudi table's folder (no .hoodie/ in it)",
+                    ));
+                }
+            }
+            Root::Store { url, .. } => {
+                let loc = location.trim_end_matches('/');
+                if url == loc || url.starts_with(&format!("{loc}/")) {
+                    return Err(refuse(&format!(
+                        "it is the warehouse {url} or a folder above it"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The store options of an object-store warehouse (none for a local one).
     pub fn storage_options(&self) -> &[(String, String)] {
         match &self.root {
@@ -111,15 +176,25 @@ impl WarehouseSchema {
 
     /// Whether a Hudi table is at the warehouse's directory `name`.
     fn holds(&self, name: &str) -> bool {
+        if name_problem(name).is_some() {
+            return false;
+        }
         match &self.root {
-            Root::Local(dir) => dir.join(name).join(".hoodie/hoodie.properties").is_file(),
+            Root::Local(dir) => is_table_dir(&dir.join(name)),
             Root::Store { storage, .. } => {
-                let rel = format!("{name}/.hoodie/hoodie.properties");
                 let storage = storage.clone();
-                crate::scan::functions::block_on(async move { storage.exists(&rel).await })
-                    .ok()
-                    .and_then(|r| r.ok())
-                    .unwrap_or(false)
+                let name = name.to_string();
+                crate::scan::functions::block_on(async move {
+                    for file in [PROPERTIES_FILE, PROPERTIES_BACKUP] {
+                        if storage.exists(&format!("{name}/{file}")).await? {
+                            return Ok(true);
+                        }
+                    }
+                    Ok::<_, hoodie_format::FormatError>(false)
+                })
+                .ok()
+                .and_then(|r| r.ok())
+                .unwrap_or(false)
             }
         }
     }
@@ -132,7 +207,7 @@ impl WarehouseSchema {
                 };
                 entries
                     .flatten()
-                    .filter(|e| e.path().join(".hoodie/hoodie.properties").is_file())
+                    .filter(|e| is_table_dir(&e.path()))
                     .filter_map(|e| e.file_name().to_str().map(str::to_string))
                     .collect()
             }
@@ -155,8 +230,27 @@ impl WarehouseSchema {
     }
 }
 
+/// Whether `dir` holds a Hudi table: its `hoodie.properties`, or the backup an update left.
+fn is_table_dir(dir: &Path) -> bool {
+    dir.join(PROPERTIES_FILE).is_file() || dir.join(PROPERTIES_BACKUP).is_file()
+}
+
 #[async_trait]
 impl SchemaProvider for WarehouseSchema {
+    /// Every table of the warehouse is a base table; answered without opening it, so that one
+    /// table that cannot be opened does not fail a listing of them all (`SHOW TABLES`).
+    async fn table_type(&self, name: &str) -> DFResult<Option<TableType>> {
+        if let Some(t) = self
+            .tables
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            return Ok(Some(t.table_type()));
+        }
+        Ok(self.holds(name).then_some(TableType::Base))
+    }
+
     fn table_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .tables
@@ -180,10 +274,14 @@ impl SchemaProvider for WarehouseSchema {
         {
             return Ok(Some(t.clone()));
         }
+        // `..` or `a/b` would open a folder outside the warehouse or below another one
+        if name_problem(name).is_some() {
+            return Ok(None);
+        }
         let storage = match &self.root {
             Root::Local(dir) => {
                 let dir = dir.join(name);
-                if !dir.join(".hoodie/hoodie.properties").is_file() {
+                if !is_table_dir(&dir) {
                     return Ok(None);
                 }
                 TableStorage::local(&dir)

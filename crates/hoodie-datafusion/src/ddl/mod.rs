@@ -6,3 +6,4 @@ pub mod catalog;
 pub mod factory;
 pub mod spec;
 pub mod stores;
+pub mod table_name;

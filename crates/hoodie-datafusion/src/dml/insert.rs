@@ -58,12 +58,12 @@ pub async fn rewrite_insert(
     };
     let table_name = name.to_string();
     let lookup_name = crate::frontend::name_of(name);
-    let provider: Option<Arc<dyn TableProvider>> = ctx
-        .table_provider(crate::frontend::exact_table_ref(&lookup_name))
-        .await
-        .ok();
-    let Some(provider) = provider else {
-        return Err(HoodieError::TableNotFound { name: table_name });
+    let reference = crate::frontend::exact_table_ref(&lookup_name);
+    let provider: Arc<dyn TableProvider> = match ctx.table_provider(reference.clone()).await {
+        Ok(p) => p,
+        // a table that is there but cannot be opened says why
+        Err(e) if ctx.table_exist(reference).unwrap_or(false) => return Err(e.into()),
+        Err(_) => return Err(HoodieError::TableNotFound { name: table_name }),
     };
     if as_hudi(&provider).is_none() {
         return Ok((Statement::Insert(insert), InsertInfo::default()));

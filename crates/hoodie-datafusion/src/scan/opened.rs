@@ -36,7 +36,14 @@ impl OpenRead {
         let footers = Arc::new(KeptFooters::default());
         let reading = table.with_footer_cache(footers.clone());
         let timeline = reading.timeline().await?;
-        let slices = reading.file_slices(&timeline, None).await?;
+        let slices = match reading.file_slices(&timeline, None).await {
+            Ok(slices) => slices,
+            // a table missing a data file still opens, its schema from its commits, so that
+            // its timeline can be shown and rolled back; reads and writes of it, which list
+            // it again, fail with the missing file
+            Err(hoodie_format::FormatError::MissingDataFile { .. }) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
         let schema = reading.schema(&timeline, &slices).await?;
         let opened = Opened { timeline, footers };
         Ok((Self(Arc::new(Mutex::new(Some(opened)))), schema))

@@ -107,6 +107,11 @@ impl HoodieSessionConfig {
         std::mem::take(&mut self.warnings)
     }
 
+    /// Adds a warning for the shell to print after the statement (a folder a DROP deleted).
+    pub fn push_warning(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
+
     /// The warnings not yet taken.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -138,7 +143,16 @@ impl ExtensionOptions for HoodieSessionConfig {
     }
 
     fn set(&mut self, key: &str, value: &str) -> DFResult<()> {
-        self.insert(&format!("{}.{key}", Self::PREFIX), value);
+        let key = format!("{}.{key}", Self::PREFIX);
+        // a value no write would take is refused now, naming the key, not at the next write
+        if let Some(known) = config::lookup(&key) {
+            config::check_setting(&known, value).map_err(|e| {
+                datafusion::error::DataFusionError::External(Box::new(
+                    crate::error::HoodieError::InvalidOption(e),
+                ))
+            })?;
+        }
+        self.insert(&key, value);
         Ok(())
     }
 

@@ -23,6 +23,7 @@ use super::run_datafusion;
 use crate::ddl::catalog::WarehouseSchema;
 use crate::ddl::factory::open_or_create;
 use crate::ddl::spec::TableSpec;
+use crate::ddl::table_name::check_table_name;
 use crate::error::{HoodieError, Result};
 use crate::frontend::{self, CreateTableUsing};
 use crate::names::resolve_names;
@@ -55,6 +56,22 @@ pub(super) fn warehouse(ctx: &SessionContext) -> Result<WarehouseSchema> {
         .ok_or_else(missing)
 }
 
+/// `name` without its database part when that names the warehouse's schema (`default.t` is
+/// `t`, as in Spark's default database); another database is refused: the warehouse is the
+/// session's one database.
+fn in_warehouse_database(ctx: &SessionContext, name: &str) -> Result<String> {
+    let Some((db, table)) = name.rsplit_once('.') else {
+        return Ok(name.to_string());
+    };
+    match warehouse_names(ctx) {
+        Some((_, schema)) if schema.eq_ignore_ascii_case(db) => Ok(table.to_string()),
+        Some((_, schema)) => Err(HoodieError::Invalid {
+            message: format!("database {db} does not exist: the warehouse is database {schema} (create the table as {schema}.{table} or {table})"),
+        }),
+        None => Ok(name.to_string()),
+    }
+}
+
 /// The catalog and schema the session's warehouse is registered as.
 pub(super) fn warehouse_names(ctx: &SessionContext) -> Option<(String, String)> {
     ctx.state_ref()
@@ -82,23 +99,32 @@ pub(super) fn warehouse_is_default(ctx: &SessionContext) -> bool {
 /// The table `name` as written (no case folding), if the session has it; a bare name the
 /// default schema lacks is looked up in the warehouse, as Spark finds a managed table in its
 /// current database.
+///
+/// A table that exists but cannot be opened (its `hoodie.properties` damaged) is an error that
+/// says why, not a table that is not there.
 pub(super) async fn table_provider(
     ctx: &SessionContext,
     name: &str,
-) -> Option<Arc<dyn TableProvider>> {
-    if let Ok(t) = ctx.table_provider(frontend::exact_table_ref(name)).await {
-        return Some(t);
+) -> Result<Option<Arc<dyn TableProvider>>> {
+    let reference = frontend::exact_table_ref(name);
+    match ctx.table_provider(reference.clone()).await {
+        Ok(t) => return Ok(Some(t)),
+        Err(e) if ctx.table_exist(reference).unwrap_or(false) => return Err(e.into()),
+        Err(_) => {}
     }
     if name.contains('.') {
-        return None;
+        return Ok(None);
     }
-    warehouse(ctx).ok()?.table(name).await.ok().flatten()
+    match warehouse(ctx) {
+        Ok(w) => Ok(w.table(name).await?),
+        Err(_) => Ok(None),
+    }
 }
 
 /// The Hudi table `name`.
 pub(super) async fn hudi_table(ctx: &SessionContext, name: &str) -> Result<Arc<dyn TableProvider>> {
     let t = table_provider(ctx, name)
-        .await
+        .await?
         .ok_or_else(|| HoodieError::TableNotFound {
             name: name.to_string(),
         })?;
@@ -114,6 +140,8 @@ pub(super) async fn hudi_table(ctx: &SessionContext, name: &str) -> Result<Arc<d
 pub(super) async fn is_hudi_table(ctx: &SessionContext, name: &str) -> bool {
     table_provider(ctx, name)
         .await
+        .ok()
+        .flatten()
         .is_some_and(|t| as_hudi(&t).is_some())
 }
 
@@ -156,8 +184,16 @@ fn check_distinct_names(columns: &[datafusion::arrow::datatypes::Field]) -> Resu
 }
 
 /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] ... USING ...`.
-pub(super) async fn create_using(ctx: &SessionContext, c: CreateTableUsing) -> Result<DataFrame> {
+pub(super) async fn create_using(
+    ctx: &SessionContext,
+    mut c: CreateTableUsing,
+) -> Result<DataFrame> {
+    check_table_name(&c.name)?;
+    c.name = in_warehouse_database(ctx, &c.name)?;
     let warehouse = warehouse(ctx)?;
+    if let Some(location) = &c.location {
+        warehouse.check_table_location(location)?;
+    }
     let exists = ctx.table_exist(TableReference::bare(c.name.as_str()))?
         || (c.location.is_none() && warehouse.table_exist(&c.name));
     if exists {
@@ -401,7 +437,7 @@ pub(super) async fn drop_table(
     if_exists: bool,
     purge: bool,
 ) -> Result<DataFrame> {
-    let Some(t) = table_provider(ctx, name).await else {
+    let Some(t) = table_provider(ctx, name).await? else {
         return if if_exists {
             Ok(ctx.read_empty()?)
         } else {
@@ -417,6 +453,10 @@ pub(super) async fn drop_table(
     let warehouse = warehouse(ctx)?;
     let storage = h.table().storage().clone();
     let managed = warehouse.is_managed(storage.location());
+    if managed || purge {
+        // refused before anything is deregistered: the table stays as it was
+        warehouse.check_deletable(storage.location())?;
+    }
     let _ = ctx.deregister_table(TableReference::bare(name))?;
     warehouse.deregister_table(name)?;
     warehouse.forget(name);
@@ -428,8 +468,48 @@ pub(super) async fn drop_table(
             })?,
             None => storage.delete_all().await?,
         }
+        warn(
+            ctx,
+            format!(
+                "DROP TABLE {name} deleted the table's folder {}",
+                storage.location()
+            ),
+        );
     }
     Ok(ctx.read_empty()?)
+}
+
+/// Names each table of the warehouse that cannot be opened, and why, in a warning: SHOW
+/// TABLES lists them with the rest.
+pub(super) async fn warn_unopenable_tables(ctx: &SessionContext) {
+    let Ok(warehouse) = warehouse(ctx) else {
+        return;
+    };
+    for name in warehouse.table_names() {
+        if let Err(e) = warehouse.table(&name).await {
+            warn(
+                ctx,
+                format!(
+                    "table {name} cannot be opened: {}",
+                    crate::error::df_message(&e)
+                ),
+            );
+        }
+    }
+}
+
+/// Leaves `warning` for the shell to print after the statement.
+fn warn(ctx: &SessionContext, warning: String) {
+    if let Some(c) = ctx
+        .state_ref()
+        .write()
+        .config_mut()
+        .options_mut()
+        .extensions
+        .get_mut::<HoodieSessionConfig>()
+    {
+        c.push_warning(warning);
+    }
 }
 
 /// `ALTER TABLE t RENAME TO u`, as Hudi's rename does: `hoodie.table.name` (and its checksum)
@@ -441,10 +521,11 @@ pub(super) async fn rename_table(
     name: &str,
     new_name: &str,
 ) -> Result<DataFrame> {
+    check_table_name(new_name)?;
     let t = hudi_table(ctx, name).await?;
     let h = as_hudi(&t).expect("a Hudi table");
     h.refuse_write()?;
-    if table_provider(ctx, new_name).await.is_some() {
+    if table_provider(ctx, new_name).await?.is_some() {
         return Err(HoodieError::Invalid {
             message: format!("cannot rename {name} to {new_name}: table {new_name} already exists"),
         });

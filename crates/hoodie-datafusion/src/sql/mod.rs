@@ -80,7 +80,13 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let rewritten = frontend::time_travel::rewrite(sql)?;
     let sql = rewritten.as_deref().unwrap_or(sql);
     match frontend::classify(sql)? {
-        FrontStatement::PassThrough => run_datafusion(ctx, sql).await,
+        FrontStatement::PassThrough => {
+            let df = run_datafusion(ctx, sql).await?;
+            if is_show_tables(sql) {
+                ddl::warn_unopenable_tables(ctx).await;
+            }
+            Ok(df)
+        }
         FrontStatement::Call(call) => procedures::call(ctx, call).await,
         FrontStatement::CreateUsing(c) => ddl::create_using(ctx, c).await,
         FrontStatement::DropTable {
@@ -134,6 +140,15 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
             write::insert(ctx, *stmt, exact).await
         }
     }
+}
+
+/// `SHOW TABLES ...`: the listing whose tables that cannot be opened are named in warnings.
+fn is_show_tables(sql: &str) -> bool {
+    let mut words = sql.split_whitespace();
+    words.next().is_some_and(|w| w.eq_ignore_ascii_case("show"))
+        && words
+            .next()
+            .is_some_and(|w| w.trim_end_matches(';').eq_ignore_ascii_case("tables"))
 }
 
 /// Plans a parsed statement with DataFusion.

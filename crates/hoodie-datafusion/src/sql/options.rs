@@ -21,12 +21,19 @@ pub(super) fn set(ctx: &SessionContext, key: &str, value: &str) -> Result<DataFr
             .set_storage(key, value);
         return Ok(ctx.read_empty()?);
     }
-    ctx.state_ref()
-        .write()
-        .config_mut()
-        .options_mut()
-        .set(key, value)
-        .map_err(|_| not_installed(key))?;
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    let options = state.config_mut().options_mut();
+    let lower = key.to_ascii_lowercase();
+    if lower.starts_with("hoodie.") && options.extensions.get::<HoodieSessionConfig>().is_none() {
+        return Err(not_installed(key));
+    }
+    if lower.starts_with("spark.") && options.extensions.get::<SparkSessionConfig>().is_none() {
+        return Err(not_installed(key));
+    }
+    // a value the key does not take is refused here, with the key, the value and what it takes
+    options.set(key, value)?;
+    drop(state);
     Ok(ctx.read_empty()?)
 }
 

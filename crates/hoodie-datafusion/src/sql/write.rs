@@ -115,7 +115,7 @@ async fn expand_merge_stars(ctx: &SessionContext, stmt: &mut Statement) -> Resul
     let target_name = crate::frontend::name_of(name);
     let target =
         table_provider(ctx, &target_name)
-            .await
+            .await?
             .ok_or_else(|| HoodieError::TableNotFound {
                 name: target_name.clone(),
             })?;
@@ -124,7 +124,7 @@ async fn expand_merge_stars(ctx: &SessionContext, stmt: &mut Statement) -> Resul
         TableFactor::Table { name, .. } => {
             let n = crate::frontend::name_of(name);
             let t = table_provider(ctx, &n)
-                .await
+                .await?
                 .ok_or_else(|| HoodieError::TableNotFound { name: n.clone() })?;
             t.schema()
                 .fields()
