@@ -103,8 +103,18 @@ pub fn df_message(e: &DataFusionError) -> String {
         DataFusionError::Context(ctx, inner) if ctx == "hudi_dml" => df_message(inner),
         DataFusionError::Context(ctx, inner) => format!("{ctx}: {}", df_message(inner)),
         DataFusionError::Shared(inner) => df_message(inner),
+        // one prefix, and the parser's message as it wrote it (not its Debug form)
+        DataFusionError::SQL(e, _) => format!("SQL parse error: {}", parser_message(e)),
         other => other.to_string(),
     }
+}
+
+/// A parser error's text without the `sql parser error: ` its Display starts with.
+pub fn parser_message(e: &sqlparser::parser::ParserError) -> String {
+    let text = e.to_string();
+    text.strip_prefix("sql parser error: ")
+        .map(str::to_string)
+        .unwrap_or(text)
 }
 
 /// Result alias of this crate.

@@ -36,7 +36,7 @@ pub enum FormatError {
         reason: String,
     },
     /// A file the timeline says a latest file slice is made of is not in the table.
-    #[error("the table at {location} is missing {path}, a file of the latest version of its file group, written by commit {instant}: reading without it would return that file group's previous rows, and writing would make the loss permanent. Restore the file from a copy of the table, or roll the table back to before that commit (CALL rollback_to_instant(table => '...', instant_time => '{instant}'), or CALL rollback_to_savepoint to a savepoint taken before it); if another writer is cleaning or rolling back the table, retry")]
+    #[error("the table at {location}: {path} {reason}, a file of the latest version of its file group, written by commit {instant}: reading without it would return that file group's previous rows, and writing would make the loss permanent. Restore the file from a copy of the table, or roll the table back to before that commit (CALL rollback_to_instant(table => '...', instant_time => '{instant}'), or CALL rollback_to_savepoint to a savepoint taken before it); if another writer is cleaning or rolling back the table, retry")]
     MissingDataFile {
         /// The table location.
         location: String,
@@ -44,6 +44,8 @@ pub enum FormatError {
         path: String,
         /// The commit that wrote it.
         instant: String,
+        /// "is missing", or how it is damaged.
+        reason: String,
     },
     /// A required table property is missing.
     #[error("hoodie.properties lacks the required key {key}")]
@@ -246,8 +248,17 @@ pub enum FormatError {
     /// Arrow failed.
     #[error("arrow error: {0}")]
     Arrow(#[from] arrow::error::ArrowError),
+    /// A data file of the table could not be read: it is damaged.
+    #[error("cannot read {path}, a data file of the table: {}; the file is damaged: restore it from a copy of the table, or roll the table back to before the commit that wrote it (CALL rollback_to_instant, or CALL rollback_to_savepoint to an earlier savepoint)", parquet_detail(.source))]
+    DamagedFile {
+        /// The file, relative to the table.
+        path: String,
+        /// What the reader found.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
     /// Parquet failed.
-    #[error("parquet error in {path}: {source}")]
+    #[error("parquet error in {path}: {}", parquet_detail(.source))]
     Parquet {
         /// The file.
         path: String,
@@ -301,6 +312,15 @@ impl FormatError {
         )
     }
 
+    /// Wraps a parquet error met reading the footer of `path`, a data file of the table that
+    /// is there: the file is damaged.
+    pub fn damaged(path: impl ToString, source: parquet::errors::ParquetError) -> Self {
+        FormatError::DamagedFile {
+            path: path.to_string(),
+            source,
+        }
+    }
+
     /// Wraps a parquet error about `path`.
     pub fn parquet(path: impl ToString, source: parquet::errors::ParquetError) -> Self {
         FormatError::Parquet {
@@ -327,4 +347,13 @@ pub struct Conflict {
     pub other_state: String,
     /// The file groups both touched (`partition/fileId`, comma-separated).
     pub file_groups: String,
+}
+
+/// A parquet error's text without the `Parquet error: ` its own message starts with (the
+/// message it is put in says so already).
+fn parquet_detail(e: &parquet::errors::ParquetError) -> String {
+    let text = e.to_string();
+    text.strip_prefix("Parquet error: ")
+        .map(str::to_string)
+        .unwrap_or(text)
 }

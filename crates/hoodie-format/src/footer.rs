@@ -102,11 +102,11 @@ async fn fetch_footer(
         let bytes = get_bounded(storage, &path, size - want..size).await?;
         let mut reader = ParquetMetaDataReader::new().with_page_index_policy(page_index);
         match reader.try_parse_sized(&bytes, size) {
-            Ok(()) => return reader.finish().map_err(|e| FormatError::parquet(rel, e)),
+            Ok(()) => return reader.finish().map_err(|e| FormatError::damaged(rel, e)),
             Err(ParquetError::NeedMoreData(n)) if (n as u64) > want && (n as u64) <= size => {
                 want = n as u64
             }
-            Err(e) => return Err(FormatError::parquet(rel, e)),
+            Err(e) => return Err(FormatError::damaged(rel, e)),
         }
     }
 }
@@ -128,8 +128,8 @@ async fn load_page_index(
     reader
         .load_page_index(fetch)
         .await
-        .map_err(|e| FormatError::parquet(rel, e))?;
-    let meta = reader.finish().map_err(|e| FormatError::parquet(rel, e))?;
+        .map_err(|e| FormatError::damaged(rel, e))?;
+    let meta = reader.finish().map_err(|e| FormatError::damaged(rel, e))?;
     Ok((size, Arc::new(meta)))
 }
 

@@ -53,6 +53,8 @@ pub struct GroupFiles {
     bases: Vec<BaseFile>,
     logs: Vec<(String, LogFileName)>,
     cdc_logs: Vec<(String, LogFileName)>,
+    /// The sizes of `logs`, by path (checked against what the commits wrote).
+    log_sizes: BTreeMap<String, u64>,
 }
 
 fn is_hidden_dir(rel: &str) -> bool {
@@ -117,6 +119,9 @@ impl TableListing {
                 .groups
                 .entry((partition, log.file_id.clone()))
                 .or_default();
+            if !log.is_cdc {
+                group.log_sizes.insert(rel.clone(), size);
+            }
             let logs = match log.is_cdc {
                 true => &mut group.cdc_logs,
                 false => &mut group.logs,
@@ -160,6 +165,7 @@ impl TableListing {
             if p == partition {
                 g.bases.retain(|b| b.rel_path != rel);
                 g.logs.retain(|(r, _)| r != rel);
+                g.log_sizes.remove(rel);
                 g.cdc_logs.retain(|(r, _)| r != rel);
             }
         }
@@ -170,19 +176,11 @@ impl TableListing {
     /// The part of this listing that [`TableListing::read_partitions`] of `partitions` would
     /// find: the file groups in those partitions or folders below them (`""` is all).
     pub fn of_partitions(&self, partitions: &BTreeSet<String>) -> Self {
-        let within = |p: &str| {
-            partitions.iter().any(|q| {
-                q.is_empty()
-                    || p == q
-                    || p.strip_prefix(q.as_str())
-                        .is_some_and(|r| r.starts_with('/'))
-            })
-        };
         Self {
             groups: self
                 .groups
                 .iter()
-                .filter(|((p, _), _)| within(p))
+                .filter(|((p, _), _)| in_partitions(p, partitions))
                 .map(|(k, g)| (k.clone(), g.clone()))
                 .collect(),
         }
@@ -294,6 +292,19 @@ impl TableListing {
             })
     }
 
+    /// The size the listing found of file `rel` (relative to the table) of file group
+    /// `file_id` in `partition`: a base file or a log file; `None` if it is not listed.
+    pub fn listed_size(&self, partition: &str, file_id: &str, rel: &str) -> Option<u64> {
+        let g = self
+            .groups
+            .get(&(partition.to_string(), file_id.to_string()))?;
+        g.bases
+            .iter()
+            .find(|b| b.rel_path == rel)
+            .map(|b| b.size)
+            .or_else(|| g.log_sizes.get(rel).copied())
+    }
+
     /// Every committed slice of file group `file_id` in `partition`, newest first (Hudi's
     /// `HoodieFileGroup.getAllFileSlices`): one per committed base file, holding the logs
     /// (and `.cdc` logs) from its instant up to the next base file's, then, for a group whose
@@ -366,6 +377,16 @@ impl TableListing {
     }
 }
 
+/// Whether partition path `p` is one of `partitions` or in a folder below one (`""` is all).
+pub fn in_partitions(p: &str, partitions: &BTreeSet<String>) -> bool {
+    partitions.iter().any(|q| {
+        q.is_empty()
+            || p == q
+            || p.strip_prefix(q.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+    })
+}
+
 /// The file groups replacecommits of `timeline` replaced, up to `as_of` (`None`: all).
 pub async fn replaced_file_groups(
     storage: &TableStorage,
@@ -418,7 +439,7 @@ impl ListingCache {
         let fresh = TableListing::read(storage).await?;
         // a fresh listing is held against the commits once; one carried across this
         // process's own commits (`advance`) holds what they wrote
-        crate::integrity::check_latest_files(storage, timeline, &fresh).await?;
+        crate::integrity::check_latest_files(storage, timeline, &fresh, None).await?;
         let fresh = std::sync::Arc::new(fresh);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, fresh.clone()));
         Ok(fresh)

@@ -5,26 +5,37 @@
 //! timeline name every file they wrote, so the newest base file each of them names for a file
 //! group, and the log files written after it, must be listed.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::{FormatError, Result};
 use crate::file_name::LogFileName;
-use crate::fs_view::TableListing;
+use crate::fs_view::{in_partitions, TableListing};
 use crate::storage::TableStorage;
 use crate::timeline::Timeline;
 
 /// How many commit files are read at once.
 const READ_AHEAD: usize = 8;
 
-/// One file a commit wrote: (instant time, path relative to the table, is a log file).
-type Written = (String, String, bool);
+/// One file a commit wrote.
+struct Written {
+    /// The commit's instant time.
+    instant: String,
+    /// The file, relative to the table.
+    path: String,
+    /// A log file (appended to by later commits) rather than a base file.
+    is_log: bool,
+    /// Its size when the commit completed (0: not recorded).
+    size: u64,
+}
 
 /// Fails with [`FormatError::MissingDataFile`] on the first file of a latest file slice that
-/// a completed commit of `timeline` wrote and `listing` (of the whole table) lacks.
+/// a completed commit of `timeline` wrote and `listing` lacks or holds shorter than written.
+/// `listing` is of the whole table, or of the partitions `scope` names.
 pub async fn check_latest_files(
     storage: &TableStorage,
     timeline: &Timeline,
     listing: &TableListing,
+    scope: Option<&BTreeSet<String>>,
 ) -> Result<()> {
     let instants: Vec<_> = timeline.completed_writes().cloned().collect();
     let mut metadata = Vec::with_capacity(instants.len());
@@ -61,36 +72,65 @@ pub async fn check_latest_files(
             }
             // the partition as a listing finds it: the folder the file is in
             let (partition, name) = path.rsplit_once('/').unwrap_or(("", path));
-            let is_log = LogFileName::parse(name).is_some();
             written
                 .entry((partition.to_string(), id.to_string()))
                 .or_default()
-                .push((instant.timestamp.clone(), path.to_string(), is_log));
+                .push(Written {
+                    instant: instant.timestamp.clone(),
+                    path: path.to_string(),
+                    is_log: LogFileName::parse(name).is_some(),
+                    size: stat.file_size_in_bytes.max(0) as u64,
+                });
         }
     }
     for (group, files) in &written {
-        if replaced.contains(group) {
+        if replaced.contains(group) || scope.is_some_and(|p| !in_partitions(&group.0, p)) {
             continue;
         }
         let newest_base = files
             .iter()
-            .filter(|(_, _, log)| !log)
-            .max_by(|a, b| a.0.cmp(&b.0));
-        let since = newest_base.map(|(t, _, _)| t.as_str());
+            .filter(|w| !w.is_log)
+            .max_by(|a, b| a.instant.cmp(&b.instant));
+        let since = newest_base.map(|w| w.instant.as_str());
         let latest = newest_base.into_iter().chain(
             files
                 .iter()
-                .filter(|(t, _, log)| *log && since.is_none_or(|s| t.as_str() >= s)),
+                .filter(|w| w.is_log && since.is_none_or(|s| w.instant.as_str() >= s)),
         );
-        for (instant, path, _) in latest {
-            if !listing.has_file(&group.0, &group.1, path) {
-                return Err(FormatError::MissingDataFile {
-                    location: storage.location().to_string(),
-                    path: path.clone(),
-                    instant: instant.clone(),
-                });
-            }
+        for w in latest {
+            check_file(storage, listing, group, w)?;
         }
+    }
+    Ok(())
+}
+
+/// Fails if `w`, a file of the latest slice of `group`, is not listed, or is shorter than its
+/// commit wrote it (a base file never changes; a log file only grows, by later appends).
+fn check_file(
+    storage: &TableStorage,
+    listing: &TableListing,
+    group: &(String, String),
+    w: &Written,
+) -> Result<()> {
+    let damaged = |reason: String| FormatError::MissingDataFile {
+        location: storage.location().to_string(),
+        path: w.path.clone(),
+        instant: w.instant.clone(),
+        reason,
+    };
+    let Some(size) = listing.listed_size(&group.0, &group.1, &w.path) else {
+        return Err(damaged("is missing".into()));
+    };
+    let cut = if w.is_log {
+        size < w.size
+    } else {
+        size != w.size
+    };
+    if w.size > 0 && cut {
+        return Err(damaged(format!(
+            "is damaged ({size} bytes where its commit wrote {})",
+            w.size
+        )));
     }
     Ok(())
 }

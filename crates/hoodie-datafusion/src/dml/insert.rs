@@ -216,7 +216,7 @@ pub async fn rewrite_insert(
                 .try_with_sql(&sql)
                 .and_then(|mut p| p.parse_query())
                 .map_err(|e| HoodieError::Parse {
-                    message: e.to_string(),
+                    message: crate::error::parser_message(&e),
                 })?;
             insert.source = Some(q);
         }

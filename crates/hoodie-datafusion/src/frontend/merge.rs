@@ -58,7 +58,7 @@ pub fn parse_merge(sql: &str) -> Result<Statement> {
         .with_tokens(out)
         .parse_statement()
         .map_err(|e| HoodieError::Parse {
-            message: e.to_string(),
+            message: crate::error::parser_message(&e),
         })
 }
 

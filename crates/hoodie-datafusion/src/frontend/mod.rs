@@ -46,6 +46,9 @@ pub struct CreateTableUsing {
 pub enum FrontStatement {
     /// CREATE TABLE ... USING.
     CreateUsing(CreateTableUsing),
+    /// CREATE TABLE without USING [AS query]: a Hudi table where the name lands in the
+    /// warehouse, else DataFusion's own statement.
+    CreateDefault(CreateTableUsing),
     /// DROP TABLE [IF EXISTS] t [PURGE].
     DropTable {
         /// Table name.
@@ -134,7 +137,7 @@ pub enum FrontStatement {
 
 fn perr(e: ParserError) -> HoodieError {
     HoodieError::Parse {
-        message: e.to_string(),
+        message: crate::error::parser_message(&e),
     }
 }
 
@@ -208,6 +211,14 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
                     return parse_create_using(sql).map(FrontStatement::CreateUsing)
                 }
                 _ => {}
+            }
+        }
+        // no USING: a Hudi table where the name lands in the warehouse (decided by the
+        // caller, which knows the session's schemas), else DataFusion's own CREATE TABLE
+        let temporary = toks.iter().take(4).any(|t| is_word(Some(t), "TEMPORARY"));
+        if !temporary {
+            if let Ok(c) = parse_create_using(sql) {
+                return Ok(FrontStatement::CreateDefault(c));
             }
         }
         return Ok(FrontStatement::PassThrough);
@@ -513,12 +524,16 @@ pub fn parse_create_using(sql: &str) -> Result<CreateTableUsing> {
     if p.peek_token().token == Token::LParen {
         columns = columns::parse_column_list(&mut p)?;
     }
-    p.expect_keyword(Keyword::USING).map_err(perr)?;
-    let format = p
-        .parse_identifier()
-        .map_err(perr)?
-        .value
-        .to_ascii_lowercase();
+    // without USING, a table of the warehouse is a Hudi table (Spark with
+    // spark.sql.sources.default = hudi); the caller decides where that applies
+    let format = if p.parse_keyword(Keyword::USING) {
+        p.parse_identifier()
+            .map_err(perr)?
+            .value
+            .to_ascii_lowercase()
+    } else {
+        "hudi".to_string()
+    };
     let mut stmt = CreateTableUsing {
         or_replace,
         if_not_exists,

@@ -72,6 +72,20 @@ fn in_warehouse_database(ctx: &SessionContext, name: &str) -> Result<String> {
     }
 }
 
+/// Whether a table created as `name` is a table of the warehouse: an unqualified name when
+/// the warehouse is the default schema, or a name qualified with the warehouse's schema.
+pub(super) fn lands_in_warehouse(ctx: &SessionContext, name: &str) -> bool {
+    let Some((catalog, schema)) = warehouse_names(ctx) else {
+        return false;
+    };
+    match name.split('.').collect::<Vec<_>>().as_slice() {
+        [_] => warehouse_is_default(ctx),
+        [s, _] => s.eq_ignore_ascii_case(&schema) && warehouse_is_default(ctx),
+        [c, s, _] => c.eq_ignore_ascii_case(&catalog) && s.eq_ignore_ascii_case(&schema),
+        _ => false,
+    }
+}
+
 /// The catalog and schema the session's warehouse is registered as.
 pub(super) fn warehouse_names(ctx: &SessionContext) -> Option<(String, String)> {
     ctx.state_ref()

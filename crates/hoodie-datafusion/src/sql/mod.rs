@@ -89,6 +89,15 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
         }
         FrontStatement::Call(call) => procedures::call(ctx, call).await,
         FrontStatement::CreateUsing(c) => ddl::create_using(ctx, c).await,
+        // a table of the warehouse outlives the session: without USING it is a Hudi table
+        // (never an in-memory table that is gone at exit); elsewhere DataFusion's own
+        FrontStatement::CreateDefault(c) => {
+            if ddl::lands_in_warehouse(ctx, &c.name) {
+                ddl::create_using(ctx, c).await
+            } else {
+                run_datafusion(ctx, sql).await
+            }
+        }
         FrontStatement::DropTable {
             name,
             if_exists,

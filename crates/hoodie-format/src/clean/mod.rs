@@ -16,6 +16,7 @@ use crate::avro::clean::{
 use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};
 use crate::fs_view::{FileChange, TableListing};
+use crate::integrity::check_latest_files;
 use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
@@ -278,10 +279,18 @@ async fn plan_of(
     let listing = match (table.kept_listing(timeline), changed) {
         (Some(kept), None) => kept,
         (Some(kept), Some(partitions)) => Arc::new(kept.of_partitions(&partitions)),
+        // a fresh listing is held against the commits: cleaning a table that lost a file of
+        // a latest slice would delete the previous versions a rollback needs
         (None, Some(partitions)) => {
-            Arc::new(TableListing::read_partitions(storage, &partitions).await?)
+            let listing = TableListing::read_partitions(storage, &partitions).await?;
+            check_latest_files(storage, timeline, &listing, Some(&partitions)).await?;
+            Arc::new(listing)
         }
-        (None, None) => Arc::new(TableListing::read(storage).await?),
+        (None, None) => {
+            let listing = TableListing::read(storage).await?;
+            check_latest_files(storage, timeline, &listing, None).await?;
+            Arc::new(listing)
+        }
     };
     let mut replaced = HashMap::new();
     for i in timeline.completed_writes() {

@@ -238,7 +238,7 @@ fn decode_parquet_block(
 ) -> Result<(RecordBatch, Vec<bool>)> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let builder = ParquetRecordBatchReaderBuilder::try_new(block.content.clone())
-        .map_err(|e| FormatError::parquet(rel, e))?;
+        .map_err(|e| FormatError::damaged(rel, e))?;
     let filled: Vec<bool> = schema
         .fields()
         .iter()

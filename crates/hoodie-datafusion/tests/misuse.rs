@@ -1,0 +1,377 @@
+//! What a user's mistakes and accidents do: names that are not one folder, a damaged
+//! `hoodie.properties`, a data file deleted or damaged, one broken table among good ones. Each
+//! is refused with a message that says what is wrong and what to do, and nothing is lost.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::failing::FailingStore;
+use common::{cells, files_under};
+use hoodie_datafusion::{HoodieConfig, HoodieContext};
+use hoodie_format::storage::TableStorage;
+use hoodie_format::HudiTable;
+
+async fn session(wh: &Path) -> HoodieContext {
+    HoodieContext::new(HoodieConfig::new(wh)).await.unwrap()
+}
+
+async fn error(ctx: &HoodieContext, sql: &str) -> String {
+    match ctx.run(sql).await {
+        Ok(_) => panic!("{sql} succeeded"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn a_name_that_is_not_one_folder_is_refused_and_drop_never_deletes_the_warehouse() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wh = tmp.path().join("wh");
+    let ctx = session(&wh).await;
+    ctx.run("CREATE TABLE keep (id INT) USING hudi")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO keep VALUES (1)").await.unwrap();
+    for name in [
+        r#""""#,
+        r#"".""#,
+        r#""..""#,
+        r#""a/b""#,
+        r#""a\b""#,
+        "\"tab\tname\"",
+    ] {
+        let err = error(&ctx, &format!("CREATE TABLE {name} (id INT) USING hudi")).await;
+        assert!(err.contains("is not a valid table name"), "{name}: {err}");
+        let err = error(
+            &ctx,
+            &format!("CREATE TABLE {name} USING hudi AS SELECT 1 AS id"),
+        )
+        .await;
+        assert!(err.contains("is not a valid table name"), "{name}: {err}");
+        let err = error(&ctx, &format!("ALTER TABLE keep RENAME TO {name}")).await;
+        assert!(err.contains("is not a valid table name"), "{name}: {err}");
+        // DROP of such a name finds no table: nothing is deleted
+        assert!(ctx.run(&format!("DROP TABLE {name} PURGE")).await.is_err());
+    }
+    let err = error(&ctx, r#"CREATE TABLE "x/y".t (id INT) USING hudi"#).await;
+    assert!(err.contains("is not a valid database name"), "{err}");
+    let err = error(&ctx, "CREATE TABLE other.t (id INT) USING hudi").await;
+    assert!(err.contains("database other does not exist"), "{err}");
+    // the warehouse's own database name is the warehouse
+    ctx.run("CREATE TABLE default.d (id INT) USING hudi")
+        .await
+        .unwrap();
+    assert!(wh.join("d/.hoodie/hoodie.properties").is_file());
+    // a LOCATION that is the warehouse or above it
+    for location in [wh.clone(), tmp.path().to_path_buf()] {
+        let sql = format!(
+            "CREATE TABLE e (id INT) USING hudi LOCATION '{}'",
+            location.display()
+        );
+        let err = error(&ctx, &sql).await;
+        assert!(err.contains("is the warehouse"), "{err}");
+    }
+    assert!(!wh.join(".hoodie").exists(), "the warehouse is no table");
+    assert!(!tmp.path().join(".hoodie").exists());
+    // the warehouse and its tables are intact
+    assert_eq!(cells(&ctx, "SELECT id FROM keep").await, vec![vec!["1"]]);
+    // a managed table's DROP says what it deleted
+    ctx.run("DROP TABLE d").await.unwrap();
+    let warnings = ctx.take_warnings();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("deleted the table's folder")
+                && w.contains(&wh.join("d").display().to_string())),
+        "{warnings:?}"
+    );
+    assert!(!wh.join("d").exists() && wh.join("keep").is_dir());
+}
+
+/// Every prefix of a table's `hoodie.properties` short of the whole file.
+fn cut_points(text: &str) -> Vec<usize> {
+    text.char_indices()
+        .filter(|(_, c)| *c == '\n')
+        .map(|(i, _)| i + 1)
+        .filter(|i| *i < text.len())
+        .chain([0, text.len() - 2])
+        .collect()
+}
+
+#[tokio::test]
+async fn a_damaged_hoodie_properties_is_refused_or_read_from_its_backup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wh = tmp.path().join("wh");
+    let ctx = session(&wh).await;
+    ctx.run("CREATE TABLE good (id INT) USING hudi")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO good VALUES (7)").await.unwrap();
+    ctx.run(
+        "CREATE TABLE t (id INT, v STRING, ts INT) USING hudi \
+         TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+    )
+    .await
+    .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 'a', 1)").await.unwrap();
+    let props = wh.join("t/.hoodie/hoodie.properties");
+    let backup = wh.join("t/.hoodie/hoodie.properties.backup");
+    let whole = std::fs::read_to_string(&props).unwrap();
+    for cut in cut_points(&whole) {
+        std::fs::write(&props, &whole[..cut]).unwrap();
+        // a new session: nothing cached
+        let ctx = session(&wh).await;
+        for sql in [
+            "SELECT * FROM t",
+            "INSERT INTO t VALUES (1, 'dup', 2)",
+            "DROP TABLE t",
+        ] {
+            let err = error(&ctx, sql).await;
+            assert!(
+                err.contains("cannot be opened")
+                    && err.contains(&wh.join("t").display().to_string())
+                    && err.contains("restore .hoodie/hoodie.properties"),
+                "cut at {cut}, {sql}: {err}"
+            );
+        }
+        // the other tables are listed and read; the broken one is listed and named
+        let listed = cells(&ctx, "SHOW TABLES").await;
+        for name in ["good", "t"] {
+            assert!(listed.iter().any(|r| r[2] == name), "{listed:?}");
+        }
+        let warnings = ctx.take_warnings();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("table t cannot be opened")),
+            "{warnings:?}"
+        );
+        assert_eq!(cells(&ctx, "SELECT id FROM good").await, vec![vec!["7"]]);
+        // with the backup an update leaves, the table reads as it was
+        std::fs::write(&backup, &whole).unwrap();
+        let ctx = session(&wh).await;
+        assert_eq!(
+            cells(&ctx, "SELECT id, v FROM t").await,
+            vec![vec!["1", "a"]]
+        );
+        std::fs::remove_file(&backup).unwrap();
+    }
+    // a checksum that is not the table name's
+    let renamed = whole.replace("hoodie.table.name=t", "hoodie.table.name=u");
+    std::fs::write(&props, renamed).unwrap();
+    let err = error(&session(&wh).await, "SELECT * FROM t").await;
+    assert!(err.contains("hoodie.table.checksum"), "{err}");
+    // put back, the table is as it was: the refused INSERTs wrote nothing
+    std::fs::write(&props, &whole).unwrap();
+    let ctx = session(&wh).await;
+    assert_eq!(
+        cells(&ctx, "SELECT id, v FROM t").await,
+        vec![vec!["1", "a"]]
+    );
+}
+
+#[tokio::test]
+async fn a_properties_update_stopped_at_any_step_leaves_a_readable_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wh = tmp.path().join("wh");
+    let ctx = session(&wh).await;
+    ctx.run(
+        "CREATE TABLE t (id INT, ts INT) USING hudi \
+         TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+    )
+    .await
+    .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 1)").await.unwrap();
+    let loc = wh.join("t");
+    let mut finished = false;
+    let mut current: Option<String> = None;
+    for n in 1..20 {
+        let storage = TableStorage::local(&loc).unwrap();
+        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
+        let mut table = HudiTable::open(storage.with_store(store)).await.unwrap();
+        let mut config = table.config().clone();
+        config.set("hoodie.cleaner.commits.retained", n.to_string());
+        let result = table.update_config(config).await;
+        // whatever step failed, a reader finds the old settings or the new ones
+        let read = HudiTable::open(TableStorage::local(&loc).unwrap())
+            .await
+            .unwrap_or_else(|e| panic!("after failing at write {n}: {e}"));
+        let retained = read
+            .config()
+            .properties()
+            .get("hoodie.cleaner.commits.retained")
+            .map(str::to_string);
+        match result {
+            Ok(()) => {
+                assert_eq!(retained, Some(n.to_string()));
+                finished = true;
+                break;
+            }
+            Err(e) => {
+                assert!(e.to_string().contains("injected failure"), "{n}: {e}");
+                // the step that failed came before the new file was whole (the old
+                // settings), or after (the new ones, the backup left for the next update)
+                assert!(
+                    retained == current || retained == Some(n.to_string()),
+                    "{n}: {retained:?}"
+                );
+            }
+        }
+        current = retained;
+        assert_eq!(
+            cells(&session(&wh).await, "SELECT id FROM t").await,
+            vec![vec!["1"]]
+        );
+    }
+    assert!(finished, "an update takes fewer than 20 writes");
+    assert!(!loc.join(".hoodie/hoodie.properties.backup").exists());
+}
+
+/// The newest file of `dir` whose name passes `pick`.
+fn newest(dir: &Path, pick: impl Fn(&str) -> bool) -> std::path::PathBuf {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| pick(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect();
+    files.sort_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap());
+    files.pop().unwrap()
+}
+
+/// A table `t` of `kind` with two versions of key 1: its latest file (a base file, or a log
+/// file on merge-on-read) was written by the UPDATE.
+async fn two_versions(wh: &Path, kind: &str) -> HoodieContext {
+    let ctx = session(wh).await;
+    ctx.run(&format!(
+        "CREATE TABLE t (id INT, v STRING, ts INT) USING hudi \
+         TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{kind}')"
+    ))
+    .await
+    .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 'old', 1), (2, 'b', 1)")
+        .await
+        .unwrap();
+    ctx.run("UPDATE t SET v = 'new' WHERE id = 1")
+        .await
+        .unwrap();
+    ctx
+}
+
+#[tokio::test]
+async fn a_deleted_or_damaged_data_file_is_an_error_never_the_previous_rows() {
+    for (kind, log) in [("cow", false), ("mor", true)] {
+        for damage in ["delete", "truncate"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let wh = tmp.path().join("wh");
+            two_versions(&wh, kind).await;
+            let loc = wh.join("t");
+            let file = if log {
+                newest(&loc, |n| n.starts_with('.') && n.contains(".log."))
+            } else {
+                newest(&loc, |n| n.ends_with(".parquet"))
+            };
+            match damage {
+                "delete" => std::fs::remove_file(&file).unwrap(),
+                _ => {
+                    let bytes = std::fs::read(&file).unwrap();
+                    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+                }
+            }
+            let before = files_under(&loc);
+            let ctx = session(&wh).await;
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            // (a plain INSERT writes new file groups without listing the table: it neither
+            // reads nor changes the damaged one, and is left out)
+            for sql in [
+                "SELECT id, v FROM t",
+                "UPDATE t SET v = 'x' WHERE id = 2",
+                "DELETE FROM t WHERE id = 2",
+                "MERGE INTO t USING (SELECT 2 AS id, 'm' AS v, 2 AS ts) s ON t.id = s.id \
+                 WHEN MATCHED THEN UPDATE SET *",
+                "CALL run_clean(table => 't', retain_commits => 1)",
+            ] {
+                let err = error(&ctx, sql).await;
+                assert!(
+                    err.contains(&name)
+                        && err.contains(if damage == "delete" {
+                            "is missing"
+                        } else {
+                            "is damaged"
+                        })
+                        && err.contains("rollback_to_instant"),
+                    "{kind} {damage} {sql}: {err}"
+                );
+            }
+            // no write started
+            assert_eq!(files_under(&loc), before, "{kind} {damage}");
+            // the timeline still shows, and rolling back the commit that wrote the file
+            // gives the table as it was before it
+            let commits = cells(&ctx, "CALL show_commits(table => 't')").await;
+            let latest = &commits[0][0];
+            ctx.run(&format!(
+                "CALL rollback_to_instant(table => 't', instant_time => '{latest}')"
+            ))
+            .await
+            .unwrap();
+            let rows = cells(&session(&wh).await, "SELECT id, v FROM t ORDER BY id").await;
+            assert_eq!(
+                rows,
+                vec![vec!["1", "old"], vec!["2", "b"]],
+                "{kind} {damage}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_footer_names_the_file_and_how_to_recover() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wh = tmp.path().join("wh");
+    two_versions(&wh, "cow").await;
+    let file = newest(&wh.join("t"), |n| n.ends_with(".parquet"));
+    // the same size, its footer overwritten: only reading it finds the damage
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len();
+    bytes[n - 12..n - 4].copy_from_slice(b"XXXXXXXX");
+    std::fs::write(&file, bytes).unwrap();
+    let err = error(&session(&wh).await, "SELECT id, v FROM t").await;
+    let name = file.file_name().unwrap().to_string_lossy().to_string();
+    assert!(
+        err.contains(&format!("cannot read {name}"))
+            && err.contains("the file is damaged")
+            && !err.contains("Parquet error: Parquet error"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_table_created_without_using_in_the_warehouse_is_a_hudi_table_that_stays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wh = tmp.path().join("wh");
+    let ctx = session(&wh).await;
+    ctx.run("CREATE TABLE kept (id INT, v STRING)")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO kept VALUES (1, 'a')").await.unwrap();
+    ctx.run("CREATE TABLE kept_too AS SELECT 2 AS id")
+        .await
+        .unwrap();
+    // DataFusion's in-memory tables stay where DataFusion keeps them
+    ctx.run("CREATE TABLE datafusion.public.scratch (id INT)")
+        .await
+        .unwrap();
+    assert!(!wh.join("scratch").exists());
+    drop(ctx);
+    let ctx = session(&wh).await;
+    assert_eq!(
+        cells(&ctx, "SELECT id, v FROM kept").await,
+        vec![vec!["1", "a"]]
+    );
+    assert_eq!(
+        cells(&ctx, "SELECT id FROM kept_too").await,
+        vec![vec!["2"]]
+    );
+    assert!(wh.join("kept/.hoodie/hoodie.properties").is_file());
+}
