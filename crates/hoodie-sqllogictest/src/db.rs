@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use hoodie_datafusion::{HoodieContext, HoodieError, StatementOutput};
 use sqllogictest::{AsyncDB, DBOutput};
 
+use crate::df_db::DataFusionDb;
 use crate::normalize::{rows_output, DfColumnType};
 use crate::spark::{SparkDb, SparkError};
 
@@ -25,6 +26,10 @@ pub enum DbError {
     /// Spark refused the statement or could not be reached.
     #[error(transparent)]
     Spark(#[from] SparkError),
+    /// The statement failed under `--datafusion`: the message as DataFusion's runner writes it
+    /// (`DataFusion error: ...`), for the regexes of DataFusion's `.slt` files.
+    #[error("{0}")]
+    DataFusion(String),
 }
 
 /// A sqllogictest connection: runs each record's SQL through a shared [`HoodieContext`].
@@ -61,11 +66,14 @@ impl AsyncDB for HoodieDb {
     }
 }
 
-/// The connection of a run: hoodie, or Spark for `hoodie-slt --engine spark`.
+/// The connection of a run: hoodie, hoodie answering as DataFusion's runner for `hoodie-slt
+/// --datafusion`, or Spark for `hoodie-slt --engine spark`.
 #[derive(Clone)]
 pub enum EngineDb {
     /// hoodie's own session.
     Hoodie(HoodieDb),
+    /// hoodie's session set up and answering as DataFusion's runner.
+    DataFusion(DataFusionDb),
     /// A Spark session with Hudi.
     Spark(SparkDb),
 }
@@ -78,6 +86,7 @@ impl AsyncDB for EngineDb {
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DfColumnType>, DbError> {
         match self {
             Self::Hoodie(db) => db.run(sql).await,
+            Self::DataFusion(db) => db.run(sql).await,
             Self::Spark(db) => Ok(db.run(sql).await?),
         }
     }
@@ -87,6 +96,7 @@ impl AsyncDB for EngineDb {
     fn engine_name(&self) -> &str {
         match self {
             Self::Hoodie(db) => db.engine_name(),
+            Self::DataFusion(db) => db.engine_name(),
             Self::Spark(db) => db.engine_name(),
         }
     }

@@ -1,7 +1,9 @@
-//! `hoodie-slt [--complete | --engine spark [--spark HOST:PORT]] [FILE|DIR]...`: runs
-//! sqllogictest files against hoodie (default: `sql-tests/`); with `--complete`, rewrites their
-//! expected results instead; with `--engine spark`, sends them to Spark with Hudi (the server of
-//! `tests/spark/server.py`) to check the expectations against the real Hudi.
+//! `hoodie-slt [--complete | --datafusion | --engine spark [--spark HOST:PORT]] [FILE|DIR]...`:
+//! runs sqllogictest files against hoodie (default: `sql-tests/`); with `--complete`, rewrites
+//! their expected results instead; with `--datafusion`, runs DataFusion's own `.slt` files
+//! unchanged, hoodie's session set up and answering as DataFusion 55.2.0's runner; with
+//! `--engine spark`, sends them to Spark with Hudi (the server of `tests/spark/server.py`) to
+//! check the expectations against the real Hudi.
 //!
 //! Prints each failing record as `FAIL <file>:<line>: ...`, then one line
 //! `N passed, M failed[, K skipped]`; exits with status 1 if a record failed or a file could not
@@ -21,7 +23,8 @@ const DEFAULT_DIR: &str = "sql-tests";
 const SPARK_ENV: &str = "HOODIE_SPARK";
 
 const USAGE: &str = "\
-usage: hoodie-slt [--complete | --engine hoodie|spark [--spark HOST:PORT]] [--jobs N] [FILE|DIR]...
+usage: hoodie-slt [--complete | --datafusion | --engine hoodie|spark [--spark HOST:PORT]] [--jobs N]
+                  [FILE|DIR]...
 
 Runs sqllogictest (.slt) files against hoodie; directories are searched recursively.
 Default: sql-tests/. Each file gets a fresh session over an empty temporary warehouse;
@@ -29,6 +32,13 @@ ${TMPDIR} in a file is replaced by that temporary directory. Results are normali
 column types checked as DataFusion's sqllogictest runner does.
 
   --complete        run the files and rewrite their expected results in place
+  --datafusion      run DataFusion's own .slt files unchanged, as DataFusion 55.2.0's
+                    runner does: datafusion.public the default schema, 4 target partitions,
+                    DataFusion's default options (information_schema off), errors written
+                    `DataFusion error: ...` with `caused by` lines, EXPLAIN lines numbered
+                    01), DML answering its count as a row, decimals with their full scale,
+                    the label `Datafusion` for skipif/onlyif; a file that leaves an option
+                    changed fails
   --engine spark    send the records to Spark with Hudi instead (tests/spark/run.sh starts
                     it); records marked `skipif spark` are skipped, `statement count N` is
                     checked as `statement ok`
@@ -46,6 +56,7 @@ struct Args {
 
 fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let mut complete = false;
+    let mut datafusion = false;
     let mut engine = None;
     let mut spark = std::env::var(SPARK_ENV).ok();
     let mut paths = Vec::new();
@@ -54,6 +65,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--complete" => complete = true,
+            "--datafusion" => datafusion = true,
             "--engine" => engine = Some(args.next().ok_or("--engine needs a value")?),
             "--spark" => spark = Some(args.next().ok_or("--spark needs HOST:PORT")?),
             "--jobs" => {
@@ -68,6 +80,8 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         }
     }
     let engine = match engine.as_deref() {
+        None if datafusion => Engine::DataFusion,
+        Some(_) if datafusion => return Err("--datafusion does not take --engine".into()),
         None | Some("hoodie") => Engine::Hoodie,
         Some("spark") => Engine::Spark {
             address: spark.ok_or(format!(
@@ -77,7 +91,10 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown engine {other}: hoodie or spark")),
     };
     if complete && engine != Engine::Hoodie {
-        return Err("--complete writes hoodie's results; it does not take --engine spark".into());
+        return Err(
+            "--complete writes hoodie's results; it does not take --engine spark or --datafusion"
+                .into(),
+        );
     }
     if paths.is_empty() {
         paths.push(PathBuf::from(DEFAULT_DIR));

@@ -12,6 +12,8 @@ use sqllogictest::{
 };
 
 use crate::db::{DbError, EngineDb, HoodieDb, HOODIE_LABEL};
+use crate::df_db::{DataFusionDb, DATAFUSION_LABEL};
+use crate::df_normalize;
 use crate::error::FileError;
 use crate::files::{collect_files, load_records};
 use crate::normalize::{value_normalizer, value_validator, DfColumnType};
@@ -23,6 +25,10 @@ pub enum Engine {
     /// hoodie, in a fresh [`HoodieContext`] per file.
     #[default]
     Hoodie,
+    /// hoodie, in a fresh [`HoodieContext`] per file set up and answering as DataFusion
+    /// 55.2.0's own sqllogictest runner, so that DataFusion's `.slt` files run unchanged (see
+    /// [`crate::df_db`]). Conditions name it `Datafusion`, as DataFusion's runner.
+    DataFusion,
     /// Spark with Hudi, through the server of `tests/spark/server.py` at `address`
     /// (`host:port`), in a fresh Spark session and database per file. Records marked
     /// `skipif spark` (what only hoodie has) are skipped, and `statement count N` is checked as
@@ -38,6 +44,7 @@ impl Engine {
     pub fn label(&self) -> &'static str {
         match self {
             Self::Hoodie => HOODIE_LABEL,
+            Self::DataFusion => DATAFUSION_LABEL,
             Self::Spark { .. } => SPARK_LABEL,
         }
     }
@@ -162,8 +169,12 @@ pub(crate) async fn run_file(
     summary: &mut Summary,
     report: &mut impl FnMut(Event<'_>),
 ) -> Result<(), FileError> {
-    let (tmp, mut runner) = engine_runner(path, n, engine).await?;
-    let records = load_records(path, tmp.path())?;
+    let (tmp, db, mut runner) = engine_runner(path, n, engine).await?;
+    let failed_before = summary.failed;
+    let mut records = load_records(path, tmp.path())?;
+    if let EngineDb::DataFusion(db) = &db {
+        db.map_scratch_paths(&mut records);
+    }
     let label = engine.label();
     let mut pending: Vec<Condition> = Vec::new();
     // sqllogictest's parser hands the conditions before a `halt` on to the next statement too:
@@ -244,6 +255,22 @@ pub(crate) async fn run_file(
         }
     }
     runner.shutdown_async().await;
+    // DataFusion's runner fails a file that passed but left the session's options changed
+    if let EngineDb::DataFusion(db) = &db {
+        if let Some(changes) = db
+            .changed_options()
+            .filter(|_| summary.failed == failed_before)
+        {
+            let failure = Failure {
+                file: path.display().to_string(),
+                line: 0,
+                message: format!("the file left modified configuration\n{changes}"),
+            };
+            summary.failed += 1;
+            report(Event::Failure(&failure));
+            summary.failures.push(failure);
+        }
+    }
     Ok(())
 }
 
@@ -282,8 +309,8 @@ fn without_counts(record: Record<DfColumnType>) -> Record<DfColumnType> {
     }
 }
 
-/// A runner on `engine` for the `n`th file of a run, over a new temporary directory (returned
-/// too: it lives as long as the run).
+/// A runner on `engine` for the `n`th file of a run, over a new temporary directory, and its
+/// connection (the directory returned too: it lives as long as the run).
 async fn engine_runner(
     path: &Path,
     n: usize,
@@ -291,6 +318,7 @@ async fn engine_runner(
 ) -> Result<
     (
         tempfile::TempDir,
+        EngineDb,
         Runner<EngineDb, impl sqllogictest::MakeConnection<Conn = EngineDb>>,
     ),
     FileError,
@@ -298,6 +326,15 @@ async fn engine_runner(
     let (tmp, warehouse) = temp_warehouse(path)?;
     let db = match engine {
         Engine::Hoodie => EngineDb::Hoodie(hoodie_db(path, &warehouse).await?),
+        Engine::DataFusion => {
+            let ctx = hoodie_context(path, &warehouse).await?;
+            let db =
+                DataFusionDb::new(ctx, tmp.path(), path).map_err(|source| FileError::TempDir {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            EngineDb::DataFusion(db)
+        }
         Engine::Spark { address } => {
             // a database per file: a table name may recur from file to file, and Spark's
             // catalog outlives the file's session
@@ -311,9 +348,13 @@ async fn engine_runner(
             EngineDb::Spark(db)
         }
     };
-    let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(db.clone())));
+    let conn = db.clone();
+    let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(conn.clone())));
     configure(&mut runner, engine.label());
-    Ok((tmp, runner))
+    if *engine == Engine::DataFusion {
+        runner.with_validator(df_normalize::value_validator);
+    }
+    Ok((tmp, db, runner))
 }
 
 /// Validation as DataFusion's runner does it, and the engine's label.
@@ -349,13 +390,18 @@ fn temp_warehouse(path: &Path) -> Result<(tempfile::TempDir, PathBuf), FileError
 
 /// A fresh hoodie session over `warehouse`.
 async fn hoodie_db(path: &Path, warehouse: &Path) -> Result<HoodieDb, FileError> {
+    Ok(HoodieDb::new(hoodie_context(path, warehouse).await?))
+}
+
+/// A fresh [`HoodieContext`] over `warehouse`.
+async fn hoodie_context(path: &Path, warehouse: &Path) -> Result<Arc<HoodieContext>, FileError> {
     let ctx = HoodieContext::new(HoodieConfig::new(warehouse))
         .await
         .map_err(|source| FileError::Session {
             path: path.to_path_buf(),
             source,
         })?;
-    Ok(HoodieDb::new(Arc::new(ctx)))
+    Ok(Arc::new(ctx))
 }
 
 /// A hoodie runner over a fresh session whose warehouse is in a new temporary directory
