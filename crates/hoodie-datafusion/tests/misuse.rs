@@ -375,3 +375,39 @@ async fn a_table_created_without_using_in_the_warehouse_is_a_hudi_table_that_sta
     );
     assert!(wh.join("kept/.hoodie/hoodie.properties").is_file());
 }
+
+#[tokio::test]
+async fn a_value_of_the_wrong_type_names_its_column_and_bad_sets_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = session(&tmp.path().join("wh")).await;
+    ctx.run("CREATE TABLE t (id INT, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id')")
+        .await
+        .unwrap();
+    for sql in [
+        "INSERT INTO t VALUES ('x', 1)",
+        "INSERT INTO t (ts, id) VALUES (1, 'x')",
+        "INSERT INTO t SELECT 'x', 1",
+        "INSERT INTO t SELECT s, 1 FROM (SELECT 'x' AS s)",
+    ] {
+        let err = error(&ctx, sql).await;
+        assert!(
+            err.starts_with("cannot insert x into column id of t (Int32)")
+                && !err.contains("Optimizer rule"),
+            "{sql}: {err}"
+        );
+    }
+    let err = error(&ctx, "SET hoodie.index.type = 'NOPE'").await;
+    assert!(
+        err.contains(r#"invalid value "NOPE" for hoodie.index.type: expected one of SIMPLE"#),
+        "{err}"
+    );
+    let err = error(&ctx, "SET hoodie.index.type = 'RECORD_INDEX'").await;
+    assert!(err.contains("hoodie does not write with it yet"), "{err}");
+    // a parse error has one prefix and says where
+    let err = error(&ctx, "SELEC 1").await;
+    assert!(
+        err.starts_with("SQL parse error: Expected") && err.contains("Line: 1, Column: 1"),
+        "{err}"
+    );
+    assert!(cells(&ctx, "SELECT * FROM t").await.is_empty());
+}

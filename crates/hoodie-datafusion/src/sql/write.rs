@@ -4,8 +4,11 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
 use datafusion::dataframe::DataFrame;
-use datafusion::logical_expr::{Extension, LogicalPlan};
+use datafusion::error::DataFusionError;
+use datafusion::logical_expr::{Expr, Extension, LogicalPlan};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use sqlparser::ast::{Statement, TableFactor, TableObject};
@@ -48,7 +51,94 @@ pub(super) async fn insert(
     if info.hudi && info.overwrite && !info.static_values.is_empty() {
         return overwrite_partitions(ctx, &mut stmt, &info).await;
     }
-    plan_statement(ctx, stmt).await
+    let df = plan_statement(ctx, stmt).await?;
+    check_value_casts(df.logical_plan())?;
+    Ok(df)
+}
+
+/// Refuses a literal (of `VALUES` or a `SELECT`) that cannot be cast to the type of the column
+/// it is inserted into, naming the column: left to the optimizer, the failure would name only
+/// its rule (`Optimizer rule 'simplify_expressions' failed: ... Cannot cast string 'x' ...`).
+fn check_value_casts(plan: &LogicalPlan) -> Result<()> {
+    let LogicalPlan::Dml(dml) = plan else {
+        return Ok(());
+    };
+    let LogicalPlan::Projection(projection) = dml.input.as_ref() else {
+        return Ok(());
+    };
+    let refuse = |value: &ScalarValue, column: &str, to: &DataType, e: DataFusionError| {
+        HoodieError::Invalid {
+            message: format!(
+                "cannot insert {value} into column {column} of {} ({to}): {}",
+                dml.table_name,
+                crate::error::df_message(&e)
+            ),
+        }
+    };
+    for expr in &projection.expr {
+        let Expr::Alias(alias) = expr else {
+            continue;
+        };
+        match alias.expr.as_ref() {
+            // INSERT ... SELECT: the cast is here, the literal below
+            Expr::Cast(cast) => {
+                let Expr::Column(source) = cast.expr.as_ref() else {
+                    continue;
+                };
+                let to = cast.field.data_type();
+                if let Some(value) = literal_below(&projection.input, &source.name) {
+                    value
+                        .cast_to(to)
+                        .map_err(|e| refuse(&value, &alias.name, to, e))?;
+                }
+            }
+            // INSERT ... VALUES: the rows hold the casts, the projection names them
+            Expr::Column(source) => {
+                let LogicalPlan::Values(values) = projection.input.as_ref() else {
+                    continue;
+                };
+                let Ok(i) = values.schema.index_of_column(source) else {
+                    continue;
+                };
+                for row in &values.values {
+                    let Some(Expr::Cast(cast)) = row.get(i) else {
+                        continue;
+                    };
+                    if let Expr::Literal(value, _) = cast.expr.as_ref() {
+                        let to = cast.field.data_type();
+                        value
+                            .cast_to(to)
+                            .map_err(|e| refuse(value, &alias.name, to, e))?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The literal that column `name` of `plan` is, through projections that pass it on.
+fn literal_below(plan: &LogicalPlan, name: &str) -> Option<ScalarValue> {
+    let mut plan = plan;
+    let mut name = name.to_string();
+    while let LogicalPlan::Projection(p) = plan {
+        let expr = p
+            .expr
+            .iter()
+            .find(|e| e.schema_name().to_string() == name)?;
+        match expr {
+            Expr::Alias(a) => match a.expr.as_ref() {
+                Expr::Literal(v, _) => return Some(v.clone()),
+                Expr::Column(c) => name = c.name.clone(),
+                _ => return None,
+            },
+            Expr::Column(c) => name = c.name.clone(),
+            _ => return None,
+        }
+        plan = p.input.as_ref();
+    }
+    None
 }
 
 /// INSERT OVERWRITE ... PARTITION (...) into a Hudi table: DataFusion plans the rows (as an
