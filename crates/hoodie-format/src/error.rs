@@ -7,7 +7,7 @@ use object_store::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
     /// Reading or writing the object store failed.
-    #[error("storage error on {path}: {source}")]
+    #[error("storage error on {path}: {}", storage_detail(.source, .path))]
     Storage {
         /// The object the operation was about.
         path: String,
@@ -356,4 +356,14 @@ fn parquet_detail(e: &parquet::errors::ParquetError) -> String {
     text.strip_prefix("Parquet error: ")
         .map(str::to_string)
         .unwrap_or(text)
+}
+
+/// An object store error's text with the path it names as `shown` names it: object_store
+/// writes local paths without their leading `/`.
+fn storage_detail(e: &object_store::Error, shown: &str) -> String {
+    let text = e.to_string();
+    match shown.strip_prefix('/') {
+        Some(bare) if !bare.is_empty() => text.replace(&format!(" {bare}"), &format!(" {shown}")),
+        _ => text,
+    }
 }

@@ -90,6 +90,20 @@ impl TableStorage {
         Ok(storage)
     }
 
+    /// An error of the store about `p`, the path named as the user names it: absolute on
+    /// local disk (object_store's paths have no leading `/`), a URL on an object store.
+    fn error(&self, p: &Path, e: object_store::Error) -> FormatError {
+        let shown = match &self.local_dir {
+            Some(_) => format!("/{p}"),
+            None => format!(
+                "{}/{}",
+                self.location.trim_end_matches('/'),
+                self.relative(p)
+            ),
+        };
+        FormatError::storage(shown, e)
+    }
+
     /// The table's directory if it is on the local file system.
     pub fn local_dir(&self) -> Option<&std::path::Path> {
         self.local_dir.as_deref()
@@ -182,12 +196,8 @@ impl TableStorage {
     /// Reads a whole object.
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.path(rel);
-        let r = self
-            .store
-            .get(&p)
-            .await
-            .map_err(|e| FormatError::storage(&p, e))?;
-        r.bytes().await.map_err(|e| FormatError::storage(&p, e))
+        let r = self.store.get(&p).await.map_err(|e| self.error(&p, e))?;
+        r.bytes().await.map_err(|e| self.error(&p, e))
     }
 
     /// The size of file `rel`.
@@ -197,7 +207,7 @@ impl TableStorage {
             .head(&p)
             .await
             .map(|m| m.size)
-            .map_err(|e| FormatError::storage(&p, e))
+            .map_err(|e| self.error(&p, e))
     }
 
     /// True if the object exists.
@@ -206,7 +216,7 @@ impl TableStorage {
         match self.store.head(&p).await {
             Ok(_) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(FormatError::storage(&p, e)),
+            Err(e) => Err(self.error(&p, e)),
         }
     }
 
@@ -215,7 +225,7 @@ impl TableStorage {
         let p = self.path(rel);
         let put = self.store.put(&p, data.into()).await;
         self.wrote(rel);
-        put.map_err(|e| FormatError::storage(&p, e))?;
+        put.map_err(|e| self.error(&p, e))?;
         Ok(())
     }
 
@@ -238,7 +248,7 @@ impl TableStorage {
                     self.location
                 ),
             }),
-            Err(e) => Err(FormatError::storage(&p, e)),
+            Err(e) => Err(self.error(&p, e)),
         }
     }
 
@@ -249,13 +259,13 @@ impl TableStorage {
         let r = match self.store.get(&p).await {
             Ok(r) => r,
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
-            Err(e) => return Err(FormatError::storage(&p, e)),
+            Err(e) => return Err(self.error(&p, e)),
         };
         let version = UpdateVersion {
             e_tag: r.meta.e_tag.clone(),
             version: r.meta.version.clone(),
         };
-        let bytes = r.bytes().await.map_err(|e| FormatError::storage(&p, e))?;
+        let bytes = r.bytes().await.map_err(|e| self.error(&p, e))?;
         Ok(Some((bytes, version)))
     }
 
@@ -292,7 +302,7 @@ impl TableStorage {
                     self.location
                 ),
             }),
-            Err(e) => Err(FormatError::storage(&p, e)),
+            Err(e) => Err(self.error(&p, e)),
         }
     }
 
@@ -303,7 +313,7 @@ impl TableStorage {
         self.wrote(rel);
         match deleted {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(FormatError::storage(&p, e)),
+            Err(e) => Err(self.error(&p, e)),
         }
     }
 
@@ -313,7 +323,7 @@ impl TableStorage {
         match self.store.list_with_delimiter(Some(&p)).await {
             Ok(r) => Ok(r.objects),
             Err(object_store::Error::NotFound { .. }) => Ok(vec![]),
-            Err(e) => Err(FormatError::storage(&p, e)),
+            Err(e) => Err(self.error(&p, e)),
         }
     }
 
@@ -327,7 +337,7 @@ impl TableStorage {
                 .filter_map(|d| d.filename().map(str::to_string))
                 .collect()),
             Err(object_store::Error::NotFound { .. }) => Ok(vec![]),
-            Err(e) => Err(FormatError::storage(&p, e)),
+            Err(e) => Err(self.error(&p, e)),
         }
     }
 
@@ -343,7 +353,7 @@ impl TableStorage {
             let p = meta.location;
             match self.store.delete(&p).await {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(FormatError::storage(&p, e)),
+                Err(e) => return Err(self.error(&p, e)),
             }
         }
         Ok(())
@@ -355,7 +365,7 @@ impl TableStorage {
         match self.store.list(Some(&p)).try_collect::<Vec<_>>().await {
             Ok(v) => Ok(v),
             Err(object_store::Error::NotFound { .. }) => Ok(vec![]),
-            Err(e) => Err(FormatError::storage(&p, e)),
+            Err(e) => Err(self.error(&p, e)),
         }
     }
 }
@@ -380,4 +390,25 @@ fn absolute(dir: &std::path::Path) -> std::path::PathBuf {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_local_path_in_an_error_keeps_its_leading_slash() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = TableStorage::local(dir.path()).unwrap();
+        let err = storage.get("nope/file").await.unwrap_err().to_string();
+        let shown = format!("{}/nope/file", dir.path().display());
+        assert!(shown.starts_with('/'));
+        assert!(
+            err.starts_with(&format!("storage error on {shown}: ")),
+            "{err}"
+        );
+        // object_store's own text names the path the same way
+        let detail = &err[format!("storage error on {shown}: ").len()..];
+        assert!(!detail.contains(&format!(" {}", &shown[1..])), "{err}");
+    }
 }
