@@ -85,36 +85,7 @@ pub fn column_type(data_type: &DataType) -> DfColumnType {
 /// plan) becomes one row per line, numbered `01)`, `02)`, ..., its leading spaces written as
 /// `-` (sqllogictest ignores whitespace).
 pub fn format_rows(batches: &[RecordBatch]) -> Result<Vec<Vec<String>>, ArrowError> {
-    let mut rows = Vec::new();
-    for batch in batches {
-        for row in 0..batch.num_rows() {
-            let cells = batch
-                .columns()
-                .iter()
-                .map(|c| cell_to_string(c, row))
-                .collect::<Result<Vec<_>, _>>()?;
-            expand_row(cells, &mut rows);
-        }
-    }
-    Ok(rows)
-}
-
-fn expand_row(mut cells: Vec<String>, rows: &mut Vec<Vec<String>>) {
-    let Some(last) = cells.pop() else {
-        rows.push(cells);
-        return;
-    };
-    if !last.contains('\n') {
-        cells.push(last);
-        rows.push(cells);
-        return;
-    }
-    rows.push(cells);
-    for (n, line) in last.split('\n').enumerate() {
-        let content = line.trim_start();
-        let indent = "-".repeat(line.len() - content.len());
-        rows.push(vec![format!("{:02}){indent}{content}", n + 1)]);
-    }
+    crate::normalize::format_rows_with(batches, cell_to_string, true)
 }
 
 /// One value as text.

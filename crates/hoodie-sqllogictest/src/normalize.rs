@@ -116,21 +116,32 @@ pub fn rows_output(
 /// last cell that spans several lines (an EXPLAIN plan) becomes one row per line, its leading
 /// spaces written as `-` because sqllogictest ignores whitespace.
 pub fn format_rows(batches: &[RecordBatch]) -> Result<Vec<Vec<String>>, ArrowError> {
+    format_rows_with(batches, cell_to_string, false)
+}
+
+/// [`format_rows`] with `cell` rendering each value, and, when `numbered`, the lines of a
+/// several-line last cell numbered `01)`, `02)`, ... as DataFusion's runner numbers EXPLAIN
+/// lines.
+pub fn format_rows_with(
+    batches: &[RecordBatch],
+    cell: fn(&ArrayRef, usize) -> Result<String, ArrowError>,
+    numbered: bool,
+) -> Result<Vec<Vec<String>>, ArrowError> {
     let mut rows = Vec::new();
     for batch in batches {
         for row in 0..batch.num_rows() {
             let cells = batch
                 .columns()
                 .iter()
-                .map(|c| cell_to_string(c, row))
+                .map(|c| cell(c, row))
                 .collect::<Result<Vec<_>, _>>()?;
-            expand_row(cells, &mut rows);
+            expand_row(cells, numbered, &mut rows);
         }
     }
     Ok(rows)
 }
 
-fn expand_row(mut cells: Vec<String>, rows: &mut Vec<Vec<String>>) {
+fn expand_row(mut cells: Vec<String>, numbered: bool, rows: &mut Vec<Vec<String>>) {
     let Some(last) = cells.pop() else {
         rows.push(cells);
         return;
@@ -141,10 +152,15 @@ fn expand_row(mut cells: Vec<String>, rows: &mut Vec<Vec<String>>) {
         return;
     }
     rows.push(cells);
-    for line in last.split('\n') {
+    for (n, line) in last.split('\n').enumerate() {
         let content = line.trim_start();
         let indent = "-".repeat(line.len() - content.len());
-        rows.push(vec![format!("{indent}{content}")]);
+        let number = if numbered {
+            format!("{:02})", n + 1)
+        } else {
+            String::new()
+        };
+        rows.push(vec![format!("{number}{indent}{content}")]);
     }
 }
 
