@@ -270,7 +270,7 @@ def spark_translation_tests():
           "UPDATE t SET `userName` = 'o\\'k' WHERE Ts > 1 AND Dt IS NULL")
     check("spark: SET without quotes", spark.spark_sql("SET hoodie.datasource.write.operation = 'upsert'"),
           "SET hoodie.datasource.write.operation=upsert")
-    check("spark: a memory table is a Parquet table", spark.spark_sql("CREATE TABLE t_s1 (c0 INT, c1 STRING)"),
+    check("spark: a memory table is a Parquet table", spark.spark_sql("CREATE TABLE datafusion.public.t_s1 (c0 INT, c1 STRING)"),
           "CREATE TABLE t_s1 (c0 INT, c1 STRING) USING parquet")
     check("spark: a Hudi table is left alone",
           spark.spark_sql("CREATE TABLE t_s1 (c0 INT) USING hudi TBLPROPERTIES (primaryKey = 'c0')"),

@@ -106,9 +106,9 @@ def spark_sql(stmt, names=()):
     1. `"name"` (a quoted identifier, --idents quoted) -> `` `name` ``: in Spark a double-quoted
        token is a string literal.
     2. `SET k = 'v'` -> `SET k=v`: Spark keeps the quotes as part of the value.
-    3. `CREATE TABLE x (...)` without USING (a DataFusion memory table, the `mem`, `derived`,
-       `subquery` and `join` sources) -> `... USING parquet`: Spark without Hive support cannot
-       create a Hive table.
+    3. `CREATE TABLE datafusion.public.x (...)` without USING (a DataFusion memory table, the
+       `mem`, `derived`, `subquery` and `join` sources) -> `CREATE TABLE x (...) USING parquet`:
+       Spark without Hive support cannot create a Hive table.
     4. `MERGE INTO ... USING (...) AS s(c1, ...) ON` (a VALUES or derived source with a column
        alias list) -> `USING (SELECT * FROM (...) AS s(c1, ...)) AS s ON`: Spark refuses column
        aliases in a MERGE's USING (COLUMN_ALIASES_IS_NOT_ALLOWED) but takes them in a FROM.
@@ -142,6 +142,8 @@ def spark_sql(stmt, names=()):
     m = SET.match(s)
     if m:
         return f"SET {m.group(1)}={m.group(2)}"
+    # hoodie's in-memory tables live in datafusion.public; Spark's copy is a Parquet table
+    s = re.sub(r"^CREATE TABLE datafusion\.public\.", "CREATE TABLE ", s)
     m = CREATE_PLAIN.match(s)
     if m:
         end = _close_paren(s, m.end() - 1)

@@ -121,7 +121,9 @@ class Source:
             return f"CREATE TABLE {name} ({body}) USING parquet"
         if kind == "hudi":
             return f"CREATE TABLE {name} ({body}) USING hudi TBLPROPERTIES (primaryKey = '{','.join(self.keycols)}')"
-        return f"CREATE TABLE {name} ({body})"
+        # an in-memory table lives in datafusion.public (in the warehouse, CREATE TABLE without
+        # USING is a Hudi table); bare names find it there
+        return f"CREATE TABLE datafusion.public.{name} ({body})"
 
     def _table(self, name, cols, rows, ident, dialect, kind):
         out = [self._ddl(name, cols, ident, dialect, kind)]

@@ -1,10 +1,13 @@
 //! Bare names of warehouse tables in a session whose default schema is another: Spark finds a
 //! managed table by its bare name in its current database, so a bare name the default schema
 //! lacks and the warehouse has is written as the warehouse's `catalog.schema.name` before
-//! DataFusion plans the statement. Names a `WITH` clause defines are left alone.
+//! DataFusion plans the statement. In the shell's session, whose default is the warehouse, a
+//! bare name the warehouse lacks finds DataFusion's in-memory tables of `datafusion.public`
+//! the same way. Names a `WITH` clause defines are left alone.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use datafusion::catalog::SchemaProvider;
 use datafusion::prelude::SessionContext;
@@ -15,12 +18,27 @@ use super::ddl::{warehouse, warehouse_is_default, warehouse_names};
 use crate::frontend;
 use crate::names::relations_of;
 
-/// Qualifies the bare warehouse table names of `stmt` (see the module documentation).
-pub(super) async fn qualify_warehouse_tables(ctx: &SessionContext, stmt: &mut Statement) {
+/// The schema a bare name the default schema lacks is looked up in: the warehouse, when the
+/// default is another schema; DataFusion's `datafusion.public`, where the session's in-memory
+/// tables live, when the default is the warehouse.
+fn fallback_schema(ctx: &SessionContext) -> Option<(String, String, Arc<dyn SchemaProvider>)> {
     if warehouse_is_default(ctx) {
-        return;
+        let schema = ctx.catalog(DATAFUSION_CATALOG)?.schema(PUBLIC_SCHEMA)?;
+        return Some((DATAFUSION_CATALOG.into(), PUBLIC_SCHEMA.into(), schema));
     }
-    let (Ok(wh), Some((catalog, schema))) = (warehouse(ctx), warehouse_names(ctx)) else {
+    let (catalog, schema) = warehouse_names(ctx)?;
+    let wh: Arc<dyn SchemaProvider> = Arc::new(warehouse(ctx).ok()?);
+    Some((catalog, schema, wh))
+}
+
+/// Where DataFusion keeps its own tables.
+const DATAFUSION_CATALOG: &str = "datafusion";
+const PUBLIC_SCHEMA: &str = "public";
+
+/// Qualifies the bare table names of `stmt` that the default schema lacks and the fallback
+/// schema has (see the module documentation and [`fallback_schema`]).
+pub(super) async fn qualify_warehouse_tables(ctx: &SessionContext, stmt: &mut Statement) {
+    let Some((catalog, schema, wh)) = fallback_schema(ctx) else {
         return;
     };
     let defined = cte_names(stmt);
