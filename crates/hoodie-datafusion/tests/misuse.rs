@@ -411,3 +411,40 @@ async fn a_value_of_the_wrong_type_names_its_column_and_bad_sets_are_refused() {
     );
     assert!(cells(&ctx, "SELECT * FROM t").await.is_empty());
 }
+
+#[tokio::test]
+async fn a_duplicate_policy_a_bulk_insert_ignores_is_a_warning_at_the_set_and_the_insert() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = session(&tmp.path().join("wh")).await;
+    ctx.run("CREATE TABLE t (id INT, ts INT) USING hudi TBLPROPERTIES (primaryKey = 'id')")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 1)").await.unwrap();
+    ctx.run("SET hoodie.datasource.write.operation = 'bulk_insert'")
+        .await
+        .unwrap();
+    assert!(ctx.take_warnings().is_empty());
+    ctx.run("SET hoodie.datasource.insert.dup.policy = 'fail'")
+        .await
+        .unwrap();
+    let warnings = ctx.take_warnings();
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("will have no effect"),
+        "{warnings:?}"
+    );
+    // the INSERT runs as Hudi runs it (the duplicate is written), and says the policy went unused
+    ctx.run("INSERT INTO t VALUES (1, 2)").await.unwrap();
+    let warnings = ctx.take_warnings();
+    assert!(
+        warnings.len() == 1
+            && warnings[0].contains("has no effect on this INSERT: it runs as bulk_insert"),
+        "{warnings:?}"
+    );
+    assert_eq!(cells(&ctx, "SELECT count(*) FROM t").await, vec![vec!["2"]]);
+    // under the insert operation the policy applies, and nothing is said
+    ctx.run("RESET hoodie.datasource.write.operation")
+        .await
+        .unwrap();
+    assert!(ctx.run("INSERT INTO t VALUES (1, 3)").await.is_err());
+    assert!(ctx.take_warnings().is_empty());
+}

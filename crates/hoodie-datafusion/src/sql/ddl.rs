@@ -513,7 +513,7 @@ pub(super) async fn warn_unopenable_tables(ctx: &SessionContext) {
 }
 
 /// Leaves `warning` for the shell to print after the statement.
-fn warn(ctx: &SessionContext, warning: String) {
+pub(super) fn warn(ctx: &SessionContext, warning: String) {
     if let Some(c) = ctx
         .state_ref()
         .write()

@@ -33,8 +33,49 @@ pub(super) fn set(ctx: &SessionContext, key: &str, value: &str) -> Result<DataFr
     }
     // a value the key does not take is refused here, with the key, the value and what it takes
     options.set(key, value)?;
+    let about_inserts = [
+        "dup.policy",
+        "write.operation",
+        "insert.into.operation",
+        "bulk.insert",
+    ];
+    let extensions = &mut options.extensions;
+    if let Some(c) = extensions
+        .get_mut::<HoodieSessionConfig>()
+        .filter(|_| about_inserts.iter().any(|k| lower.contains(k)))
+    {
+        if let Some(warning) = ignored_dup_policy(c) {
+            c.push_warning(warning);
+        }
+    }
     drop(state);
     Ok(ctx.read_empty()?)
+}
+
+/// A warning when the session's options ask for a duplicate policy and for `bulk_insert`
+/// INSERTs, which do not look keys up: the policy will be ignored (as Hudi ignores it).
+fn ignored_dup_policy(c: &HoodieSessionConfig) -> Option<String> {
+    use hoodie_format::config::{
+        INSERT_DUP_POLICY, SQL_BULK_INSERT_ENABLE, SQL_INSERT_INTO_OPERATION, WRITE_OPERATION,
+    };
+    let policy = c.get(INSERT_DUP_POLICY.key)?;
+    if !policy.eq_ignore_ascii_case("fail") {
+        return None;
+    }
+    let bulk = |v: Option<&str>| v.is_some_and(|v| v.eq_ignore_ascii_case("bulk_insert"));
+    let by = if bulk(c.get(WRITE_OPERATION.key)) {
+        WRITE_OPERATION.key
+    } else if c.get(WRITE_OPERATION.key).is_none() && bulk(c.get(SQL_INSERT_INTO_OPERATION.key)) {
+        SQL_INSERT_INTO_OPERATION.key
+    } else if c
+        .get(SQL_BULK_INSERT_ENABLE.key)
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    {
+        SQL_BULK_INSERT_ENABLE.key
+    } else {
+        return None;
+    };
+    Some(format!("{} = {policy} will have no effect: {by} makes INSERTs bulk_insert, which does not look up the keys the table holds (use the insert operation for the policy to apply)", INSERT_DUP_POLICY.key))
 }
 
 /// `RESET key`, or `RESET` of every `hoodie.*` and `spark.*` value.

@@ -51,9 +51,38 @@ pub(super) async fn insert(
     if info.hudi && info.overwrite && !info.static_values.is_empty() {
         return overwrite_partitions(ctx, &mut stmt, &info).await;
     }
+    let target = match &stmt {
+        Statement::Insert(i) => match &i.table {
+            TableObject::TableName(name) => Some(crate::frontend::name_of(name)),
+            _ => None,
+        },
+        _ => None,
+    };
     let df = plan_statement(ctx, stmt).await?;
     check_value_casts(df.logical_plan())?;
+    if let Some(target) = target.filter(|_| info.hudi && !info.overwrite) {
+        warn_ignored_options(ctx, &target).await;
+    }
     Ok(df)
+}
+
+/// Warns of the session's options this INSERT will run without (a duplicate policy under
+/// `bulk_insert`): Hudi ignores them silently.
+async fn warn_ignored_options(ctx: &SessionContext, table: &str) {
+    let Ok(provider) = hudi_table(ctx, table).await else {
+        return;
+    };
+    let Some(hudi) = as_hudi(&provider) else {
+        return;
+    };
+    let session = SessionOptions::of(ctx.state_ref().read().config_options());
+    let Ok(spec) = hudi.write_spec(&session, WriteStatement::InsertInto) else {
+        return;
+    };
+    let options = hudi.write_options(&session);
+    for warning in hoodie_format::write::spec::ignored_options(&options, &spec) {
+        super::ddl::warn(ctx, warning);
+    }
 }
 
 /// Refuses a literal (of `VALUES` or a `SELECT`) that cannot be cast to the type of the column

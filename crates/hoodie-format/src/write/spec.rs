@@ -337,6 +337,25 @@ fn bucket_spec(options: &WriteOptions, index: &str) -> Result<Option<BucketSpec>
     Ok(Some(spec))
 }
 
+/// The options `spec`, resolved from `options`, leaves without effect, as warnings: a
+/// duplicate policy on an INSERT that runs without looking keys up (`bulk_insert`, an
+/// overwrite), which Hudi ignores too.
+pub fn ignored_options(options: &WriteOptions, spec: &WriteSpec) -> Vec<String> {
+    let policy = options
+        .get(&config::INSERT_DUP_POLICY)
+        .filter(|p| !p.eq_ignore_ascii_case("none"));
+    match policy {
+        Some(p) if spec.insert_dup_policy.is_none() && spec.kind != WriteKind::Upsert => {
+            vec![format!(
+                "{} = {p} has no effect on this INSERT: it runs as {}, which writes its rows without looking up the keys the table holds (use the insert operation for the policy to apply)",
+                config::INSERT_DUP_POLICY.key,
+                spec.operation.java_name().to_ascii_lowercase()
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The write an `INSERT INTO` runs, by Hudi 1.2's operation precedence.
 fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
     let (mut op, why) = options.insert_into_operation()?;
