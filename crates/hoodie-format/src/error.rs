@@ -35,18 +35,10 @@ pub enum FormatError {
         /// What is wrong with the files.
         reason: String,
     },
-    /// A file the timeline says a latest file slice is made of is not in the table.
-    #[error("the table at {location}: {path} {reason}, a file of the latest version of its file group, written by commit {instant}: reading without it would return that file group's previous rows, and writing would make the loss permanent. Restore the file from a copy of the table, or roll the table back to before that commit (CALL rollback_to_instant(table => '...', instant_time => '{instant}'), or CALL rollback_to_savepoint to a savepoint taken before it); if another writer is cleaning or rolling back the table, retry")]
-    MissingDataFile {
-        /// The table location.
-        location: String,
-        /// The file, relative to the table.
-        path: String,
-        /// The commit that wrote it.
-        instant: String,
-        /// "is missing", or how it is damaged.
-        reason: String,
-    },
+    /// A file the timeline says a latest file slice is made of is not in the table, or is
+    /// shorter than written (boxed: the error type stays small).
+    #[error("{0}")]
+    MissingDataFile(Box<MissingDataFile>),
     /// A required table property is missing.
     #[error("hoodie.properties lacks the required key {key}")]
     MissingProperty {
@@ -366,4 +358,18 @@ fn storage_detail(e: &object_store::Error, shown: &str) -> String {
         Some(bare) if !bare.is_empty() => text.replace(&format!(" {bare}"), &format!(" {shown}")),
         _ => text,
     }
+}
+
+/// A data file of a latest file slice that is missing or damaged: [`FormatError::MissingDataFile`].
+#[derive(Debug, thiserror::Error)]
+#[error("the table at {location}: {path} {reason}, a file of the latest version of its file group, written by commit {instant}: reading without it would return that file group's previous rows, and writing would make the loss permanent. Restore the file from a copy of the table, or roll the table back to before that commit (CALL rollback_to_instant(table => '...', instant_time => '{instant}'), or CALL rollback_to_savepoint to a savepoint taken before it); if another writer is cleaning or rolling back the table, retry")]
+pub struct MissingDataFile {
+    /// The table location.
+    pub location: String,
+    /// The file, relative to the table.
+    pub path: String,
+    /// The commit that wrote it.
+    pub instant: String,
+    /// "is missing", or how it is damaged.
+    pub reason: String,
 }

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use crate::error::{FormatError, Result};
+use crate::error::{FormatError, MissingDataFile, Result};
 use crate::file_name::LogFileName;
 use crate::fs_view::{in_partitions, TableListing};
 use crate::storage::TableStorage;
@@ -112,11 +112,13 @@ fn check_file(
     group: &(String, String),
     w: &Written,
 ) -> Result<()> {
-    let damaged = |reason: String| FormatError::MissingDataFile {
-        location: storage.location().to_string(),
-        path: w.path.clone(),
-        instant: w.instant.clone(),
-        reason,
+    let damaged = |reason: String| {
+        FormatError::MissingDataFile(Box::new(MissingDataFile {
+            location: storage.location().to_string(),
+            path: w.path.clone(),
+            instant: w.instant.clone(),
+            reason,
+        }))
     };
     let Some(size) = listing.listed_size(&group.0, &group.1, &w.path) else {
         return Err(damaged("is missing".into()));

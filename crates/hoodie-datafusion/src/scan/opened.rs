@@ -41,7 +41,7 @@ impl OpenRead {
             // a table missing a data file still opens, its schema from its commits, so that
             // its timeline can be shown and rolled back; reads and writes of it, which list
             // it again, fail with the missing file
-            Err(hoodie_format::FormatError::MissingDataFile { .. }) => Vec::new(),
+            Err(hoodie_format::FormatError::MissingDataFile(_)) => Vec::new(),
             Err(e) => return Err(e.into()),
         };
         let schema = reading.schema(&timeline, &slices).await?;
