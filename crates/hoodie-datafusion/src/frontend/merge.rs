@@ -9,7 +9,7 @@ use sqlparser::ast::{
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Token, Tokenizer, Word};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Word};
 
 use crate::error::{HoodieError, Result};
 
@@ -17,36 +17,38 @@ const STAR: &str = "__hoodie_star__";
 
 /// Parses a MERGE statement, accepting `UPDATE SET *` and `INSERT *`.
 pub fn parse_merge(sql: &str) -> Result<Statement> {
+    // tokens with their places, so that a parse error says where (Line: .., Column: ..)
     let tokens = Tokenizer::new(&GenericDialect {}, sql)
-        .tokenize()
+        .tokenize_with_location()
         .map_err(|e| HoodieError::Parse {
             message: e.to_string(),
         })?;
-    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
-    let last_word = |out: &[Token]| -> Option<String> {
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let last_word = |out: &[TokenWithSpan]| -> Option<String> {
         out.iter()
             .rev()
-            .find(|t| !matches!(t, Token::Whitespace(_)))
-            .and_then(|t| match t {
+            .find(|t| !matches!(t.token, Token::Whitespace(_)))
+            .and_then(|t| match &t.token {
                 Token::Word(w) => Some(w.value.to_ascii_uppercase()),
                 _ => None,
             })
     };
     for t in tokens {
-        if t == Token::Mul {
+        if t.token == Token::Mul {
+            let at = |token: Token| TokenWithSpan::new(token, t.span);
             match last_word(&out).as_deref() {
                 Some("SET") => {
-                    out.push(Token::make_word(STAR, None));
-                    out.push(Token::Eq);
-                    out.push(Token::Number("0".into(), false));
+                    out.push(at(Token::make_word(STAR, None)));
+                    out.push(at(Token::Eq));
+                    out.push(at(Token::Number("0".into(), false)));
                     continue;
                 }
                 Some("INSERT") => {
-                    out.push(Token::Word(Word {
+                    out.push(at(Token::Word(Word {
                         value: "ROW".into(),
                         quote_style: None,
                         keyword: sqlparser::keywords::Keyword::ROW,
-                    }));
+                    })));
                     continue;
                 }
                 _ => {}
@@ -55,7 +57,7 @@ pub fn parse_merge(sql: &str) -> Result<Statement> {
         out.push(t);
     }
     Parser::new(&GenericDialect {})
-        .with_tokens(out)
+        .with_tokens_with_locations(out)
         .parse_statement()
         .map_err(|e| HoodieError::Parse {
             message: crate::error::parser_message(&e),
