@@ -645,8 +645,14 @@ mod tests {
             classify("CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '/x'").unwrap(),
             FrontStatement::PassThrough
         ));
+        // without USING: a Hudi table where the name lands in the warehouse (the caller
+        // decides); a temporary table is DataFusion's
         assert!(matches!(
             classify("create table m as select 1").unwrap(),
+            FrontStatement::CreateDefault(c) if c.format == "hudi" && c.query.is_some()
+        ));
+        assert!(matches!(
+            classify("create temporary table m (id int)").unwrap(),
             FrontStatement::PassThrough
         ));
         assert!(matches!(
