@@ -103,7 +103,9 @@ pub async fn cancellable<F: Future>(statement: F) -> Result<F::Output, Signal> {
 /// on stderr what was rolled back.
 pub async fn roll_back_cancelled(ctx: &HoodieContext) {
     if !wait_for_no_writes(Duration::from_secs(30)).await {
-        eprintln!("hoodie: the cancelled write did not stop within 30 s; rolling back what stopped");
+        eprintln!(
+            "hoodie: the cancelled write did not stop within 30 s; rolling back what stopped"
+        );
     }
     match ctx.rollback_abandoned().await {
         Ok(done) => {

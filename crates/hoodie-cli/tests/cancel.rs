@@ -123,7 +123,10 @@ fn cancel_long_merge(table_type: &str, signal: libc::c_int, status: i32) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(status), "{stderr}");
     assert!(stderr.contains("cancelled"), "{stderr}");
-    assert!(stderr.contains(&instant), "the rollback is reported: {stderr}");
+    assert!(
+        stderr.contains(&instant),
+        "the rollback is reported: {stderr}"
+    );
     let after = run_sql(
         &warehouse,
         "SELECT count(*), sum(id), min(v), max(v), max(ts) FROM t",

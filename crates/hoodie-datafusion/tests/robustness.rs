@@ -72,14 +72,20 @@ async fn deep_statements_answer_or_fail() {
     ));
 }
 
+/// A statement of a shape, `k` levels deep.
+type Shape = Box<dyn Fn(usize) -> String>;
+
 /// The deepest statements the guard lets through on this thread's stack run without
 /// overflowing it.
 #[tokio::test]
 async fn the_deepest_allowed_statements_fit_the_stack() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = context(dir.path()).await;
-    let shapes: Vec<(&str, Box<dyn Fn(usize) -> String>)> = vec![
-        ("plus", Box::new(|k| format!("SELECT {}", vec!["1"; k].join("+")))),
+    let shapes: Vec<(&str, Shape)> = vec![
+        (
+            "plus",
+            Box::new(|k| format!("SELECT {}", vec!["1"; k].join("+"))),
+        ),
         (
             "parentheses",
             Box::new(|k| format!("SELECT {}1{}", "(".repeat(k), ")".repeat(k))),
@@ -126,7 +132,11 @@ fn pending(table: &Path) -> Vec<String> {
             let mut parts = n.split('.');
             let (ts, action) = (parts.next().unwrap(), parts.next().unwrap());
             // a commit's inflight file is `T.inflight`
-            let action = if action == "inflight" { "commit" } else { action };
+            let action = if action == "inflight" {
+                "commit"
+            } else {
+                action
+            };
             !names.contains(&format!("{ts}.{action}"))
         })
         .cloned()
@@ -186,7 +196,11 @@ fn table_files(dir: &Path) -> std::collections::BTreeMap<String, u64> {
     while let Some(d) = todo.pop() {
         for entry in std::fs::read_dir(&d).unwrap().flatten() {
             let path = entry.path();
-            let rel = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if path.is_dir() {
                 todo.push(path);
             } else if !(rel.contains(".temp/")
@@ -236,7 +250,10 @@ const SEEDS: &[&str] = &[
 /// One fuzzed statement: random bytes, or a seed statement cut short, with bytes swapped,
 /// NULs, odd characters or deep nesting put in.
 fn fuzzed(rng: &mut Rng) -> String {
-    let odd = ["\0", "\u{200b}", "\u{202e}", "\u{feff}", "\u{ffff}", "\u{301}", "😀", "(", ")", "'", "\"", "`", ";", "--", "/*"];
+    let odd = [
+        "\0", "\u{200b}", "\u{202e}", "\u{feff}", "\u{ffff}", "\u{301}", "😀", "(", ")", "'", "\"",
+        "`", ";", "--", "/*",
+    ];
     if rng.below(4) == 0 {
         let bytes: Vec<u8> = (0..rng.below(120)).map(|_| rng.next() as u8).collect();
         return String::from_utf8_lossy(&bytes).into_owned();

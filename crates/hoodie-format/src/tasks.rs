@@ -128,12 +128,14 @@ mod tests {
             Ok(1)
         });
         let joined = join_writers(vec![("a".into(), endless)]);
-        let timed_out =
-            tokio::time::timeout(std::time::Duration::from_millis(20), joined).await;
+        let timed_out = tokio::time::timeout(std::time::Duration::from_millis(20), joined).await;
         assert!(timed_out.is_err());
-        tokio::time::timeout(std::time::Duration::from_secs(5), wait_for_stopped_writers())
-            .await
-            .expect("the aborted task stops");
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            wait_for_stopped_writers(),
+        )
+        .await
+        .expect("the aborted task stops");
         assert!(!finished.load(Ordering::SeqCst));
     }
 }

@@ -165,7 +165,10 @@ mod tests {
             "(select * from ".repeat(10),
             ") t".repeat(10)
         );
-        assert_eq!(nesting(&subqueries), SELECT_WEIGHT + 11 * (SELECT_WEIGHT + 1));
+        assert_eq!(
+            nesting(&subqueries),
+            SELECT_WEIGHT + 11 * (SELECT_WEIGHT + 1)
+        );
     }
 
     #[test]

@@ -157,7 +157,11 @@ async fn rollback_if_pending(write: &Abandoned) -> Result<bool> {
 
 async fn rollback_locked(write: &Abandoned) -> Result<bool> {
     let mut timeline = write.table.timeline().await?;
-    if !timeline.files().iter().any(|i| i.timestamp == write.instant) {
+    if !timeline
+        .files()
+        .iter()
+        .any(|i| i.timestamp == write.instant)
+    {
         // a write dropped while its requested file was being put: the store's blocking
         // task may finish the file a moment after the future was gone
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -170,7 +174,11 @@ async fn rollback_locked(write: &Abandoned) -> Result<bool> {
         .collect();
     let completed = own.iter().any(|i| i.state == State::Completed);
     // the latest state the instant reached: a rollback records which one it undid
-    let Some(target) = own.iter().max_by_key(|i| i.state == State::Inflight).copied() else {
+    let Some(target) = own
+        .iter()
+        .max_by_key(|i| i.state == State::Inflight)
+        .copied()
+    else {
         // rolled back already (by another writer) or never begun: the heartbeat may be left
         let _ = write
             .table

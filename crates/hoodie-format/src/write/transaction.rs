@@ -456,13 +456,7 @@ async fn start_instant(
             profile.to_json(),
         )
         .await?;
-    Ok((
-        timeline,
-        instant,
-        heartbeat,
-        rollback_time.is_some(),
-        guard,
-    ))
+    Ok((timeline, instant, heartbeat, rollback_time.is_some(), guard))
 }
 
 /// The content of a write's requested instant: empty for a commit, Java's Avro
