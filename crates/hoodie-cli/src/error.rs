@@ -6,6 +6,8 @@ use arrow::error::ArrowError;
 use hoodie_datafusion::HoodieError;
 use rustyline::error::ReadlineError;
 
+use crate::cancel::Signal;
+
 /// Everything that stops a `hoodie` run.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -37,6 +39,12 @@ pub enum CliError {
     /// Writing to stdout failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+    /// A signal cancelled the running statement (its write was rolled back).
+    #[error("statement cancelled by {}; its write was rolled back", .0.name())]
+    Cancelled(Signal),
+    /// The signal handlers could not be installed.
+    #[error("cannot handle signals: {0}")]
+    Signals(std::io::Error),
     /// The line editor failed.
     #[error("line editor: {0}")]
     Editor(#[from] ReadlineError),

@@ -3,9 +3,12 @@
 //! `hoodie [--warehouse DIR] [--memory-limit SIZE] [--timing] [-f FILE]... [-c SQL]...` runs the given
 //! scripts and SQL in order and stops at the first error (exit code 1); without `-f`/`-c`
 //! it reads a script from stdin when that is not a terminal, else starts an interactive shell.
+//! SIGINT and SIGTERM cancel the running statement and roll its write back (see `cancel`);
+//! the process then exits with status 130 or 143 (the shell returns to its prompt on Ctrl-C).
 
 mod alloc;
 mod args;
+mod cancel;
 mod error;
 mod input;
 mod print;
@@ -21,15 +24,35 @@ use hoodie_datafusion::{HoodieConfig, HoodieContext};
 use crate::args::Invocation;
 use crate::error::CliError;
 
+/// The stack of every thread that plans or runs statements. DataFusion and sqlparser recurse
+/// over a statement's tree, some walks unprotected (`Expr::clone`): deep statements need a
+/// deep stack, as DataFusion's own CLI gives them. Only the pages used are ever touched.
+const STATEMENT_STACK: usize = 256 * 1024 * 1024;
+
 fn main() -> ExitCode {
     alloc::tune();
-    match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(STATEMENT_STACK)
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(run_main()),
+        Ok(runtime) => runtime,
         Err(e) => {
             print::eprint_error(&format!("cannot start the async runtime: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    // the shell's own future (which plans every statement) runs on a thread with the same
+    // stack, not on the main thread's 8 MiB
+    let shell = std::thread::Builder::new()
+        .name("hoodie".into())
+        .stack_size(STATEMENT_STACK)
+        .spawn(move || runtime.block_on(run_main()));
+    match shell.map(|thread| thread.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_panicked)) => ExitCode::FAILURE,
+        Err(e) => {
+            print::eprint_error(&format!("cannot start the shell's thread: {e}"));
             ExitCode::FAILURE
         }
     }
@@ -43,6 +66,10 @@ async fn run_main() -> ExitCode {
     };
     match app(invocation).await {
         Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Cancelled(signal)) => {
+            print::eprint_error(&CliError::Cancelled(signal).to_string());
+            ExitCode::from(signal.exit_status())
+        }
         Err(e) => {
             print::eprint_error(&e.to_string());
             ExitCode::FAILURE
@@ -63,6 +90,7 @@ async fn app(invocation: Invocation) -> Result<(), CliError> {
             source,
         })?;
 
+    cancel::listen().map_err(CliError::Signals)?;
     let mut stdout = std::io::stdout();
     if !invocation.sources.is_empty() {
         return run::run_sources(

@@ -8,6 +8,7 @@ use hoodie_datafusion::{split_statements, HoodieContext};
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 
+use crate::cancel::Signal;
 use crate::error::CliError;
 use crate::input::{is_complete, is_exit_command};
 use crate::print::{eprint_error, format_output, Style};
@@ -28,7 +29,8 @@ fn history_file() -> Option<PathBuf> {
 /// Runs the read-eval-print loop until `\q`, `quit`, `exit` or Ctrl-D.
 ///
 /// Input is collected over several lines until a `;` ends it; statement errors are printed
-/// and the shell carries on. Ctrl-C discards the statement being typed.
+/// and the shell carries on. Ctrl-C cancels the running statement (its write rolled back) or
+/// discards the statement being typed; a second Ctrl-C in a row at the prompt exits.
 pub async fn run_repl(ctx: &HoodieContext, warehouse: &Path) -> Result<(), CliError> {
     let mut editor = DefaultEditor::new()?;
     let history = history_file();
@@ -58,6 +60,9 @@ async fn read_eval_loop(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let mut buffer = String::new();
+    // the last thing the user did was a Ctrl-C (one that cancelled a statement or one at the
+    // prompt): another one at the prompt exits
+    let mut interrupted = false;
     loop {
         let prompt = if buffer.is_empty() {
             PROMPT
@@ -66,6 +71,7 @@ async fn read_eval_loop(
         };
         match editor.readline(prompt) {
             Ok(line) => {
+                interrupted = false;
                 if buffer.is_empty() {
                     if is_exit_command(&line) {
                         return Ok(());
@@ -82,37 +88,60 @@ async fn read_eval_loop(
                 }
                 let script = std::mem::take(&mut buffer);
                 let _ = editor.add_history_entry(script.as_str());
-                run_interactive(ctx, &script, out).await?;
+                interrupted = run_interactive(ctx, &script, out).await? == Ran::Cancelled;
             }
-            Err(ReadlineError::Interrupted) => buffer.clear(),
+            Err(ReadlineError::Interrupted) => {
+                if interrupted && buffer.is_empty() {
+                    return Ok(());
+                }
+                if buffer.is_empty() {
+                    eprintln!("(Ctrl-C again to quit, or \\q)");
+                }
+                buffer.clear();
+                interrupted = true;
+            }
             Err(ReadlineError::Eof) => return Ok(()),
             Err(e) => return Err(e.into()),
         }
     }
 }
 
+/// How one input of the shell ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// Its statements ran, or one failed and the rest were skipped.
+    Done,
+    /// Ctrl-C (SIGINT) cancelled a statement, whose write was rolled back.
+    Cancelled,
+}
+
 /// Runs the statements of one input, printing results with row counts and timing.
-/// A failing statement is reported and the rest of that input is skipped; only
-/// failures to write output are returned.
-async fn run_interactive(
+/// A failing statement is reported and the rest of that input is skipped, as after a Ctrl-C;
+/// returned are only failures to write output and a SIGTERM (the shell exits).
+pub(crate) async fn run_interactive(
     ctx: &HoodieContext,
     script: &str,
     out: &mut dyn Write,
-) -> Result<(), CliError> {
+) -> Result<Ran, CliError> {
     let statements = match split_statements(script) {
         Ok(statements) => statements,
         Err(e) => {
             eprint_error(&e.to_string());
-            return Ok(());
+            return Ok(Ran::Done);
         }
     };
     for statement in statements {
         let start = Instant::now();
         let output = match execute(ctx, &statement).await {
             Ok(output) => output,
+            Err(CliError::Cancelled(Signal::Interrupt)) => {
+                eprintln!("Cancelled.");
+                return Ok(Ran::Cancelled);
+            }
+            Err(e @ CliError::Cancelled(_)) => return Err(e),
             Err(e) => {
                 eprint_error(&e.to_string());
-                return Ok(());
+                return Ok(Ran::Done);
             }
         };
         let style = Style::Interactive {
@@ -124,5 +153,72 @@ async fn run_interactive(
         }
         out.flush()?;
     }
-    Ok(())
+    Ok(Ran::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hoodie_datafusion::{HoodieConfig, StatementOutput};
+
+    async fn rows(ctx: &HoodieContext, sql: &str) -> String {
+        let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {
+            panic!("rows expected");
+        };
+        arrow::util::pretty::pretty_format_batches(&batches)
+            .unwrap()
+            .to_string()
+    }
+
+    /// Whether a commit began and did not complete (`T.inflight` without `T.commit`).
+    fn has_inflight(table: &Path) -> bool {
+        let names: Vec<String> = std::fs::read_dir(table.join(".hoodie"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.iter().any(|n| {
+            n.strip_suffix(".inflight")
+                .is_some_and(|ts| !ts.contains('.') && !names.contains(&format!("{ts}.commit")))
+        })
+    }
+
+    /// What the shell does on Ctrl-C during a statement (a SIGINT, as the terminal sends it):
+    /// the MERGE is cancelled, its write rolled back, and the shell carries on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ctrl_c_cancels_the_running_statement() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = HoodieContext::new(HoodieConfig::new(dir.path().join("wh")))
+            .await
+            .unwrap();
+        ctx.run(
+            "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi \
+             TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        )
+        .await
+        .unwrap();
+        ctx.run("INSERT INTO t SELECT value, 'before', 1 FROM range(1000)")
+            .await
+            .unwrap();
+        let query = "SELECT count(*), min(v), max(v), max(ts) FROM t";
+        let before = rows(&ctx, query).await;
+        let table = dir.path().join("wh/t");
+        let ctrl_c = tokio::spawn(async move {
+            while !has_inflight(&table) {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert!(crate::cancel::hand_to_statement(Signal::Interrupt));
+        });
+        let merge = "MERGE INTO t USING (SELECT value AS id, 'after' AS v, 2 AS ts \
+            FROM range(3000000)) s ON t.id = s.id \
+            WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *; SELECT 1;";
+        let mut out = Vec::new();
+        let ran = run_interactive(&ctx, merge, &mut out).await.unwrap();
+        ctrl_c.await.unwrap();
+        assert_eq!(ran, Ran::Cancelled);
+        // the statements after the cancelled one did not run
+        assert!(out.is_empty(), "{}", String::from_utf8_lossy(&out));
+        assert_eq!(rows(&ctx, query).await, before);
+        assert!(!has_inflight(&dir.path().join("wh/t")));
+    }
 }

@@ -2,24 +2,35 @@
 
 use std::io::Write;
 
-use hoodie_datafusion::{split_statements, HoodieContext, HoodieError, StatementOutput};
+use hoodie_datafusion::{split_statements, HoodieContext, StatementOutput};
 
 use crate::args::Source;
+use crate::cancel::{cancellable, roll_back_cancelled};
 use crate::error::CliError;
 use crate::print::{format_elapsed, format_output, Style};
 use crate::progress::{DelayedSpinner, SPINNER_DELAY};
 
 /// Runs one statement, showing a spinner on stderr if it takes longer than [`SPINNER_DELAY`].
 /// The spinner is gone by the time this returns; the statement's warnings go to stderr.
-pub async fn execute(ctx: &HoodieContext, sql: &str) -> Result<StatementOutput, HoodieError> {
+///
+/// A signal (Ctrl-C, SIGINT, SIGTERM) cancels the statement: its write is rolled back before
+/// this returns [`CliError::Cancelled`].
+pub async fn execute(ctx: &HoodieContext, sql: &str) -> Result<StatementOutput, CliError> {
     let output = {
         let _spinner = DelayedSpinner::start(SPINNER_DELAY);
-        ctx.run(sql).await
+        cancellable(ctx.run(sql)).await
+    };
+    let output = match output {
+        Ok(output) => output,
+        Err(signal) => {
+            roll_back_cancelled(ctx).await;
+            return Err(CliError::Cancelled(signal));
+        }
     };
     for warning in ctx.take_warnings() {
         eprintln!("Warning: {warning}");
     }
-    output
+    Ok(output?)
 }
 
 /// Runs the `-f`/`-c` sources in order, printing each statement's result to `out` (and, with

@@ -221,3 +221,54 @@ fn timing_prints_each_statements_time_on_stderr() {
         "{stdout}"
     );
 }
+
+/// Deep expressions, long IN lists, huge literals and deeply nested subqueries: an answer or
+/// an error, and the process exits normally (before, 10,000 terms aborted it).
+#[test]
+fn deep_statements_answer_or_fail_through_the_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100_000;
+    let nested = |k: usize| {
+        format!(
+            "SELECT * FROM {}(SELECT 1 AS a) t0{}",
+            "(SELECT * FROM ".repeat(k),
+            (1..=k).map(|i| format!(") t{i}")).collect::<String>()
+        )
+    };
+    let statements = [
+        format!("SELECT {}", vec!["1"; n].join("+")),
+        format!(
+            "SELECT count(*) FROM (SELECT 1 AS a) t WHERE {}",
+            vec!["a = 1"; n].join(" OR ")
+        ),
+        format!(
+            "SELECT count(*) AS c FROM (SELECT 1 AS a) t WHERE a IN ({})",
+            (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        format!("SELECT length('{}') AS len", "x".repeat(1 << 20)),
+        nested(1000),
+        format!("SELECT {}1{}", "(".repeat(1000), ")".repeat(1000)),
+        format!("SELECT {} AS s", vec!["1"; 900].join("+")),
+    ];
+    for (i, sql) in statements.iter().enumerate() {
+        let script = dir.path().join(format!("deep{i}.sql"));
+        std::fs::write(&script, format!("{sql};\n")).unwrap();
+        let out = hoodie(&dir.path().join("wh"), &["-f", script.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "statement {i}: {:?} {stderr}",
+            out.status
+        );
+        assert!(!stderr.contains("panicked"), "statement {i}: {stderr}");
+    }
+    // the flat ones answer
+    let answer = |i: usize| {
+        let script = dir.path().join(format!("deep{i}.sql"));
+        let out = hoodie(&dir.path().join("wh"), &["-f", script.to_str().unwrap()]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(answer(2).contains("| 1 "), "{}", answer(2));
+    assert!(answer(3).contains("1048576"));
+    assert!(answer(6).contains("900"));
+}

@@ -16,6 +16,10 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hoodie_format::write::abandoned::{rollback_abandoned_writes, wait_for_no_writes, RolledBack};
+
 use crate::error::{HoodieError, Result};
 use crate::session::config::HoodieSessionConfig;
 use crate::session::install::{HoodieOptions, SessionStateBuilderExt};
@@ -68,7 +72,23 @@ pub enum StatementOutput {
 pub struct HoodieContext {
     ctx: SessionContext,
     config: HoodieConfig,
+    /// Set when a statement's future was dropped before it finished (see [`HoodieContext::run`]).
+    cancelled: AtomicBool,
 }
+
+/// Sets its flag when dropped armed: a statement's future dropped before it finished.
+struct CancelWatch<'a>(&'a AtomicBool, bool);
+
+impl Drop for CancelWatch<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// How long the statement after a cancelled one waits for the cancelled write to stop.
+const CANCELLED_WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl HoodieContext {
     /// Creates a session over `config.warehouse` (created if missing).
@@ -139,6 +159,7 @@ impl HoodieContext {
                 warehouse,
                 ..config
             },
+            cancelled: AtomicBool::new(false),
         })
     }
 
@@ -188,7 +209,36 @@ impl HoodieContext {
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// A statement whose future is dropped before it finishes (a timeout, a cancelled task)
+    /// leaves its write pending; the next `run` rolls it back first, as it does right away
+    /// for a statement that fails (see [`HoodieContext::rollback_abandoned`]).
     pub async fn run(&self, sql: &str) -> Result<StatementOutput> {
+        if self.cancelled.swap(false, Ordering::SeqCst) {
+            // the cancelled statement's write may live on in a task the runtime aborts a
+            // moment later; it is recorded as abandoned when it is dropped
+            wait_for_no_writes(CANCELLED_WRITE_WAIT).await;
+        }
+        self.rollback_abandoned().await?;
+        let mut watch = CancelWatch(&self.cancelled, true);
+        let outcome = self.run_statement(sql).await;
+        watch.1 = false;
+        if outcome.is_err() {
+            // the statement's error is what the caller needs; a failed rollback is retried
+            // before the next statement
+            let _ = self.rollback_abandoned().await;
+        }
+        outcome
+    }
+
+    /// Rolls back the writes of this process that were abandoned before they committed (their
+    /// statement was cancelled or failed) and are still pending: exactly those instants, never
+    /// another writer's. Returns them (table location and instant time).
+    pub async fn rollback_abandoned(&self) -> Result<Vec<RolledBack>> {
+        Ok(rollback_abandoned_writes().await?)
+    }
+
+    async fn run_statement(&self, sql: &str) -> Result<StatementOutput> {
         let df = crate::sql::run(&self.ctx, sql).await?;
         let plan = df.logical_plan();
         let writes = matches!(plan, LogicalPlan::Dml(_) | LogicalPlan::Extension(_));

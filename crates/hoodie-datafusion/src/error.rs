@@ -74,6 +74,17 @@ pub enum HoodieError {
     /// A `hoodie.*` option has a value its key does not take.
     #[error("{0}")]
     InvalidOption(#[from] hoodie_format::config::InvalidValue),
+    /// A statement nests too deeply to be planned without risking the stack, or deeper than
+    /// [`MAX_NESTING`](crate::MAX_NESTING).
+    #[error("statement nests about {depth} levels deep (chained operators, parentheses, subqueries), more than the {limit} {} allows; split it up (a long OR chain of equalities is an IN list, a long UNION a VALUES list){}", if *.by_stack { "this thread's stack" } else { "hoodie" }, if *.by_stack { ", or run it on a thread with a larger stack (the hoodie shell uses 256 MiB)" } else { "" })]
+    TooDeep {
+        /// The estimated nesting of the statement.
+        depth: usize,
+        /// The deepest nesting allowed here.
+        limit: usize,
+        /// Whether the limit comes from the calling thread's remaining stack.
+        by_stack: bool,
+    },
     /// A feature hoodie does not support (yet).
     #[error("not supported yet: {feature}")]
     Unsupported {

@@ -39,5 +39,6 @@ pub use session::install::{HoodieOptions, SessionStateBuilderExt};
 pub use session::planner::{hoodie_extension_planner, HoodieQueryPlanner};
 pub use session::write_options::SessionOptions;
 pub use sink::{to_table_batch, write_batches, HudiSink, WriteCounts};
+pub use sql::depth::MAX_NESTING;
 pub use sql::HudiSqlExt;
 pub use statements::split_statements;

@@ -26,7 +26,10 @@ pub fn run_paths_in_parallel(
         .map(|_| {
             let (files, next, done, engine) =
                 (files.clone(), next.clone(), done.clone(), engine.clone());
-            std::thread::spawn(move || run_files(&files, &next, &engine, &done))
+            std::thread::Builder::new()
+                .stack_size(STATEMENT_STACK)
+                .spawn(move || run_files(&files, &next, &engine, &done))
+                .expect("hoodie-slt: cannot start a worker thread")
         })
         .collect();
     drop(done);
@@ -52,11 +55,16 @@ pub fn run_paths_in_parallel(
     summary
 }
 
+/// The stack of the threads that run statements, as the `hoodie` shell's: deep statements
+/// are planned by recursion (only the pages used are touched).
+const STATEMENT_STACK: usize = 256 * 1024 * 1024;
+
 /// One worker: takes the next file until none is left, sending each file's tally.
 fn run_files(files: &[PathBuf], next: &AtomicUsize, engine: &Engine, done: &mpsc::Sender<Summary>) {
     // multi-threaded (of one worker): the Spark engine blocks in place on its socket
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
+        .thread_stack_size(STATEMENT_STACK)
         .enable_all()
         .build()
     {

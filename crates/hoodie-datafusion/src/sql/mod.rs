@@ -6,6 +6,7 @@
 
 mod alter_columns;
 mod ddl;
+pub mod depth;
 mod describe;
 mod options;
 mod partitions;
@@ -75,6 +76,8 @@ impl HudiSqlExt for SessionContext {
 
 /// [`HudiSqlExt::hudi_sql`] with hoodie's own error type.
 pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+    // before anything parses it: a statement too deep to plan is an error, not an abort
+    depth::check(sql)?;
     let exact = case_sensitive(ctx.state_ref().read().config_options());
     // TIMESTAMP AS OF becomes hoodie's time-travel table function before anything is parsed
     let rewritten = frontend::time_travel::rewrite(sql)?;

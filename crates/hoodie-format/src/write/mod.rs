@@ -6,6 +6,7 @@
 //! [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`].
 //! What a write does is one [`spec::WriteSpec`], resolved from the [`options`] it sees.
 
+pub mod abandoned;
 pub mod alter_schema;
 pub mod cdc_log;
 pub mod change_set;

@@ -31,6 +31,7 @@ use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
 use crate::write::writer::{BaseFileWriter, FileSpec};
 
+use crate::write::abandoned::WriteGuard;
 use crate::write::markers::delete_prefix;
 pub use crate::write::markers::marker_dir;
 pub use crate::write::rollback::rollback_failed_writes;
@@ -117,6 +118,8 @@ pub struct Transaction {
     /// rolled back failed writes): the write reads it instead of listing again. Commits of
     /// other writers after the start are the conflict check's business, not the write's.
     known: Option<Timeline>,
+    /// Records the write as abandoned if it is dropped before it commits.
+    guard: WriteGuard,
 }
 
 /// How many instant times a writer tries when another writer takes the same one.
@@ -178,7 +181,7 @@ impl Transaction {
         if let Some(lock) = lock {
             lock.release().await?;
         }
-        let (timeline, instant, heartbeat, rolled_back) = started?;
+        let (timeline, instant, heartbeat, rolled_back, guard) = started?;
         let read = read.unwrap_or_else(|| ReadSnapshot::of(&timeline));
         let known = (!rolled_back).then(|| {
             timeline.with_files(
@@ -198,6 +201,7 @@ impl Transaction {
             read,
             heartbeat,
             known,
+            guard,
         })
     }
 
@@ -308,15 +312,16 @@ impl Transaction {
         } else {
             self.complete(&metadata).await?;
         }
+        self.guard.committed();
         // Markers are only needed while the write can fail; a failure to delete them is harmless.
         let _ = delete_prefix(&storage, &marker_dir(&self.instant)).await;
-        if let Some(hb) = self.heartbeat {
+        if let Some(hb) = self.heartbeat.take() {
             hb.stop().await?;
         }
         // under optimistic concurrency another writer may commit before the services after
         // this commit take the lock: they list the timeline again inside it
         let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
-        let known = self.known.map(|before| {
+        let known = self.known.take().map(|before| {
             let after = before.with_files([done]);
             let change = crate::fs_view::FileChange::of_commit(&metadata);
             self.table.advance_listing(&before, &after, &change);
@@ -395,7 +400,7 @@ async fn start_instant(
     action: &Action,
     concurrency: &ConcurrencySpec,
     listed: Option<Timeline>,
-) -> Result<(Timeline, String, Option<Heartbeat>, bool)> {
+) -> Result<(Timeline, String, Option<Heartbeat>, bool, WriteGuard)> {
     let timeline = match listed {
         Some(t) => t,
         None => table.timeline().await?,
@@ -409,7 +414,7 @@ async fn start_instant(
     let dir = timeline.dir().to_string();
     let body = requested_body(action, operation)?;
     let mut attempt = 0;
-    let (instant, heartbeat) = loop {
+    let (guard, instant, heartbeat) = loop {
         let instant = new_instant_time(after.as_deref());
         // the heartbeat comes first: a pending instant without one is a failed write
         let heartbeat = match concurrency.heartbeats() {
@@ -420,14 +425,24 @@ async fn start_instant(
         };
         let requested = Instant::new(&instant, action.clone(), State::Requested);
         let name = format!("{dir}/{}", requested.file_name(1));
+        // from here a start or write that stops half-way is rolled back by this process: the
+        // file may be written even when this future is dropped before the put returns
+        let mut guard = WriteGuard::new(table, &instant);
         match storage.put_if_absent(&name, body.clone()).await {
-            Ok(()) => break (instant, heartbeat),
+            Ok(()) => break (guard, instant, heartbeat),
             // another writer without the lock took the same millisecond: take the next one
             Err(FormatError::AlreadyExists { .. }) if attempt + 1 < INSTANT_ATTEMPTS => {
+                guard.not_ours();
                 attempt += 1;
                 after = Some(instant);
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                // the instant is another writer's: never roll it back
+                if matches!(e, FormatError::AlreadyExists { .. }) {
+                    guard.not_ours();
+                }
+                return Err(e);
+            }
         }
     };
     let inflight = Instant::new(&instant, action.clone(), State::Inflight);
@@ -441,7 +456,7 @@ async fn start_instant(
             profile.to_json(),
         )
         .await?;
-    Ok((timeline, instant, heartbeat, rollback_time.is_some()))
+    Ok((timeline, instant, heartbeat, rollback_time.is_some(), guard))
 }
 
 /// The content of a write's requested instant: empty for a commit, Java's Avro
