@@ -71,6 +71,12 @@ async fn a_name_that_is_not_one_folder_is_refused_and_drop_never_deletes_the_war
         );
         let err = error(&ctx, &sql).await;
         assert!(err.contains("is the warehouse"), "{err}");
+        let sql = format!(
+            "CREATE EXTERNAL TABLE e (id INT) STORED AS HUDI LOCATION '{}'",
+            location.display()
+        );
+        let err = error(&ctx, &sql).await;
+        assert!(err.contains("is the warehouse"), "{err}");
     }
     assert!(!wh.join(".hoodie").exists(), "the warehouse is no table");
     assert!(!tmp.path().join(".hoodie").exists());

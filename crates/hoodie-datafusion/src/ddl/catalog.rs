@@ -108,25 +108,7 @@ impl WarehouseSchema {
     /// `.hoodie/` would make the warehouse itself a table, and dropping it would delete
     /// every table in it.
     pub fn check_table_location(&self, location: &str) -> Result<(), HoodieError> {
-        let above = match &self.root {
-            Root::Local(warehouse) => {
-                let path = Path::new(location);
-                let scheme = hoodie_format::location::scheme(location);
-                scheme.is_none_or(|s| s.eq_ignore_ascii_case("file"))
-                    && std::fs::canonicalize(path.strip_prefix("file://").unwrap_or(path))
-                        .is_ok_and(|dir| warehouse.starts_with(dir))
-            }
-            Root::Store { url, .. } => {
-                let loc = location.trim_end_matches('/');
-                url == loc || url.starts_with(&format!("{loc}/"))
-            }
-        };
-        if above {
-            return Err(HoodieError::Invalid {
-                message: format!("LOCATION '{location}' is the warehouse {} or a folder above it; give the table a folder of its own (or leave LOCATION out to create it in the warehouse)", self.location()),
-            });
-        }
-        Ok(())
+        check_not_above(location, &self.location())
     }
 
     /// Refuses to delete the table folder at `location` unless it is a Hudi table's folder
@@ -228,6 +210,36 @@ impl WarehouseSchema {
             .unwrap_or_else(|e| e.into_inner())
             .remove(name);
     }
+}
+
+/// Refuses a table `location` that is `warehouse` (a local directory or an object-store URL)
+/// or a folder above it: the table's `.hoodie/` would make the warehouse itself a table, and
+/// dropping it would delete every table in it.
+pub fn check_not_above(location: &str, warehouse: &str) -> Result<(), HoodieError> {
+    let local =
+        |l: &str| hoodie_format::location::scheme(l).is_none_or(|s| s.eq_ignore_ascii_case("file"));
+    let above = if local(warehouse) && local(location) {
+        let path = |l: &str| PathBuf::from(l.strip_prefix("file://").unwrap_or(l));
+        match (
+            std::fs::canonicalize(path(location)),
+            std::fs::canonicalize(path(warehouse)),
+        ) {
+            (Ok(dir), Ok(wh)) => wh.starts_with(dir),
+            _ => false,
+        }
+    } else {
+        let (loc, wh) = (
+            location.trim_end_matches('/'),
+            warehouse.trim_end_matches('/'),
+        );
+        wh == loc || wh.starts_with(&format!("{loc}/"))
+    };
+    if above {
+        return Err(HoodieError::Invalid {
+            message: format!("LOCATION '{location}' is the warehouse {warehouse} or a folder above it; give the table a folder of its own (or leave LOCATION out to create it in the warehouse)"),
+        });
+    }
+    Ok(())
 }
 
 /// Whether `dir` holds a Hudi table: its `hoodie.properties`, or the backup an update left.

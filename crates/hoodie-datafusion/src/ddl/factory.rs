@@ -146,11 +146,23 @@ impl TableProviderFactory for HudiTableFactory {
                 })
                 .collect(),
         };
+        let location = cmd
+            .locations
+            .first()
+            .map(String::as_str)
+            .unwrap_or_default();
+        // a table at the warehouse itself, or above it, would make the warehouse a table
+        let warehouse = state
+            .config_options()
+            .extensions
+            .get::<crate::session::config::HoodieSessionConfig>()
+            .and_then(|c| c.warehouse_location());
+        if let Some(warehouse) = warehouse {
+            crate::ddl::catalog::check_not_above(location, warehouse)
+                .map_err(HoodieError::into_datafusion)?;
+        }
         let (provider, _) = open_or_create(
-            cmd.locations
-                .first()
-                .map(String::as_str)
-                .unwrap_or_default(),
+            location,
             Some(spec),
             &crate::session::config::storage_options(state.config_options()),
         )

@@ -25,6 +25,8 @@ pub struct HoodieSessionConfig {
     warnings: Vec<String>,
     /// The catalog and schema the session's warehouse is registered as.
     warehouse: Option<(String, String)>,
+    /// Where the warehouse is (a directory or URL), for the checks of a table's LOCATION.
+    warehouse_location: Option<String>,
     /// Object-store options (object_store's key names) for the tables the session opens by
     /// location; a table's own options override them.
     storage: BTreeMap<String, String>,
@@ -34,6 +36,16 @@ impl HoodieSessionConfig {
     /// Records where the session's warehouse is registered (`catalog`, `schema`).
     pub fn set_warehouse(&mut self, catalog: &str, schema: &str) {
         self.warehouse = Some((catalog.to_string(), schema.to_string()));
+    }
+
+    /// Records where the session's warehouse is (its directory or URL).
+    pub fn set_warehouse_location(&mut self, location: &str) {
+        self.warehouse_location = Some(location.to_string());
+    }
+
+    /// Where the session's warehouse is, if it has one.
+    pub fn warehouse_location(&self) -> Option<&str> {
+        self.warehouse_location.as_deref()
     }
 
     /// The catalog and schema the session's warehouse is registered as.

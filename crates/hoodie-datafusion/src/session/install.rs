@@ -119,6 +119,7 @@ impl SessionStateBuilderExt for SessionStateBuilder {
             }
         }
         hoodie.set_warehouse(&options.catalog, &options.schema);
+        hoodie.set_warehouse_location(&options.warehouse().to_string_lossy());
         let config = self.config().get_or_insert_with(SessionConfig::new);
         let extensions = &mut config.options_mut().extensions;
         extensions.insert(hoodie);
