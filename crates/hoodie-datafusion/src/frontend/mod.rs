@@ -187,41 +187,48 @@ pub fn exact_table_ref(name: &str) -> datafusion::common::TableReference {
     }
 }
 
+/// Classifies a `CREATE ...` statement: `CREATE TABLE ... USING` is hoodie's, `CREATE TABLE`
+/// without USING is hoodie's where the name lands in the warehouse, the rest DataFusion's.
+fn classify_create(sql: &str, toks: &[Token]) -> Result<FrontStatement> {
+    let w = |i: usize, s: &str| is_word(toks.get(i), s);
+    let external = toks
+        .iter()
+        .take_while(|t| !matches!(t, Token::LParen))
+        .any(|t| is_word(Some(t), "EXTERNAL"));
+    let create_table = w(1, "TABLE") || (w(1, "OR") && w(2, "REPLACE") && w(3, "TABLE"));
+    if external || !create_table {
+        return Ok(FrontStatement::PassThrough);
+    }
+    // USING at paren depth 0 before AS
+    let mut depth = 0i32;
+    for t in toks {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth == 0 && is_word(Some(t), "AS") => break,
+            _ if depth == 0 && is_word(Some(t), "USING") => {
+                return parse_create_using(sql).map(FrontStatement::CreateUsing)
+            }
+            _ => {}
+        }
+    }
+    // no USING: a Hudi table where the name lands in the warehouse (decided by the
+    // caller, which knows the session's schemas), else DataFusion's own CREATE TABLE
+    let temporary = toks.iter().take(4).any(|t| is_word(Some(t), "TEMPORARY"));
+    if !temporary {
+        if let Ok(c) = parse_create_using(sql) {
+            return Ok(FrontStatement::CreateDefault(c));
+        }
+    }
+    Ok(FrontStatement::PassThrough)
+}
+
 /// Classifies one statement.
 pub fn classify(sql: &str) -> Result<FrontStatement> {
     let toks = words(sql)?;
     let w = |i: usize, s: &str| is_word(toks.get(i), s);
     if w(0, "CREATE") {
-        let external = toks
-            .iter()
-            .take_while(|t| !matches!(t, Token::LParen))
-            .any(|t| is_word(Some(t), "EXTERNAL"));
-        let create_table = w(1, "TABLE") || (w(1, "OR") && w(2, "REPLACE") && w(3, "TABLE"));
-        if external || !create_table {
-            return Ok(FrontStatement::PassThrough);
-        }
-        // USING at paren depth 0 before AS
-        let mut depth = 0i32;
-        for t in &toks {
-            match t {
-                Token::LParen => depth += 1,
-                Token::RParen => depth -= 1,
-                _ if depth == 0 && is_word(Some(t), "AS") => break,
-                _ if depth == 0 && is_word(Some(t), "USING") => {
-                    return parse_create_using(sql).map(FrontStatement::CreateUsing)
-                }
-                _ => {}
-            }
-        }
-        // no USING: a Hudi table where the name lands in the warehouse (decided by the
-        // caller, which knows the session's schemas), else DataFusion's own CREATE TABLE
-        let temporary = toks.iter().take(4).any(|t| is_word(Some(t), "TEMPORARY"));
-        if !temporary {
-            if let Ok(c) = parse_create_using(sql) {
-                return Ok(FrontStatement::CreateDefault(c));
-            }
-        }
-        return Ok(FrontStatement::PassThrough);
+        return classify_create(sql, &toks);
     }
     if w(0, "CALL") {
         return procedure::parse_call(sql).map(FrontStatement::Call);
