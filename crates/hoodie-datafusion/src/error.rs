@@ -71,6 +71,20 @@ pub enum HoodieError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A value written into a column cannot be cast to the column's type.
+    #[error("cannot write {value} into column {column} of {table} ({to}): {detail}")]
+    ValueDoesNotFit {
+        /// The value, or "a value" when it is computed row by row.
+        value: String,
+        /// The column.
+        column: String,
+        /// The table.
+        table: String,
+        /// The column's type.
+        to: String,
+        /// Why the cast failed.
+        detail: String,
+    },
     /// A `hoodie.*` option has a value its key does not take.
     #[error("{0}")]
     InvalidOption(#[from] hoodie_format::config::InvalidValue),

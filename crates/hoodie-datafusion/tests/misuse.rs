@@ -288,10 +288,9 @@ async fn a_deleted_or_damaged_data_file_is_an_error_never_the_previous_rows() {
             let before = files_under(&loc);
             let ctx = session(&wh).await;
             let name = file.file_name().unwrap().to_string_lossy().to_string();
-            // (a plain INSERT writes new file groups without listing the table: it neither
-            // reads nor changes the damaged one, and is left out)
             for sql in [
                 "SELECT id, v FROM t",
+                "INSERT INTO t VALUES (3, 'c', 1)",
                 "UPDATE t SET v = 'x' WHERE id = 2",
                 "DELETE FROM t WHERE id = 2",
                 "MERGE INTO t USING (SELECT 2 AS id, 'm' AS v, 2 AS ts) s ON t.id = s.id \
@@ -328,6 +327,46 @@ async fn a_deleted_or_damaged_data_file_is_an_error_never_the_previous_rows() {
                 "{kind} {damage}"
             );
         }
+    }
+}
+
+/// A plain INSERT reads nothing of the table, so it lists only the partitions it adds to:
+/// into a partition that lost a file it is refused before it starts; into another one it
+/// writes, and the table stays an error to read.
+#[tokio::test]
+async fn a_plain_insert_into_a_partition_that_lost_a_file_does_not_start() {
+    for kind in ["cow", "mor"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let wh = tmp.path().join("wh");
+        let ctx = session(&wh).await;
+        ctx.run(&format!(
+            "CREATE TABLE t (id INT, v STRING, P STRING) USING hudi PARTITIONED BY (P) \
+             TBLPROPERTIES (primaryKey = 'id', type = '{kind}')"
+        ))
+        .await
+        .unwrap();
+        ctx.run("INSERT INTO t VALUES (1, 'a1', 'a'), (2, 'b1', 'b')")
+            .await
+            .unwrap();
+        let part = wh.join("t").join("P=a");
+        std::fs::remove_file(newest(&part, |n| n.ends_with(".parquet"))).unwrap();
+        let before = files_under(&wh.join("t"));
+        let ctx = session(&wh).await;
+        let err = error(&ctx, "INSERT INTO t VALUES (3, 'a3', 'a')").await;
+        assert!(
+            err.contains("P=a/") && err.contains("is missing"),
+            "{kind}: {err}"
+        );
+        assert_eq!(files_under(&wh.join("t")), before, "{kind}: a write started");
+        ctx.run("INSERT INTO t VALUES (4, 'b4', 'b')").await.unwrap();
+        assert_eq!(
+            cells(&ctx, "CALL show_commits(table => 't')").await.len(),
+            2,
+            "{kind}"
+        );
+        // a read lists the whole table, so even one of the good partition is refused
+        let err = error(&ctx, "SELECT id FROM t WHERE P = 'b'").await;
+        assert!(err.contains("is missing"), "{kind}: {err}");
     }
 }
 
@@ -397,8 +436,25 @@ async fn a_value_of_the_wrong_type_names_its_column_and_bad_sets_are_refused() {
     ] {
         let err = error(&ctx, sql).await;
         assert!(
-            err.starts_with("cannot insert x into column id of t (Int32)")
+            err.starts_with("cannot write x into column id of t (Int32)")
                 && !err.contains("Optimizer rule"),
+            "{sql}: {err}"
+        );
+    }
+    // values computed row by row name the column at run time
+    ctx.run("CREATE TABLE datafusion.public.src AS VALUES ('1', 1), ('x', 2)")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO t VALUES (1, 1)").await.unwrap();
+    for sql in [
+        "INSERT INTO t SELECT column1, column2 FROM datafusion.public.src",
+        "UPDATE t SET ts = (SELECT max(column1) FROM datafusion.public.src) WHERE id = 1",
+        "UPDATE t SET ts = concat('x', id) WHERE id = 1",
+    ] {
+        let err = error(&ctx, sql).await;
+        assert!(
+            err.starts_with("cannot write a value into column ")
+                && err.contains("Cannot cast string 'x"),
             "{sql}: {err}"
         );
     }
@@ -415,7 +471,8 @@ async fn a_value_of_the_wrong_type_names_its_column_and_bad_sets_are_refused() {
         err.starts_with("SQL parse error: Expected") && err.contains("Line: 1, Column: 1"),
         "{err}"
     );
-    assert!(cells(&ctx, "SELECT * FROM t").await.is_empty());
+    // nothing but the one good row was written
+    assert_eq!(cells(&ctx, "SELECT id, ts FROM t").await, vec![vec!["1", "1"]]);
 }
 
 #[tokio::test]

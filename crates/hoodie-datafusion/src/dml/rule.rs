@@ -29,7 +29,7 @@ use datafusion::optimizer::AnalyzerRule;
 
 use crate::dml::merge_into::passes::{PassPlan, PassSetting};
 use crate::dml::merge_into::source_keys::SourceKeys;
-use crate::dml::struct_cast;
+use crate::dml::{named_cast, struct_cast};
 use crate::dml::write_node::count_schema;
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
@@ -180,7 +180,9 @@ fn change_set_of(
         WriteOp::Insert(_) => {
             let mut dml = dml.clone();
             let input = Arc::unwrap_or_clone(dml.input);
-            dml.input = Arc::new(struct_cast::by_position_in_plan(input)?);
+            let input = struct_cast::by_position_in_plan(input)?;
+            let table = dml.table_name.to_string();
+            dml.input = Arc::new(named_cast::name_columns(input, &table)?);
             return Ok(LogicalPlan::Dml(dml));
         }
         _ => return Ok(plan),
@@ -234,6 +236,7 @@ fn change_set_of(
         // the rows to change as the table's columns, plus the delete flag
         _ => {
             let input = struct_cast::by_position_in_plan(Arc::unwrap_or_clone(dml.input.clone()))?;
+            let input = named_cast::name_columns(input, &table)?;
             // a DELETE needs only the locating meta columns of its rows; an UPDATE also
             // its assigned columns
             // (a merge-on-read table logs whole records: an UPDATE carries every column)

@@ -16,6 +16,7 @@ use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
 use hoodie_format::concurrency::lock::TableLock;
+use hoodie_format::integrity::check_partitions;
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::schema::{avro_schema, is_meta_column};
 use hoodie_format::write::change_set::ChangeSetSchema;
@@ -346,6 +347,23 @@ async fn write_incoming(
         Some(t) => Some(t),
         // (a current listing has no compaction pending)
         None => locked(table, mode, compact::finish_pending(table, mode)).await?,
+    };
+    let listed = match &mode.kind {
+        // the only write that reads nothing of the table checks that the partitions it adds
+        // to hold their latest files before it starts: a table that lost one is repaired by
+        // a rollback, which a commit after the loss would get in the way of
+        WriteKind::Insert => {
+            let timeline = match listed {
+                Some(t) => t,
+                None => table.timeline().await.map_err(df_err)?,
+            };
+            let partitions = incoming.paths().values().iter().cloned().collect();
+            check_partitions(table, &timeline, &partitions)
+                .await
+                .map_err(df_err)?;
+            Some(timeline)
+        }
+        _ => listed,
     };
     let mut txn = Transaction::begin_after_read(
         table,

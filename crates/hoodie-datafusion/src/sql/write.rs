@@ -96,12 +96,12 @@ fn check_value_casts(plan: &LogicalPlan) -> Result<()> {
         return Ok(());
     };
     let refuse = |value: &ScalarValue, column: &str, to: &DataType, e: DataFusionError| {
-        HoodieError::Invalid {
-            message: format!(
-                "cannot insert {value} into column {column} of {} ({to}): {}",
-                dml.table_name,
-                crate::error::df_message(&e)
-            ),
+        HoodieError::ValueDoesNotFit {
+            value: value.to_string(),
+            column: column.to_string(),
+            table: dml.table_name.to_string(),
+            to: to.to_string(),
+            detail: crate::error::df_message(&e),
         }
     };
     for expr in &projection.expr {
