@@ -22,6 +22,10 @@ for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor archived
   "$HOODIE" --warehouse "$WORK/wh" -c "COPY (SELECT * FROM $t) TO '$WORK/dump/$t.parquet' STORED AS PARQUET" > /dev/null
 done
 "$VENV/bin/python" "$HERE/check.py" "$WORK/wh" "$WORK/dump"
+# a table written through hoodie-format's write client alone (examples/client_engine.rs, built
+# by cargo test beside the hoodie binary: two writers in one commit, two upserts, a clean)
+"$(dirname "$HOODIE")/examples/client_engine" "$WORK/engine_t" > "$WORK/engine_t.jsonl"
+"$VENV/bin/python" "$HERE/client_engine.py" "$WORK/engine_t" "$WORK/engine_t.jsonl"
 # time travel to every commit and incremental reads between every pair of commits, against
 # hudi-rs: on the tables above (hudi-rs cannot open dpc, which drops its partition columns) and
 # on the Spark-written fixtures (but the Lance ones, whose base files hoodie cannot read); the

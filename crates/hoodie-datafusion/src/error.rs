@@ -72,19 +72,8 @@ pub enum HoodieError {
         message: String,
     },
     /// A value written into a column cannot be cast to the column's type.
-    #[error("cannot write {value} into column {column} of {table} ({to}): {detail}")]
-    ValueDoesNotFit {
-        /// The value, or "a value" when it is computed row by row.
-        value: String,
-        /// The column.
-        column: String,
-        /// The table.
-        table: String,
-        /// The column's type.
-        to: String,
-        /// Why the cast failed.
-        detail: String,
-    },
+    #[error("{0}")]
+    ValueDoesNotFit(Box<ValueDoesNotFit>),
     /// A `hoodie.*` option has a value its key does not take.
     #[error("{0}")]
     InvalidOption(#[from] hoodie_format::config::InvalidValue),
@@ -158,4 +147,21 @@ impl HoodieError {
 /// Converts a format error into a DataFusion error.
 pub fn df_err(e: FormatError) -> DataFusionError {
     DataFusionError::External(Box::new(HoodieError::Format(e)))
+}
+
+/// A value written into a column that cannot be cast to the column's type
+/// ([`HoodieError::ValueDoesNotFit`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot write {value} into column {column} of {table} ({to}): {detail}")]
+pub struct ValueDoesNotFit {
+    /// The value, or "a value" when it is computed row by row.
+    pub value: String,
+    /// The column.
+    pub column: String,
+    /// The table.
+    pub table: String,
+    /// The column's type.
+    pub to: String,
+    /// Why the cast failed.
+    pub detail: String,
 }

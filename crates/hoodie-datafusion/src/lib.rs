@@ -30,7 +30,7 @@ pub use ddl::catalog::WarehouseSchema;
 pub use ddl::factory::HudiTableFactory;
 pub use dml::write_node::HudiWriteNode;
 pub use dml::{HudiDmlNode, HudiDmlRule};
-pub use error::{df_message, HoodieError};
+pub use error::{df_message, HoodieError, ValueDoesNotFit};
 pub use hoodie_format::write::spec::{WriteKind, WriteSpec, WriteStatement};
 pub use provider::HudiTableProvider;
 pub use scan::read_kind::ReadKind;

@@ -357,8 +357,14 @@ async fn a_plain_insert_into_a_partition_that_lost_a_file_does_not_start() {
             err.contains("P=a/") && err.contains("is missing"),
             "{kind}: {err}"
         );
-        assert_eq!(files_under(&wh.join("t")), before, "{kind}: a write started");
-        ctx.run("INSERT INTO t VALUES (4, 'b4', 'b')").await.unwrap();
+        assert_eq!(
+            files_under(&wh.join("t")),
+            before,
+            "{kind}: a write started"
+        );
+        ctx.run("INSERT INTO t VALUES (4, 'b4', 'b')")
+            .await
+            .unwrap();
         assert_eq!(
             cells(&ctx, "CALL show_commits(table => 't')").await.len(),
             2,
@@ -472,7 +478,10 @@ async fn a_value_of_the_wrong_type_names_its_column_and_bad_sets_are_refused() {
         "{err}"
     );
     // nothing but the one good row was written
-    assert_eq!(cells(&ctx, "SELECT id, ts FROM t").await, vec![vec!["1", "1"]]);
+    assert_eq!(
+        cells(&ctx, "SELECT id, ts FROM t").await,
+        vec![vec!["1", "1"]]
+    );
 }
 
 #[tokio::test]

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use hoodie_format::config;
+use hoodie_format::new_table::NewTable;
 use hoodie_format::properties::Properties;
-use hoodie_format::schema::{avro_schema, is_meta_column, table_schema};
-use hoodie_format::table_config::{KeyGenKind, MergeMode, TableType};
+use hoodie_format::schema::is_meta_column;
+use hoodie_format::table_config::{MergeMode, TableType};
 use hoodie_format::TableConfig;
 
 use crate::error::{HoodieError, Result};
@@ -161,51 +162,19 @@ impl TableSpec {
             (None, None) if !ordering.is_empty() => MergeMode::EventTimeOrdering,
             (None, None) => MergeMode::CommitTimeOrdering,
         };
-        let keygen = match self
-            .option(&config::KEYGEN_CLASS)
-            .or(self.option(&config::KEYGEN_TYPE))
-        {
-            Some(k) => k,
-            None => KeyGenKind::infer(&keys, &partitions)
-                .class_name()
-                .to_string(),
+        let new = NewTable {
+            name: self.name.clone(),
+            table_type,
+            record_keys: keys,
+            ordering_field: ordering.into_iter().next(),
+            partition_fields: partitions,
+            key_generator: self
+                .option(&config::KEYGEN_CLASS)
+                .or(self.option(&config::KEYGEN_TYPE)),
+            merge_mode,
+            columns: self.ordered_columns()?.as_ref().clone(),
         };
-        let ordered = self.ordered_columns()?;
-        let schema = table_schema(&ordered)?;
-        let avro = avro_schema(&self.name, &schema)?;
-
-        let mut p = Properties::new();
-        p.set(config::TABLE_NAME.key, &self.name);
-        p.set(config::TABLE_TYPE.key, table_type.as_str());
-        p.set(config::TABLE_VERSION.key, "6");
-        p.set(config::TIMELINE_LAYOUT_VERSION.key, "1");
-        if !keys.is_empty() {
-            p.set(config::RECORD_KEY_FIELDS.key, keys.join(","));
-        }
-        if let Some(o) = ordering.first() {
-            p.set("hoodie.table.precombine.field", o);
-        }
-        if !partitions.is_empty() {
-            p.set(config::PARTITION_FIELDS.key, partitions.join(","));
-        }
-        p.set(config::KEYGEN_CLASS.key, keygen);
-        p.set(config::HIVE_STYLE_PARTITIONING.key, "true");
-        p.set(config::PARTITION_PATH_URLENCODE.key, "false");
-        p.set(config::DROP_PARTITION_COLUMNS.key, "false");
-        p.set(config::POPULATE_META_FIELDS.key, "true");
-        p.set(config::BASE_FILE_FORMAT.key, "PARQUET");
-        p.set(config::ARCHIVELOG_FOLDER.key, "archived");
-        p.set(config::TIMELINE_TIMEZONE.key, "UTC");
-        p.set(
-            config::PAYLOAD_CLASS.key,
-            match merge_mode {
-                MergeMode::EventTimeOrdering => config::DEFAULT_PAYLOAD_CLASS,
-                MergeMode::CommitTimeOrdering => config::OVERWRITE_PAYLOAD_CLASS,
-            },
-        );
-        p.set(config::CDC_ENABLED.key, "false");
-        p.set(config::CREATE_SCHEMA.key, avro.to_string());
-        p.set(config::DATABASE_NAME.key, "default");
+        let mut p = new.properties()?;
         self.keep_options(&mut p)?;
         // Hudi records the logging mode of a CDC table, its default included
         let cdc = p

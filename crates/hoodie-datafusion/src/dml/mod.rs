@@ -7,9 +7,9 @@
 
 pub mod insert;
 pub mod merge_into;
+pub(crate) mod named_cast;
 pub mod planner;
 pub mod rule;
-pub(crate) mod named_cast;
 pub(crate) mod struct_cast;
 pub mod write_node;
 

@@ -16,7 +16,7 @@ use datafusion::logical_expr::{
     ScalarUDFImpl, Signature, Volatility,
 };
 
-use crate::error::HoodieError;
+use crate::error::{HoodieError, ValueDoesNotFit};
 
 /// `input` (a write's input) with the casts of its top projection, each aliased to a column
 /// of `table`, made to name that column when they fail.
@@ -25,9 +25,7 @@ pub(crate) fn name_columns(input: LogicalPlan, table: &str) -> Result<LogicalPla
         return Ok(input);
     };
     let Projection {
-        expr,
-        input: below,
-        ..
+        expr, input: below, ..
     } = projection;
     let expr = expr
         .into_iter()
@@ -91,7 +89,10 @@ fn name_value(plan: LogicalPlan, column: &str, table: &str) -> Result<LogicalPla
         }),
         other => named(other, column, table)?.alias(name),
     };
-    Ok(LogicalPlan::Projection(Projection::try_new(vec![value], below)?))
+    Ok(LogicalPlan::Projection(Projection::try_new(
+        vec![value],
+        below,
+    )?))
 }
 
 /// `hoodie_store_cast(v)`: `v` cast to `to` as DataFusion's `CAST` does, failing with the
@@ -121,13 +122,13 @@ impl ScalarUDFImpl for StoreCast {
         value
             .cast_to(&self.to, Some(&DEFAULT_CAST_OPTIONS))
             .map_err(|e| {
-                HoodieError::ValueDoesNotFit {
+                HoodieError::ValueDoesNotFit(Box::new(ValueDoesNotFit {
                     value: "a value".into(),
                     column: self.column.clone(),
                     table: self.table.clone(),
                     to: self.to.to_string(),
                     detail: crate::error::df_message(&e),
-                }
+                }))
                 .into_datafusion()
             })
     }
@@ -159,7 +160,10 @@ mod tests {
         let LogicalPlan::Projection(p) = &plan else {
             panic!("{plan}")
         };
-        assert!(is_store_cast(&p.expr[0]) && !is_store_cast(&p.expr[1]), "{plan}");
+        assert!(
+            is_store_cast(&p.expr[0]) && !is_store_cast(&p.expr[1]),
+            "{plan}"
+        );
         let err = ctx
             .execute_logical_plan(plan)
             .await

@@ -29,8 +29,8 @@ use datafusion::optimizer::AnalyzerRule;
 
 use crate::dml::merge_into::passes::{PassPlan, PassSetting};
 use crate::dml::merge_into::source_keys::SourceKeys;
-use crate::dml::{named_cast, struct_cast};
 use crate::dml::write_node::count_schema;
+use crate::dml::{named_cast, struct_cast};
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
 use crate::session::write_options::SessionOptions;

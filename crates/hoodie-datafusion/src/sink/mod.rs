@@ -15,25 +15,18 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType};
 use futures::StreamExt;
-use hoodie_format::concurrency::lock::TableLock;
-use hoodie_format::integrity::check_partitions;
+use hoodie_format::client::{StatementRead, WriteClient, Written};
 use hoodie_format::keygen::KeyGenerator;
-use hoodie_format::schema::{avro_schema, is_meta_column};
+use hoodie_format::schema::is_meta_column;
 use hoodie_format::write::change_set::ChangeSetSchema;
 use hoodie_format::write::incoming::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
-use hoodie_format::write::insert::write_inserts;
-use hoodie_format::write::overwrite::write_overwrite;
 use hoodie_format::write::spec::{WriteKind, WriteSpec};
-use hoodie_format::write::transaction::{is_reusable, Transaction};
-use hoodie_format::write::upsert::{check_change_set, check_ordering_values, write_upserts};
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;
 use crate::scan::snapshot::PlanRead;
 
 mod budget;
-pub(crate) mod clean;
-pub(crate) mod compact;
 mod metrics;
 
 use budget::{DiskSpill, PoolBudget};
@@ -317,8 +310,8 @@ pub async fn write_batches(
     write_incoming(table, &table_schema, mode, incoming, PlanRead::default()).await
 }
 
-/// Writes `incoming` (rows of `table_schema`) as one commit; `read` is what the statement
-/// read of the table before the write began, if it did.
+/// Writes `incoming` (rows of `table_schema`) as one commit through the write client;
+/// `read` is what the statement read of the table before the write began, if it did.
 async fn write_incoming(
     table: &HudiTable,
     table_schema: &SchemaRef,
@@ -326,102 +319,20 @@ async fn write_incoming(
     incoming: Incoming,
     read: PlanRead,
 ) -> DFResult<WriteCounts> {
-    if mode.prepped() && incoming.num_rows() == 0 {
-        return Ok(WriteCounts::default()); // an UPDATE/DELETE/MERGE that changes nothing
-    }
-    match &mode.kind {
-        WriteKind::Upsert => check_ordering_values(&incoming, mode),
-        WriteKind::ChangeSet => check_change_set(&incoming, mode),
-        _ => Ok(()),
-    }
-    .map_err(df_err)?;
-    let keygen = KeyGenerator::from_config(table.config()).map_err(df_err)?;
-    let avro = avro_schema(table.config().name(), table_schema)
-        .map_err(df_err)?
-        .to_string();
-    // a single writer whose statement just listed the timeline starts from that listing
-    let listed = match read
-        .listed
-        .filter(|t| !mode.concurrency.optimistic && is_reusable(table, t))
-    {
-        Some(t) => Some(t),
-        // (a current listing has no compaction pending)
-        None => locked(table, mode, compact::finish_pending(table, mode)).await?,
+    let read = StatementRead {
+        snapshot: read.snapshot,
+        listed: read.listed,
     };
-    let listed = match &mode.kind {
-        // the only write that reads nothing of the table checks that the partitions it adds
-        // to hold their latest files before it starts: a table that lost one is repaired by
-        // a rollback, which a commit after the loss would get in the way of
-        WriteKind::Insert => {
-            let timeline = match listed {
-                Some(t) => t,
-                None => table.timeline().await.map_err(df_err)?,
-            };
-            let partitions = incoming.paths().values().iter().cloned().collect();
-            check_partitions(table, &timeline, &partitions)
-                .await
-                .map_err(df_err)?;
-            Some(timeline)
-        }
-        _ => listed,
-    };
-    let mut txn = Transaction::begin_after_read(
-        table,
-        mode.operation,
-        &mode.concurrency,
-        read.snapshot,
-        listed,
-    )
-    .await
-    .map_err(df_err)?;
-    let counts = match &mode.kind {
-        WriteKind::Insert => {
-            let r = write_inserts(&mut txn, &keygen, table_schema, incoming, mode)
-                .await
-                .map_err(df_err)?;
-            WriteCounts::inserts(r.rows, r.files)
-        }
-        WriteKind::Upsert | WriteKind::ChangeSet => WriteCounts::of_upsert(
-            &write_upserts(&mut txn, table_schema, incoming, mode)
-                .await
-                .map_err(df_err)?,
-        ),
-        WriteKind::Overwrite(_) => {
-            let r = write_overwrite(&mut txn, &keygen, table_schema, incoming, mode)
-                .await
-                .map_err(df_err)?;
-            WriteCounts::inserts(r.rows, r.files)
-        }
-    };
-    let (commit, after) = txn.commit_with_timeline(avro).await.map_err(df_err)?;
-    let services = async {
-        // the commit's own view of the timeline when it has one; else (another writer may
-        // have committed) listed inside the lock
-        let timeline = match after {
-            Some(t) => t,
-            None => table.timeline().await.map_err(df_err)?,
-        };
-        let timeline = compact::after_commit(table, mode, timeline).await?;
-        clean::after_commit(table, mode, timeline).await
-    };
-    locked(table, mode, services).await?;
-    Ok(counts.with_commit(&commit))
-}
-
-/// Runs `work` (table services, which change the timeline) inside the table lock under
-/// optimistic concurrency control, as it is.
-pub(crate) async fn locked<T>(
-    table: &HudiTable,
-    mode: &WriteSpec,
-    work: impl std::future::Future<Output = DFResult<T>>,
-) -> DFResult<T> {
-    if !mode.concurrency.optimistic {
-        return work.await;
-    }
-    let lock = TableLock::acquire(table.storage(), &mode.concurrency.lock)
+    let outcome = WriteClient::new(table, mode.clone())
+        .write(table_schema, incoming, read)
         .await
         .map_err(df_err)?;
-    let out = work.await;
-    lock.release().await.map_err(df_err)?;
-    out
+    let counts = match &outcome.written {
+        Written::Inserted(r) => WriteCounts::inserts(r.rows, r.files),
+        Written::Upserted(r) => WriteCounts::of_upsert(r),
+    };
+    Ok(match &outcome.commit {
+        Some(commit) => counts.with_commit(commit),
+        None => counts,
+    })
 }

@@ -5,6 +5,7 @@
 use datafusion::catalog::TableProvider;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
+use hoodie_format::client::WriteClient;
 use hoodie_format::keygen::HIVE_DEFAULT_PARTITION;
 use hoodie_format::schema::avro_schema;
 use hoodie_format::write::delete_partition::{
@@ -132,22 +133,15 @@ async fn delete(
     let session = SessionOptions::of(ctx.state_ref().read().config_options());
     let spec = hudi.write_spec(&session, WriteStatement::InsertInto)?;
     let table = hudi.table();
-    crate::sink::locked(
-        table,
-        &spec,
-        crate::sink::compact::finish_pending(table, &spec),
-    )
-    .await?;
+    let client = WriteClient::new(table, spec);
+    client.finish_pending_compactions().await?;
     let schema = avro_schema(table.config().name(), &TableProvider::schema(hudi))?.to_string();
-    if delete_partitions(table, selection, schema, &spec.concurrency)
+    if delete_partitions(table, selection, schema, &client.spec().concurrency)
         .await?
         .is_some()
     {
-        let services = async {
-            let timeline = table.timeline().await.map_err(crate::error::df_err)?;
-            crate::sink::clean::after_commit(table, &spec, timeline).await
-        };
-        crate::sink::locked(table, &spec, services).await?;
+        // (no inline compaction after a partition delete, which logs nothing)
+        client.services_after_commit(None, false).await?;
     }
     Ok(ctx.read_empty()?)
 }

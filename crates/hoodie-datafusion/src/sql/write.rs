@@ -17,7 +17,7 @@ use super::ddl::{hudi_table, table_provider};
 use super::plan_statement;
 use crate::dml::insert::{rewrite_insert, InsertInfo};
 use crate::dml::write_node::HudiWriteNode;
-use crate::error::{HoodieError, Result};
+use crate::error::{HoodieError, Result, ValueDoesNotFit};
 use crate::names::resolve_names;
 use crate::provider::as_hudi;
 use crate::session::write_options::SessionOptions;
@@ -96,13 +96,13 @@ fn check_value_casts(plan: &LogicalPlan) -> Result<()> {
         return Ok(());
     };
     let refuse = |value: &ScalarValue, column: &str, to: &DataType, e: DataFusionError| {
-        HoodieError::ValueDoesNotFit {
+        HoodieError::ValueDoesNotFit(Box::new(ValueDoesNotFit {
             value: value.to_string(),
             column: column.to_string(),
             table: dml.table_name.to_string(),
             to: to.to_string(),
             detail: crate::error::df_message(&e),
-        }
+        }))
     };
     for expr in &projection.expr {
         let Expr::Alias(alias) = expr else {

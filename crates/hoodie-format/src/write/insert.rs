@@ -16,7 +16,7 @@ use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::write::incoming::{Incoming, Interned};
 use crate::write::spec::WriteSpec;
-use crate::write::transaction::Transaction;
+use crate::write::status::FileGroupWriter;
 use crate::write::writer::FileSpec;
 
 /// What an insert wrote.
@@ -98,7 +98,7 @@ pub fn keep_last_by<K: std::hash::Hash + Eq>(n: usize, key: impl Fn(usize) -> K)
 /// [`KeySource::Keep`]: crate::write::incoming::KeySource::Keep
 /// [`KeySource::Validate`]: crate::write::incoming::KeySource::Validate
 pub async fn write_inserts(
-    txn: &mut Transaction,
+    txn: &mut FileGroupWriter,
     keygen: &KeyGenerator,
     table_schema: &SchemaRef,
     mut incoming: Incoming,
@@ -210,13 +210,13 @@ impl GroupRows {
 }
 
 pub(crate) async fn write_groups_in_waves(
-    txn: &mut Transaction,
+    txn: &mut FileGroupWriter,
     incoming: &mut Incoming,
     groups: &[GroupRows],
     first_task: usize,
     schema: &SchemaRef,
     settings: &FileSpec,
-    keys: impl Fn(&Transaction, usize, &[u32], &[RecordBatch]) -> Result<StringArray>,
+    keys: impl Fn(&FileGroupWriter, usize, &[u32], &[RecordBatch]) -> Result<StringArray>,
 ) -> Result<u64> {
     let sizes: Vec<usize> = groups.iter().map(|g| g.rows.len()).collect();
     let mut written = 0;
@@ -262,7 +262,7 @@ const NEW_FILE_BATCH_ROWS: usize = 64 * 1024;
 /// the rows written. The files are opened in order (markers, partition metadata); encoding runs
 /// on tasks, as many at once as there are cores; the write stats are recorded in order.
 pub(crate) async fn write_new_file_groups(
-    txn: &mut Transaction,
+    txn: &mut FileGroupWriter,
     groups: Vec<NewGroup>,
     first_task: usize,
     schema: &SchemaRef,

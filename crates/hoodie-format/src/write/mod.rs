@@ -3,7 +3,8 @@
 //! an instant, and the writes themselves: [`insert`] into new file groups, [`upsert`] (index
 //! lookup, then each touched file group rewritten through [`splice`]), [`overwrite`]
 //! (replacecommit), [`delete_partition`] (a replacecommit that writes nothing), the
-//! [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`].
+//! [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`]. A write's files may
+//! come from many writers at once, each reporting a [`status::WriteStatus`] to the commit.
 //! What a write does is one [`spec::WriteSpec`], resolved from the [`options`] it sees.
 
 pub mod abandoned;
@@ -20,6 +21,7 @@ pub mod overwrite;
 pub mod rollback;
 pub mod spec;
 pub(crate) mod splice;
+pub mod status;
 pub mod transaction;
 mod upload;
 pub mod upsert;

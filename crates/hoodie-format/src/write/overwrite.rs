@@ -30,7 +30,7 @@ pub async fn write_overwrite(
     let table = txn.table().clone();
     let timeline = txn.timeline().await?;
     let slices = table.file_slices(&timeline, None).await?;
-    let result = write_inserts(txn, keygen, schema, incoming, options).await?;
+    let result = write_inserts(txn.files(), keygen, schema, incoming, options).await?;
     for s in slices {
         let p = s.partition_path.as_str();
         let replace = match scope {

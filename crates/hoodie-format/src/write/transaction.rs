@@ -14,7 +14,7 @@
 //! ends, and step 4 runs inside the table lock after the conflict check; a write that
 //! conflicts is rolled back at once.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use arrow::datatypes::SchemaRef;
 
@@ -23,12 +23,13 @@ use crate::concurrency::heartbeat::Heartbeat;
 use crate::concurrency::lock::TableLock;
 use crate::concurrency::ConcurrencySpec;
 use crate::error::{FormatError, Result};
-use crate::file_name::{partition_metadata_text, BaseFileName, PARTITION_METADATA_FILE};
+use crate::file_name::BaseFileName;
 use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
+use crate::write::status::{by_partition, FileGroupWriter, WriteHandle, WriteStatus};
 use crate::write::writer::{BaseFileWriter, FileSpec};
 
 use crate::write::abandoned::WriteGuard;
@@ -107,9 +108,10 @@ pub struct Transaction {
     instant: String,
     action: Action,
     operation: WriteOperation,
-    stats: BTreeMap<String, Vec<WriteStat>>,
-    partitions_ready: HashSet<String>,
-    replaced: BTreeMap<String, Vec<String>>,
+    /// The files this process writes into the write.
+    files: FileGroupWriter,
+    /// What other writers of the write reported.
+    gathered: WriteStatus,
     concurrency: ConcurrencySpec,
     /// What the statement read (conflicts are writes it did not see).
     read: ReadSnapshot,
@@ -189,14 +191,20 @@ impl Transaction {
                     .map(|state| Instant::new(&instant, action.clone(), state)),
             )
         });
+        let handle = WriteHandle {
+            location: table.storage().location().to_string(),
+            instant: instant.clone(),
+        };
         Ok(Self {
             table: table.clone(),
+            files: FileGroupWriter::new(table, &handle),
+            gathered: WriteStatus {
+                instant: instant.clone(),
+                ..Default::default()
+            },
             instant,
             action,
             operation,
-            stats: BTreeMap::new(),
-            partitions_ready: HashSet::new(),
-            replaced: BTreeMap::new(),
             concurrency: *concurrency,
             read,
             heartbeat,
@@ -224,8 +232,21 @@ impl Transaction {
         &self.table
     }
 
-    /// Opens a new base file of file group `file_id` in `partition_path`, after writing its
-    /// marker (and the partition's metadata file if the partition is new).
+    /// What a writer in another task or process needs to add files to this write.
+    pub fn handle(&self) -> WriteHandle {
+        WriteHandle {
+            location: self.table.storage().location().to_string(),
+            instant: self.instant.clone(),
+        }
+    }
+
+    /// The writer of this process's files of the write.
+    pub fn files(&mut self) -> &mut FileGroupWriter {
+        &mut self.files
+    }
+
+    /// Opens a new base file of file group `file_id` in `partition_path` (see
+    /// [`FileGroupWriter::new_base_file`]).
     pub async fn new_base_file(
         &mut self,
         partition_path: &str,
@@ -234,51 +255,33 @@ impl Transaction {
         schema: SchemaRef,
         settings: &FileSpec,
     ) -> Result<(BaseFileWriter, BaseFileName)> {
-        let storage = self.table.storage().clone();
-        if self.partitions_ready.insert(partition_path.to_string()) {
-            let meta = join(partition_path, PARTITION_METADATA_FILE);
-            if !storage.exists(&meta).await? {
-                let depth = if partition_path.is_empty() {
-                    0
-                } else {
-                    partition_path.split('/').count()
-                };
-                storage
-                    .put(
-                        &meta,
-                        partition_metadata_text(&self.instant, depth).into_bytes(),
-                    )
-                    .await?;
-            }
-        }
-        let name = BaseFileName::new(file_id, write_token, &self.instant);
-        let rel = join(partition_path, &name.name());
-        let marker = format!("{}/{}.marker.CREATE", marker_dir(&self.instant), rel);
-        storage.put(&marker, Vec::<u8>::new()).await?;
-        Ok((
-            BaseFileWriter::try_new(
-                &storage,
-                &rel,
-                schema,
-                settings,
-                &self.table.config().dropped_columns()?,
-            )?,
-            name,
-        ))
+        self.files
+            .new_base_file(partition_path, file_id, write_token, schema, settings)
+            .await
     }
 
     /// Records the statistics of a written file.
     pub fn record_stat(&mut self, stat: WriteStat) {
-        let p = stat.partition_path.clone().unwrap_or_default();
-        self.stats.entry(p).or_default().push(stat);
+        self.files.record_stat(stat);
     }
 
     /// Records file groups this (replace) commit replaces.
     pub fn replace_file_group(&mut self, partition_path: &str, file_id: &str) {
-        self.replaced
-            .entry(partition_path.to_string())
-            .or_default()
-            .push(file_id.to_string());
+        self.files.replace_file_group(partition_path, file_id);
+    }
+
+    /// Adds what another writer of this write reported; the commit holds it.
+    pub fn gather(&mut self, status: WriteStatus) -> Result<()> {
+        if status.instant != self.instant {
+            return Err(FormatError::WriteRefused {
+                reason: format!(
+                    "a write status of instant {} cannot be committed by the write of {}",
+                    status.instant, self.instant
+                ),
+            });
+        }
+        self.gathered.absorb(status);
+        Ok(())
     }
 
     /// Completes the write: writes the completed instant with the commit metadata. `avro_schema`
@@ -298,10 +301,13 @@ impl Transaction {
     ) -> Result<(CommitMetadata, Option<Timeline>)> {
         let mut extra = BTreeMap::new();
         extra.insert("schema".to_string(), avro_schema);
+        let mut status = self.files.take_status();
+        status.absorb(std::mem::take(&mut self.gathered));
+        let (stats, replaced) = by_partition(status);
         let metadata = CommitMetadata {
-            partition_to_write_stats: std::mem::take(&mut self.stats),
+            partition_to_write_stats: stats,
             partition_to_replace_file_ids: (self.action == Action::ReplaceCommit)
-                .then_some(std::mem::take(&mut self.replaced)),
+                .then_some(replaced),
             compacted: false,
             extra_metadata: extra,
             operation_type: Some(self.operation.java_name().into()),
@@ -474,12 +480,4 @@ fn requested_body(action: &Action, operation: WriteOperation) -> Result<Vec<u8>>
         path: "replacecommit.requested".into(),
         reason: e.to_string(),
     })
-}
-
-fn join(partition: &str, name: &str) -> String {
-    if partition.is_empty() {
-        name.to_string()
-    } else {
-        format!("{partition}/{name}")
-    }
 }

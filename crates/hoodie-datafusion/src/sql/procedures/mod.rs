@@ -312,12 +312,7 @@ pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<Da
     if !concurrency.optimistic {
         return run(ctx, &args).await;
     }
-    let lock =
-        hoodie_format::concurrency::lock::TableLock::acquire(table.storage(), &concurrency.lock)
-            .await?;
-    let out = run(ctx, &args).await;
-    lock.release().await?;
-    out
+    hoodie_format::client::locked(&table, &concurrency, run(ctx, &args)).await
 }
 
 /// The concurrency settings a call on `table` sees: the table's properties, the session's

@@ -603,7 +603,7 @@ async fn finish_upserts(
     }
     // new file groups, a wave at a time
     result.inserted += write_groups_in_waves(
-        txn,
+        txn.files(),
         &mut incoming,
         &new_groups,
         task,
