@@ -30,6 +30,8 @@ bash tests/concurrency/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # statement-text fuzzer: mutated sql-tests statements and random bytes through hoodie -f; no
 # panic or abort, no table changed by a failed statement (prints "statement fuzz: ... N failed")
 python3 tests/fuzz/statements.py --hoodie "${CARGO_TARGET_DIR:-target}/debug/hoodie" --seeds 0..199 --statements 15
+# Ctrl-C in the interactive shell on a pty (tests/shell/README.md; prints "shell ctrl-c: 4 checks passed")
+python3 tests/shell/ctrl_c.py --hoodie "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # differential fuzzer against DuckDB: self-test, then seeds 0..299 (prints "fuzz: N passed, M failed")
 bash tests/fuzz/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # Spark with Hudi (pyspark from PyPI, the Hudi bundle from Maven Central, one Spark session for

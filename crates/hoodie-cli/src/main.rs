@@ -90,9 +90,9 @@ async fn app(invocation: Invocation) -> Result<(), CliError> {
             source,
         })?;
 
-    cancel::listen().map_err(CliError::Signals)?;
     let mut stdout = std::io::stdout();
     if !invocation.sources.is_empty() {
+        cancel::listen().map_err(CliError::Signals)?;
         return run::run_sources(
             &ctx,
             &invocation.sources,
@@ -102,6 +102,7 @@ async fn app(invocation: Invocation) -> Result<(), CliError> {
         .await;
     }
     if !std::io::stdin().is_terminal() {
+        cancel::listen().map_err(CliError::Signals)?;
         let mut script = String::new();
         std::io::stdin()
             .read_to_string(&mut script)

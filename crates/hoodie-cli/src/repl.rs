@@ -33,6 +33,10 @@ fn history_file() -> Option<PathBuf> {
 /// discards the statement being typed; a second Ctrl-C in a row at the prompt exits.
 pub async fn run_repl(ctx: &HoodieContext, warehouse: &Path) -> Result<(), CliError> {
     let mut editor = DefaultEditor::new()?;
+    // after the editor: it puts a SIGINT handler of its own in place for as long as it lives
+    // (to learn of a signal while it reads), which would leave hoodie's unheard while a
+    // statement runs; registered after it, hoodie's comes first and the editor's is chained
+    crate::cancel::listen().map_err(CliError::Signals)?;
     let history = history_file();
     if let Some(path) = &history {
         // A missing or unreadable history file is not worth failing for.

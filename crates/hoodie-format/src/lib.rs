@@ -22,7 +22,6 @@ pub mod footer;
 pub mod fs_view;
 pub mod history;
 pub mod index;
-pub mod integrity;
 pub mod keygen;
 pub mod location;
 pub mod log;

@@ -15,8 +15,8 @@ use crate::avro::clean::{
 };
 use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};
+use crate::fs_view::integrity::check_latest_files;
 use crate::fs_view::{FileChange, TableListing};
-use crate::integrity::check_latest_files;
 use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};

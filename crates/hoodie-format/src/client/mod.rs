@@ -19,7 +19,8 @@ use arrow::datatypes::SchemaRef;
 use crate::clean::{run_clean, CleanResult};
 use crate::concurrency::conflict::ReadSnapshot;
 use crate::error::Result;
-use crate::integrity::check_partitions;
+use crate::fs_view::integrity::check_latest_files;
+use crate::fs_view::TableListing;
 use crate::keygen::KeyGenerator;
 use crate::schema::avro_schema;
 use crate::table::HudiTable;
@@ -252,4 +253,20 @@ impl WriteClient {
         .await
         .map(|_| ())
     }
+}
+
+/// [`check_latest_files`] for a write that adds file groups to `partitions` without reading
+/// the table (a plain insert): only those partitions are listed, so the check costs what the
+/// write touches. A listing this process keeps under `timeline` was checked when it was taken.
+async fn check_partitions(
+    table: &HudiTable,
+    timeline: &Timeline,
+    partitions: &std::collections::BTreeSet<String>,
+) -> Result<()> {
+    if partitions.is_empty() || table.kept_listing(timeline).is_some() {
+        return Ok(());
+    }
+    let storage = table.storage();
+    let listing = TableListing::read_partitions(storage, partitions).await?;
+    check_latest_files(storage, timeline, &listing, Some(partitions)).await
 }

@@ -1,11 +1,12 @@
-//! File-system view: the latest committed file slice of every file group, as of an instant.
+//! A table's data files by file group, as one listing finds them, and the file slices cut
+//! from it as of any instant.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::{FormatError, Result};
 use crate::file_name::{BaseFileName, LogFileName, PARTITION_METADATA_FILE};
 use crate::storage::TableStorage;
-use crate::timeline::instant::{Action, State};
+use crate::timeline::instant::Action;
 use crate::timeline::Timeline;
 
 /// A base file of a file slice.
@@ -35,12 +36,6 @@ pub struct FileSlice {
     /// The slice's `.cdc` logs (relative paths), which no snapshot reads: a new log file's
     /// version counts them, as Java's slices do.
     pub cdc_logs: Vec<String>,
-}
-
-/// Builds file slices from a listing of the table.
-#[derive(Debug, Clone)]
-pub struct FileSystemView {
-    slices: Vec<FileSlice>,
 }
 
 /// (partition path, file id)
@@ -103,7 +98,7 @@ impl TableListing {
 
     /// Adds the file at `rel` (relative to the table) of `size` bytes, as a listing that
     /// found it would; a file already listed is not added twice (a log appended to).
-    fn add_file(&mut self, rel: String, size: u64) -> Result<()> {
+    pub(crate) fn add_file(&mut self, rel: String, size: u64) -> Result<()> {
         if is_hidden_dir(&rel) {
             return Ok(());
         }
@@ -159,7 +154,7 @@ impl TableListing {
     }
 
     /// Takes the file at `rel` out of the listing (a file a clean deleted).
-    fn remove_file(&mut self, rel: &str) {
+    pub(crate) fn remove_file(&mut self, rel: &str) {
         let partition = rel.rsplit_once('/').map(|(p, _)| p).unwrap_or_default();
         for ((p, _), g) in self.groups.iter_mut() {
             if p == partition {
@@ -403,302 +398,4 @@ pub async fn replaced_file_groups(
         }
     }
     Ok(replaced)
-}
-
-/// A table's last listing and the completed timeline it was taken under. The committed files
-/// it shows are the same while no instant completes (a write, clean, rollback or archival
-/// completes one; files that uncompleted writes add or lose are invisible either way), so a
-/// listing under the same completed timeline is reused instead of listing the table again.
-#[derive(Debug, Clone, Default)]
-pub struct ListingCache {
-    last: std::sync::Arc<std::sync::Mutex<Option<KeyedListing>>>,
-}
-
-/// A listing and the fingerprint of the completed timeline it was taken under.
-type KeyedListing = (u64, std::sync::Arc<TableListing>);
-
-impl ListingCache {
-    /// The table's listing under `timeline`: the last one if it was taken under the same
-    /// completed instants, else a new one.
-    pub async fn listing(
-        &self,
-        storage: &TableStorage,
-        timeline: &Timeline,
-    ) -> Result<std::sync::Arc<TableListing>> {
-        let key = timeline.completed_fingerprint();
-        let cached = self
-            .last
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, l)| l.clone());
-        if let Some(l) = cached {
-            return Ok(l);
-        }
-        let fresh = TableListing::read(storage).await?;
-        // a fresh listing is held against the commits once; one carried across this
-        // process's own commits (`advance`) holds what they wrote
-        crate::integrity::check_latest_files(storage, timeline, &fresh, None).await?;
-        let fresh = std::sync::Arc::new(fresh);
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, fresh.clone()));
-        Ok(fresh)
-    }
-
-    /// Drops the kept listing: files went that no completed instant accounts for yet (a clean
-    /// that stopped half-way), so the next read lists the table.
-    pub fn forget(&self) {
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    }
-
-    /// The kept listing if it was taken under `timeline`'s completed instants.
-    pub fn current(&self, timeline: &Timeline) -> Option<std::sync::Arc<TableListing>> {
-        let key = timeline.completed_fingerprint();
-        self.last
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, l)| l.clone())
-    }
-
-    /// Carries the kept listing across an instant this process completed: if it was taken
-    /// under `before`'s completed instants, it becomes the listing under `after`'s (the same
-    /// instants and the one completed) with `change` made to it, so the services after a
-    /// commit and the next statement do not list the table again. Another writer's commit
-    /// between the two makes the table's timeline differ from `after`, and so misses.
-    pub fn advance(&self, before: &Timeline, after: &Timeline, change: &FileChange) {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((key, listing)) = last.take() else {
-            return;
-        };
-        if key != before.completed_fingerprint() {
-            *last = Some((key, listing));
-            return;
-        }
-        let mut listing = std::sync::Arc::unwrap_or_clone(listing);
-        for rel in &change.removed {
-            listing.remove_file(rel);
-        }
-        for (rel, size) in &change.added {
-            // a file the listing cannot take is left to a real listing to report
-            if listing.add_file(rel.clone(), *size).is_err() {
-                return;
-            }
-        }
-        *last = Some((after.completed_fingerprint(), std::sync::Arc::new(listing)));
-    }
-}
-
-/// The data files an instant added and deleted, relative to the table.
-#[derive(Debug, Clone, Default)]
-pub struct FileChange {
-    /// Files written, with their sizes.
-    pub added: Vec<(String, u64)>,
-    /// Files deleted.
-    pub removed: Vec<String>,
-}
-
-impl FileChange {
-    /// The files a commit's write stats name: its base and log files and its `.cdc` logs.
-    pub fn of_commit(metadata: &crate::timeline::commit_metadata::CommitMetadata) -> Self {
-        let mut added = Vec::new();
-        for stat in metadata.write_stats() {
-            if let Some(path) = stat.path.as_deref().filter(|p| !p.is_empty()) {
-                added.push((path.to_string(), stat.file_size_in_bytes.max(0) as u64));
-            }
-            for (path, size) in stat.cdc_stats.iter().flatten() {
-                added.push((path.clone(), (*size).max(0) as u64));
-            }
-        }
-        Self {
-            added,
-            removed: Vec::new(),
-        }
-    }
-}
-
-impl FileSystemView {
-    /// The latest committed slice of every file group as of `as_of` (an instant time; `None` =
-    /// the latest completed write). Files of instants that never completed are invisible;
-    /// file groups replaced by a completed replacecommit are left out.
-    pub async fn load(
-        storage: &TableStorage,
-        timeline: &Timeline,
-        as_of: Option<&str>,
-    ) -> Result<Self> {
-        Self::load_cached(storage, timeline, as_of, &ListingCache::default()).await
-    }
-
-    /// [`FileSystemView::load`], listing the table through `cache`.
-    pub async fn load_cached(
-        storage: &TableStorage,
-        timeline: &Timeline,
-        as_of: Option<&str>,
-        cache: &ListingCache,
-    ) -> Result<Self> {
-        let replaced = replaced_file_groups(storage, timeline, as_of).await?;
-        let listing = cache.listing(storage, timeline).await?;
-        let visible = |instant: &str| as_of.is_none_or(|a| instant <= a);
-        let slices = listing
-            .groups()
-            .filter(|g| !replaced.contains(*g))
-            .filter_map(|(p, id)| listing.slice(timeline, p, id, &visible))
-            .collect();
-        Ok(Self { slices })
-    }
-
-    /// The slices.
-    pub fn slices(&self) -> &[FileSlice] {
-        &self.slices
-    }
-
-    /// Consumes the view into its slices.
-    pub fn into_slices(self) -> Vec<FileSlice> {
-        self.slices
-    }
-}
-
-/// True if `timeline` has a pending instant in state `state` at `ts` (used in tests).
-pub fn has_state(timeline: &Timeline, ts: &str, state: State) -> bool {
-    timeline
-        .instants()
-        .iter()
-        .any(|i| i.timestamp == ts && i.state == state)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::timeline::instant::Instant;
-    use object_store::memory::InMemory;
-    use std::sync::Arc;
-
-    fn timeline(completed: &[&str]) -> Timeline {
-        let files = completed
-            .iter()
-            .map(|t| Instant::new(*t, Action::Commit, State::Completed))
-            .collect();
-        Timeline::from_files(files, 1, ".hoodie".into())
-    }
-
-    /// The base file of file group `id` in partition `p`, written by commit `t`.
-    fn base(id: &str, t: &str) -> String {
-        format!("p/{id}_0-0-0_{t}.parquet")
-    }
-
-    /// An in-memory table whose one base file (`f1`) commit 20240101000000001 wrote.
-    async fn one_base_file() -> TableStorage {
-        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
-        storage
-            .put(&base("f1", "20240101000000001"), vec![1u8])
-            .await
-            .unwrap();
-        storage
-    }
-
-    #[tokio::test]
-    async fn a_listing_is_reused_until_an_instant_completes() {
-        let storage = one_base_file().await;
-        let cache = ListingCache::default();
-        let one = timeline(&["20240101000000001"]);
-        assert_eq!(
-            cache
-                .listing(&storage, &one)
-                .await
-                .unwrap()
-                .groups()
-                .count(),
-            1
-        );
-        // a pending write's file appears: under the same completed timeline the listing is kept
-        storage
-            .put(&base("f2", "20240101000000002"), vec![1u8])
-            .await
-            .unwrap();
-        let again = timeline(&["20240101000000001"]);
-        assert_eq!(
-            cache
-                .listing(&storage, &again)
-                .await
-                .unwrap()
-                .groups()
-                .count(),
-            1
-        );
-        // the write completes: the table is listed again
-        let two = timeline(&["20240101000000001", "20240101000000002"]);
-        assert_eq!(
-            cache
-                .listing(&storage, &two)
-                .await
-                .unwrap()
-                .groups()
-                .count(),
-            2
-        );
-        assert_ne!(one.completed_fingerprint(), two.completed_fingerprint());
-        assert_eq!(one.completed_fingerprint(), again.completed_fingerprint());
-    }
-
-    #[tokio::test]
-    async fn part_of_a_listing_is_what_listing_those_partitions_finds() {
-        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
-        for p in ["a", "a/b", "ab", "c"] {
-            storage
-                .put(
-                    &format!("{p}/f-{}_0-0-0_20240101000000001.parquet", p.len()),
-                    vec![1u8],
-                )
-                .await
-                .unwrap();
-        }
-        let whole = TableListing::read(&storage).await.unwrap();
-        for wanted in [vec!["a"], vec!["ab", "c"], vec![""], vec![]] {
-            let set: BTreeSet<String> = wanted.iter().map(|p| p.to_string()).collect();
-            let listed = TableListing::read_partitions(&storage, &set).await.unwrap();
-            assert_eq!(
-                whole.of_partitions(&set).files(),
-                listed.files(),
-                "{wanted:?}"
-            );
-        }
-        assert_eq!(
-            whole.of_partitions(&["a".to_string()].into()).files().len(),
-            2
-        );
-    }
-
-    #[tokio::test]
-    async fn a_listing_is_carried_across_an_instant_only_from_the_timeline_it_was_taken_under() {
-        let storage = one_base_file().await;
-        let cache = ListingCache::default();
-        let one = timeline(&["20240101000000001"]);
-        cache.listing(&storage, &one).await.unwrap();
-        let two = timeline(&["20240101000000001", "20240101000000002"]);
-        let change = FileChange {
-            added: vec![(base("f2", "20240101000000002"), 7)],
-            removed: vec![base("f1", "20240101000000001")],
-        };
-        // from another timeline (another writer's instant in between): nothing carried
-        let other = timeline(&["20240101000000000"]);
-        cache.advance(&other, &two, &change);
-        assert!(cache.current(&two).is_none());
-        assert!(cache.current(&one).is_some());
-        // from its own: the change made, under the timeline after
-        cache.advance(&one, &two, &change);
-        assert!(cache.current(&one).is_none());
-        assert_eq!(
-            cache.current(&two).unwrap().files(),
-            [(base("f2", "20240101000000002"), 7)]
-        );
-        // the same completed instants listed in another order are the same timeline
-        let reversed = timeline(&["20240101000000002", "20240101000000001"]);
-        assert_eq!(
-            reversed.completed_fingerprint(),
-            two.completed_fingerprint()
-        );
-        cache.forget();
-        assert!(cache.current(&two).is_none());
-    }
 }

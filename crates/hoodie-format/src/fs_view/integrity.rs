@@ -9,10 +9,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::{FormatError, MissingDataFile, Result};
 use crate::file_name::LogFileName;
-use crate::fs_view::{in_partitions, TableListing};
+use crate::fs_view::listing::{in_partitions, TableListing};
 use crate::storage::TableStorage;
 use crate::timeline::Timeline;
-use crate::HudiTable;
 
 /// How many commit files are read at once.
 const READ_AHEAD: usize = 8;
@@ -103,22 +102,6 @@ pub async fn check_latest_files(
         }
     }
     Ok(())
-}
-
-/// [`check_latest_files`] for a write that adds file groups to `partitions` without reading
-/// the table (a plain insert): only those partitions are listed, so the check costs what the
-/// write touches. A listing this process keeps under `timeline` was checked when it was taken.
-pub async fn check_partitions(
-    table: &HudiTable,
-    timeline: &Timeline,
-    partitions: &BTreeSet<String>,
-) -> Result<()> {
-    if partitions.is_empty() || table.kept_listing(timeline).is_some() {
-        return Ok(());
-    }
-    let storage = table.storage();
-    let listing = TableListing::read_partitions(storage, partitions).await?;
-    check_latest_files(storage, timeline, &listing, Some(partitions)).await
 }
 
 /// Fails if `w`, a file of the latest slice of `group`, is not listed, or is shorter than its
