@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+mod blocking;
 mod context;
 mod ddl;
 mod dml;

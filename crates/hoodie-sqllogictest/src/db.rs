@@ -2,35 +2,17 @@
 
 use std::sync::Arc;
 
-use arrow::error::ArrowError;
 use async_trait::async_trait;
-use hoodie_datafusion::{HoodieContext, HoodieError, StatementOutput};
+use hoodie_datafusion::{HoodieContext, StatementOutput};
 use sqllogictest::{AsyncDB, DBOutput};
 
 use crate::df_db::DataFusionDb;
+use crate::error::DbError;
 use crate::normalize::{rows_output, DfColumnType};
-use crate::spark::{SparkDb, SparkError};
+use crate::spark::SparkDb;
 
 /// The label of hoodie in `skipif` / `onlyif` conditions.
 pub const HOODIE_LABEL: &str = "hoodie";
-
-/// Why a record could not be run.
-#[derive(Debug, thiserror::Error)]
-pub enum DbError {
-    /// The statement failed; the message is hoodie's, unchanged, for `statement error` regexes.
-    #[error(transparent)]
-    Hoodie(#[from] HoodieError),
-    /// A result value could not be rendered as text.
-    #[error("cannot format query result: {0}")]
-    Format(#[from] ArrowError),
-    /// Spark refused the statement or could not be reached.
-    #[error(transparent)]
-    Spark(#[from] SparkError),
-    /// The statement failed under `--datafusion`: the message as DataFusion's runner writes it
-    /// (`DataFusion error: ...`), for the regexes of DataFusion's `.slt` files.
-    #[error("{0}")]
-    DataFusion(String),
-}
 
 /// A sqllogictest connection: runs each record's SQL through a shared [`HoodieContext`].
 #[derive(Clone)]

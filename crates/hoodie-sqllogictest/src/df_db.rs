@@ -36,8 +36,8 @@ use datafusion::physical_plan::{common::collect, execute_stream};
 use hoodie_datafusion::{HoodieContext, HudiSqlExt};
 use sqllogictest::{AsyncDB, DBOutput, Record};
 
-use crate::db::DbError;
 use crate::df_normalize::{column_types, format_rows};
+use crate::error::DbError;
 use crate::normalize::DfColumnType;
 
 /// The label of DataFusion's runner in `skipif` / `onlyif` conditions.

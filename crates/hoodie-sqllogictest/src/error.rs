@@ -1,6 +1,11 @@
-//! Errors that keep a whole test file from running.
+//! Errors that keep a whole test file from running, and those of one record.
 
 use std::path::PathBuf;
+
+use arrow::error::ArrowError;
+use hoodie_datafusion::HoodieError;
+
+use crate::spark::SparkError;
 
 /// A problem with a test file (as opposed to a failing record in it).
 #[derive(Debug, thiserror::Error)]
@@ -79,4 +84,22 @@ pub enum FileError {
         /// Why.
         source: crate::spark::SparkError,
     },
+}
+
+/// Why a record could not be run.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The statement failed; the message is hoodie's, unchanged, for `statement error` regexes.
+    #[error(transparent)]
+    Hoodie(#[from] HoodieError),
+    /// A result value could not be rendered as text.
+    #[error("cannot format query result: {0}")]
+    Format(#[from] ArrowError),
+    /// Spark refused the statement or could not be reached.
+    #[error(transparent)]
+    Spark(#[from] SparkError),
+    /// The statement failed under `--datafusion`: the message as DataFusion's runner writes it
+    /// (`DataFusion error: ...`), for the regexes of DataFusion's `.slt` files.
+    #[error("{0}")]
+    DataFusion(String),
 }

@@ -23,8 +23,9 @@ pub mod runner;
 pub mod spark;
 
 pub use complete::complete_file;
-pub use db::{DbError, EngineDb, HoodieDb};
+pub use db::{EngineDb, HoodieDb};
 pub use df_db::DataFusionDb;
+pub use error::DbError;
 pub use error::FileError;
 pub use parallel::run_paths_in_parallel;
 pub use runner::{run_paths, run_paths_with, Engine, Event, Failure, Summary};

@@ -11,10 +11,10 @@ use sqllogictest::{
     strict_column_validator, Condition, Record, RecordOutput, Runner, StatementExpect,
 };
 
-use crate::db::{DbError, EngineDb, HoodieDb, HOODIE_LABEL};
+use crate::db::{EngineDb, HoodieDb, HOODIE_LABEL};
 use crate::df_db::{DataFusionDb, DATAFUSION_LABEL};
 use crate::df_normalize;
-use crate::error::FileError;
+use crate::error::{DbError, FileError};
 use crate::files::{collect_files, load_records};
 use crate::normalize::{value_normalizer, value_validator, DfColumnType};
 use crate::spark::{SparkDb, SPARK_LABEL};

@@ -166,7 +166,7 @@ impl WarehouseSchema {
             Root::Store { storage, .. } => {
                 let storage = storage.clone();
                 let name = name.to_string();
-                crate::scan::functions::block_on(async move {
+                crate::blocking::block_on(async move {
                     for file in [PROPERTIES_FILE, PROPERTIES_BACKUP] {
                         if storage.exists(&format!("{name}/{file}")).await? {
                             return Ok(true);
@@ -195,8 +195,7 @@ impl WarehouseSchema {
             }
             Root::Store { storage, .. } => {
                 let storage = storage.clone();
-                let names =
-                    crate::scan::functions::block_on(async move { storage.list_dirs("").await });
+                let names = crate::blocking::block_on(async move { storage.list_dirs("").await });
                 let names = names.ok().and_then(|r| r.ok()).unwrap_or_default();
                 names.into_iter().filter(|n| self.holds(n)).collect()
             }

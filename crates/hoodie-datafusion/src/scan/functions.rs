@@ -50,22 +50,6 @@ fn text_arg(function: &str, e: &Expr, what: &str) -> DFResult<String> {
     }
 }
 
-/// Runs `f` to completion on a runtime of its own, on a thread of its own: a table function
-/// is called while a statement is planned, outside any async context it could await in.
-pub(crate) fn block_on<T: Send>(f: impl std::future::Future<Output = T> + Send) -> DFResult<T> {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map(|rt| rt.block_on(f))
-        })
-        .join()
-    })
-    .map_err(|_| DataFusionError::Internal("a table function's table lookup panicked".into()))?
-    .map_err(|e| DataFusionError::External(Box::new(e)))
-}
-
 /// Calls `f` with the Hudi table a function's first argument names: a path (it contains a
 /// `/`, as in Hudi) or a table of the session (a bare name also in the warehouse).
 fn with_table<T>(
@@ -76,8 +60,9 @@ fn with_table<T>(
 ) -> DFResult<T> {
     let provider: Option<Arc<dyn TableProvider>> = if target.contains('/') {
         let session = crate::session::config::storage_options(args.session().config_options());
-        let opened = block_on(crate::ddl::factory::open_or_create(target, None, &session))?
-            .map_err(HoodieError::into_datafusion)?;
+        let opened =
+            crate::blocking::block_on(crate::ddl::factory::open_or_create(target, None, &session))?
+                .map_err(HoodieError::into_datafusion)?;
         Some(Arc::new(opened.0))
     } else {
         let state = args.session().as_any().downcast_ref::<SessionState>();
@@ -104,7 +89,7 @@ fn with_table<T>(
             .flatten()
             .collect();
         let table = reference.table().to_string();
-        block_on(async move {
+        crate::blocking::block_on(async move {
             for s in schemas {
                 if let Ok(Some(t)) = s.table(&table).await {
                     return Some(t);

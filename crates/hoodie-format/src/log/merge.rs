@@ -212,7 +212,7 @@ impl LogMerger {
         state.seal();
         let rows = arrow::compute::concat_batches(&rows_schema, &batches)?;
         let mut log = Logged::new(rows, rules, masks)?;
-        log.settle(&mut state.states)?;
+        super::replay::settle(&mut log, &mut state.states)?;
         Ok(Self {
             schema: schema.clone(),
             log,

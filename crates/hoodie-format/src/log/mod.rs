@@ -12,6 +12,7 @@ pub mod merge;
 mod overlay;
 pub mod partial;
 pub mod read;
+mod replay;
 mod rules;
 pub mod slice;
 pub mod write;
