@@ -25,6 +25,7 @@ pub mod index;
 pub mod keygen;
 pub mod location;
 pub mod log;
+pub mod merge_rule;
 pub mod meta;
 pub mod new_table;
 pub mod properties;

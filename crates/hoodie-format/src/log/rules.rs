@@ -8,6 +8,7 @@ use arrow::datatypes::*;
 
 use super::delete::OrderingValue;
 use crate::field_path::FieldPath;
+use crate::merge_rule::newer_wins;
 use crate::table_config::MergeMode;
 
 /// A comparable ordering value.
@@ -121,20 +122,16 @@ impl MergeRules {
 
     /// Record (newer) over record (older).
     pub(super) fn record_over_record(&self, new: &OrdKey, old: &OrdKey) -> bool {
-        !self.event_time() || new.cmp(old) != Some(Ordering::Less)
+        !self.event_time() || newer_wins(new.cmp(old))
     }
 
     /// Delete (newer) over record (older).
     pub(super) fn delete_over_record(&self, del: &OrderingValue, old: &OrdKey) -> bool {
-        !self.event_time()
-            || del.is_default()
-            || OrdKey::of_delete(del).cmp(old) != Some(Ordering::Less)
+        !self.event_time() || del.is_default() || newer_wins(OrdKey::of_delete(del).cmp(old))
     }
 
     /// Record (newer) over delete (older).
     pub(super) fn record_over_delete(&self, new: &OrdKey, del: &OrderingValue) -> bool {
-        !self.event_time()
-            || del.is_default()
-            || new.cmp(&OrdKey::of_delete(del)) != Some(Ordering::Less)
+        !self.event_time() || del.is_default() || newer_wins(new.cmp(&OrdKey::of_delete(del)))
     }
 }

@@ -11,6 +11,7 @@ use arrow::row::{RowConverter, SortField};
 use crate::error::{FormatError, Result};
 use crate::file_name::{new_file_id, write_token};
 use crate::keygen::{generated_key, KeyGenerator};
+use crate::merge_rule::newer_wins;
 use crate::meta::{with_meta_columns, MetaValues};
 use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
@@ -69,7 +70,8 @@ pub fn precombine_values<K: std::hash::Hash + Eq>(
                 v.insert(i as u32);
             }
             std::collections::hash_map::Entry::Occupied(mut o) => {
-                if rows.row(i) >= rows.row(*o.get() as usize) {
+                // the later row is the newer version
+                if newer_wins(Some(rows.row(i).cmp(&rows.row(*o.get() as usize)))) {
                     o.insert(i as u32);
                 }
             }

@@ -29,6 +29,7 @@ use tokio::io::AsyncWriteExt;
 use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
+use crate::merge_rule::incoming_wins;
 use crate::meta::{MetaValues, COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, RECORD_KEY};
 use crate::storage::TableStorage;
 use crate::write::upload::Upload;
@@ -214,11 +215,7 @@ fn merge_batch(
     let mut incoming_idx: Vec<u32> = Vec::new();
     for r in 0..old.num_rows() {
         match input.updates.get(keys.value(r)) {
-            Some(&i)
-                if ordering
-                    .as_ref()
-                    .is_none_or(|cmp| cmp(i as usize, r).is_ge()) =>
-            {
+            Some(&i) if incoming_wins(ordering.as_ref(), i as usize, r) => {
                 positions.push((1, incoming_idx.len()));
                 incoming_idx.push(i);
             }

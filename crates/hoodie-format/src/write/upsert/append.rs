@@ -13,6 +13,7 @@ use super::*;
 use crate::log::delete::{DeleteRecord, OrderingValue};
 use crate::log::read::Admission;
 use crate::log::write::{log_file_bytes, log_file_name};
+use crate::merge_rule::incoming_wins;
 
 /// What every append of one write shares.
 pub(super) struct AppendContext {
@@ -81,7 +82,7 @@ pub(super) async fn append_file_group(
                         counts.inserted += 1;
                         writes.push(i);
                     }
-                    Some(s) if ordering.as_ref().is_none_or(|c| c(i as usize, s).is_ge()) => {
+                    Some(s) if incoming_wins(ordering.as_ref(), i as usize, s) => {
                         counts.updated += 1;
                         writes.push(i);
                     }

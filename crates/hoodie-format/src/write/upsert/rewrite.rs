@@ -2,6 +2,7 @@
 //! incoming ones routed to it (updates, deletes, inserts), streamed batch by batch.
 
 use super::*;
+use crate::merge_rule::incoming_wins;
 
 /// What one rewrite did.
 #[derive(Default)]
@@ -168,12 +169,7 @@ pub(super) async fn merge_file_group(
                     continue;
                 }
                 Some(&(i, false)) => {
-                    // event-time ordering: the incoming record wins only if its ordering value
-                    // >= stored
-                    if ordering
-                        .as_ref()
-                        .is_none_or(|cmp| cmp(i as usize, r).is_ge())
-                    {
+                    if incoming_wins(ordering.as_ref(), i as usize, r) {
                         positions.push((1, incoming_idx.len()));
                         incoming_idx.push(i);
                         counts.updated += 1;
