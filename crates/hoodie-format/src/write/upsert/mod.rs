@@ -21,16 +21,15 @@ use crate::bucket::BucketSpec;
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::file_name::write_token;
-use crate::footer::read_footer_sized;
 use crate::fs_view::FileSlice;
-use crate::index::{tag_locations, LookupStats};
+use crate::index::LookupStats;
 use crate::meta::{MetaValues, FILE_NAME};
 use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::write::incoming::{Incoming, Interned};
-use crate::write::insert::{keep_last_by, precombine_values, write_groups_in_waves, GroupRows};
-use crate::write::spec::{DupPolicy, WriteSpec};
+use crate::write::insert::{write_groups_in_waves, GroupRows};
+use crate::write::spec::WriteSpec;
 use crate::write::transaction::Transaction;
 
 /// What a keyed write did.
@@ -212,7 +211,9 @@ pub fn check_change_set(incoming: &Incoming, options: &WriteSpec) -> Result<()> 
 }
 
 /// Writes `incoming` (built with [`KeySource::Keep`], or [`KeySource::Prepped`] for a change
-/// set, and with the ordering field when there is one) as one keyed write of `txn`.
+/// set, and with the ordering field when there is one) as one keyed write of `txn`: its rows
+/// routed to file groups ([`route`]), then the touched groups rewritten or logged and the new
+/// ones written.
 ///
 /// [`KeySource::Keep`]: crate::write::incoming::KeySource::Keep
 /// [`KeySource::Prepped`]: crate::write::incoming::KeySource::Prepped
@@ -236,213 +237,78 @@ pub async fn write_upserts(
                     .into(),
         });
     };
-    // pre-combine: one row per record (greatest ordering value, ties last; commit-time: last).
-    // Without a global index a key may live in several partitions: there a record is
-    // (partition path, key), as Hudi's HoodieKey, so rows for different partitions stay apart.
-    let n = incoming.num_rows();
-    let paths = incoming.paths();
-    // under commit-time ordering the later row wins whatever its ordering value, as Hudi's
-    // OverwriteWithLatest payload pre-combines
-    let ordering = incoming
-        .ordering()
-        .filter(|_| options.merge_mode == MergeMode::EventTimeOrdering);
-    let keep: Vec<u32> = if !options.precombine {
-        // an insert that keeps duplicate keys (a bucket table's, or one with a dup policy)
-        (0..n as u32).collect()
-    } else if options.inserts_only {
-        match (&options.ordering_field, ordering) {
-            (Some(_), Some(col)) => precombine_values(col, n, |i| (paths.id(i), keys.value(i)))?,
-            (Some(_), None) => keep_last_by(n, |i| (paths.id(i), keys.value(i))),
-            _ => (0..n as u32).collect(),
-        }
-    } else if !options.global_index {
-        let record = |i: usize| (paths.id(i), keys.value(i));
-        match (&options.ordering_field, ordering) {
-            (Some(_), Some(col)) => precombine_values(col, n, record)?,
-            _ => keep_last_by(n, record),
-        }
-    } else {
-        match (&options.ordering_field, ordering) {
-            (Some(_), Some(col)) => precombine_values(col, n, |i| keys.value(i))?,
-            _ => keep_last_by(n, |i| keys.value(i)),
-        }
-    };
-
-    // the latest slices of the partitions to look in
+    let keep = route::precombined(&incoming, &keys, options)?;
     let table = txn.table().clone();
     let timeline = txn.timeline().await?;
-    let all_slices = table.file_slices(&timeline, None).await?;
-    let touched: HashSet<&str> = keep.iter().map(|&i| paths.value(i as usize)).collect();
-    let slices: Vec<FileSlice> = all_slices
-        .into_iter()
-        .filter(|s| options.global_index || touched.contains(s.partition_path.as_str()))
-        .collect();
-    // a merge-on-read table appends a file group's changes to a new log file
-    let mor = match table.config().table_type()? {
+    let slices =
+        route::slices_to_look_in(&table, &timeline, incoming.paths(), &keep, options).await?;
+    let mor = mor_context(&table, &timeline, schema, options, txn.instant())?;
+    let lookup = route::Lookup {
+        table: &table,
+        slices: &slices,
+        options,
+        mor: mor.as_ref(),
+    };
+    let (row_slice, states) = lookup.locate(&incoming, &keys, &keep, &mut result).await?;
+    let (mut buckets, inserts, moved) =
+        lookup.route_rows(&incoming, &keys, &keep, row_slice, &mut result)?;
+    drop(keep);
+    let new_groups = match &options.bucket {
+        Some(spec) => {
+            let mut groups = Vec::new();
+            route_to_buckets(spec, inserts, &keys, &slices, &mut buckets, &mut groups);
+            groups
+        }
+        None => lookup.fill_small_files(inserts, &mut buckets).await?,
+    };
+    let routed = Routed {
+        slices,
+        buckets,
+        new_groups,
+        keys,
+        moved,
+        mor: mor.map(|ctx| (ctx, states)),
+    };
+    finish_upserts(txn, schema, incoming, options, routed, result).await
+}
+
+/// A merge-on-read table's shared context of the appends to its file groups (None on
+/// copy-on-write, which rewrites them).
+fn mor_context(
+    table: &crate::HudiTable,
+    timeline: &crate::timeline::Timeline,
+    schema: &SchemaRef,
+    options: &WriteSpec,
+    instant: &str,
+) -> Result<Option<Arc<append::AppendContext>>> {
+    Ok(match table.config().table_type()? {
         crate::TableType::MergeOnRead => Some(Arc::new(append::AppendContext {
             storage: table.storage().clone(),
             schema: schema.clone(),
             schema_json: crate::schema::avro_schema_with_meta(table.config().name(), schema)?
                 .to_string(),
-            admission: crate::log::read::Admission::of(&timeline, None),
+            admission: crate::log::read::Admission::of(timeline, None),
             options: options.clone(),
-            instant: txn.instant().to_string(),
+            instant: instant.to_string(),
         })),
         crate::TableType::CopyOnWrite => None,
-    };
-    let mut states = HashMap::new();
-    // the slice holding each kept row's record: for rows read from the table, the file group
-    // their meta columns name; otherwise by index lookup, in the row's own partition (a
-    // non-global index keeps keys unique per partition only), or anywhere with a global index
-    let row_slice: Vec<Option<usize>> = if options.inserts_only {
-        vec![None; keep.len()]
-    } else if options.prepped() {
-        let files = incoming
-            .base_files()
-            .expect("a change set keeps its base file names");
-        let rows = locate_prepped(&keep, paths, files, &slices)?;
-        if let Some(ctx) = &mor {
-            states = merged_state::prepped_states(ctx, &slices, &incoming, &keep, &rows).await?;
-        }
-        rows
-    } else {
-        let mut sorted_keys: Vec<u32> = keep.clone();
-        let key = |i: &u32| keys.value(*i as usize);
-        sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(key(a), key(b)));
-        sorted_keys.dedup_by(|a, b| key(a) == key(b));
-        let (mut located, lookup) =
-            tag_locations(table.storage(), &slices, &keys, Arc::new(sorted_keys)).await?;
-        result.lookup = lookup;
-        if let Some(ctx) = &mor {
-            if let Some(spec) = &options.bucket {
-                merged_state::bucket_log_candidates(
-                    spec,
-                    &slices,
-                    &keep,
-                    &keys,
-                    paths,
-                    &mut located,
-                );
-            }
-            states = merged_state::live_locations(ctx, &slices, &mut located).await?;
-        }
-        keep.iter()
-            .map(|&i| {
-                let i = i as usize;
-                located.get(keys.value(i)).and_then(|found| {
-                    found
-                        .iter()
-                        .copied()
-                        .find(|&s| slices[s].partition_path == paths.value(i))
-                        .or_else(|| options.global_index.then(|| found[0]))
-                })
-            })
-            .collect()
-    };
+    })
+}
 
-    // route every kept row
-    let mut moved = 0u64; // records whose partition changed: a delete plus an insert, counted as updates
-    let mut buckets: BTreeMap<usize, Bucket> = BTreeMap::new();
-    let mut inserts: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for (&row, slice) in keep.iter().zip(row_slice) {
-        let i = row as usize;
-        let path = paths.value(i);
-        match slice {
-            Some(s) => {
-                if let Some(policy) = options.insert_dup_policy {
-                    match policy {
-                        DupPolicy::Fail => {
-                            return Err(FormatError::DuplicateKey {
-                                key: keys.value(i).to_string(),
-                            })
-                        }
-                        DupPolicy::Drop => {
-                            result.dropped += 1;
-                            continue;
-                        }
-                        DupPolicy::None => {}
-                    }
-                }
-                let partition_changed = slices[s].partition_path != path;
-                if incoming.is_delete(i) {
-                    buckets.entry(s).or_default().deletes.push(row);
-                } else if partition_changed && options.update_partition_path {
-                    // delete from the old partition, insert into the new one
-                    let b = buckets.entry(s).or_default();
-                    b.deletes.push(row);
-                    b.moves.push(row);
-                    inserts.entry(path.to_string()).or_default().push(row);
-                    moved += 1;
-                } else {
-                    buckets.entry(s).or_default().updates.push(row);
-                }
-            }
-            None if incoming.is_delete(i) => {} // deleting a missing key is a no-op
-            None => inserts.entry(path.to_string()).or_default().push(row),
-        }
-    }
-    drop(keep);
-
-    let mut new_groups: Vec<GroupRows> = Vec::new(); // partition, rows of one file
-    if let Some(spec) = &options.bucket {
-        route_to_buckets(spec, inserts, &keys, &slices, &mut buckets, &mut new_groups);
-        let mor = mor.map(|ctx| (ctx, states));
-        return finish_upserts(
-            txn, schema, incoming, options, &table, slices, buckets, new_groups, keys, moved,
-            result, mor,
-        )
-        .await;
-    }
-    // inserts fill small files of their partition first
-    for (partition, rows) in inserts {
-        let mut rows = rows.as_slice();
-        let mut candidates: Vec<(usize, u64, u64)> = Vec::new(); // slice idx, size, row count
-        for (i, s) in slices.iter().enumerate() {
-            if s.partition_path != partition {
-                continue;
-            }
-            // a slice with logs is never padded (Hudi's small-file rule for indexes that do
-            // not index log files)
-            if let (Some(b), true) = (&s.base_file, s.log_files.is_empty()) {
-                if b.size < options.files.small_file_limit {
-                    let meta = read_footer_sized(table.storage(), &b.rel_path, b.size).await?;
-                    candidates.push((i, b.size, meta.file_metadata().num_rows().max(0) as u64));
-                }
-            }
-        }
-        candidates.sort_by_key(|c| c.1);
-        let avg = partition_record_size(&candidates, options.files.small_file_limit)
-            .unwrap_or(options.files.record_size_estimate)
-            .max(1);
-        for (i, size, _) in candidates
-            .into_iter()
-            .take(options.files.small_file_candidates)
-        {
-            if rows.is_empty() {
-                break;
-            }
-            let room = (options.files.max_file_size.saturating_sub(size) / avg) as usize;
-            let n = room.min(rows.len());
-            if n > 0 {
-                buckets
-                    .entry(i)
-                    .or_default()
-                    .inserts
-                    .extend_from_slice(&rows[..n]);
-                rows = &rows[n..];
-            }
-        }
-        let per_file = (options.files.max_file_size / avg).max(1) as usize;
-        for chunk in rows.chunks(per_file) {
-            new_groups.push(GroupRows::new(partition.clone(), chunk.to_vec()));
-        }
-    }
-    let mor = mor.map(|ctx| (ctx, states));
-    finish_upserts(
-        txn, schema, incoming, options, &table, slices, buckets, new_groups, keys, moved, result,
-        mor,
-    )
-    .await
+/// A keyed write's rows routed to file groups, for [`finish_upserts`].
+struct Routed {
+    /// The latest slices of the partitions looked in.
+    slices: Vec<FileSlice>,
+    /// What each touched slice (by its index in `slices`) takes.
+    buckets: BTreeMap<usize, Bucket>,
+    /// The rows of each new file group.
+    new_groups: Vec<GroupRows>,
+    /// The incoming rows' record keys.
+    keys: StringArray,
+    /// Records moved to another partition: a delete plus an insert, counted as updates.
+    moved: u64,
+    /// A merge-on-read write's context and the merged state of the slices it read.
+    mor: Option<MorWrite>,
 }
 
 /// A merge-on-read write's shared context and the merged state of the slices it read.
@@ -490,29 +356,38 @@ fn route_to_buckets(
     }
 }
 
-/// Rewrites the touched file groups and writes the new ones (the last steps of
-/// [`write_upserts`]).
-#[allow(clippy::too_many_arguments)]
+/// Rewrites (or, on merge-on-read, logs to) the touched file groups and writes the new ones
+/// (the last steps of [`write_upserts`]).
 async fn finish_upserts(
     txn: &mut Transaction,
     schema: &SchemaRef,
     mut incoming: Incoming,
     options: &WriteSpec,
-    table: &crate::HudiTable,
-    slices: Vec<FileSlice>,
-    buckets: BTreeMap<usize, Bucket>,
-    new_groups: Vec<GroupRows>,
-    keys: StringArray,
-    moved: u64,
+    routed: Routed,
     mut result: UpsertResult,
-    mor: Option<MorWrite>,
 ) -> Result<UpsertResult> {
-    // rewrite touched file groups, a wave at a time: markers and writers in order, the heavy
-    // work in parallel
+    let Routed {
+        slices,
+        buckets,
+        new_groups,
+        keys,
+        moved,
+        mor,
+    } = routed;
+    // touched file groups, a wave at a time: markers and writers in order, the heavy work in
+    // parallel
     let buckets: Vec<(usize, Bucket)> = buckets.into_iter().collect();
     let sizes: Vec<usize> = buckets.iter().map(|(_, b)| b.len()).collect();
     let mut buckets = buckets.into_iter();
-    let mut task = 0usize;
+    let mut waves = Waves {
+        txn,
+        schema,
+        options,
+        slices: &slices,
+        keys: &keys,
+        mor: mor.as_ref(),
+        task: 0,
+    };
     let mut done = 0;
     while done < sizes.len() {
         let wave = incoming.plan_wave(&sizes, done)?;
@@ -521,87 +396,13 @@ async fn finish_upserts(
         let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
         let last = done + wave == sizes.len() && new_groups.is_empty();
         let gathered = incoming.gather(&refs, last)?;
-        let mut jobs = Vec::with_capacity(wave);
-        let mut appends = Vec::new();
-        for (((s, bucket), rows), pieces) in wave_buckets.into_iter().zip(&rows).zip(gathered) {
-            let batch = match pieces.len() {
-                1 => pieces.into_iter().next().expect("one piece"),
-                _ => arrow::compute::concat_batches(schema, &pieces)?,
-            };
-            let slice = slices[s].clone();
-            if let Some((_, states)) = &mor {
-                if appends_to_logs(&slice, &bucket, options) {
-                    appends.push(append::AppendJob {
-                        slice,
-                        bucket: bucket.local(rows),
-                        incoming: batch,
-                        keys: take_keys(&keys, rows)?,
-                        task,
-                        state: states.get(&s).cloned(),
-                    });
-                    task += 1;
-                    continue;
-                }
-            }
-            let base = slice
-                .base_file
-                .clone()
-                .ok_or_else(|| FormatError::Unsupported {
-                    feature: "log-only file groups".into(),
-                })?;
-            let (writer, name) = txn
-                .new_base_file(
-                    &slice.partition_path,
-                    &slice.file_id,
-                    &write_token(task),
-                    schema.clone(),
-                    &options.files,
-                )
-                .await?;
-            let keys = take_keys(&keys, rows)?;
-            jobs.push(MergeJob {
-                slice,
-                base_path: base.rel_path,
-                bucket: bucket.local(rows),
-                incoming: batch,
-                keys,
-                writer,
-                file_name: name.name(),
-                task,
-            });
-            task += 1;
-        }
-        // the rewrites and the appends share the cores: a rewrite (often one, the small file
-        // inserts fill) runs beside the appends, not before them; both end before either's
-        // error is returned, so no writer outlives a failed write
-        let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
-        let merges = run_merge_jobs(table, schema, jobs, options, txn.instant(), &permits);
-        let logs = async {
-            match &mor {
-                Some((ctx, _)) => run_append_jobs(ctx, appends, &permits).await,
-                None => Ok(Vec::new()),
-            }
-        };
-        let (merged, logged) = futures::future::join(merges, logs).await;
-        let (merged, logged) = (merged?, logged?);
-        for (stat, counts) in merged {
-            txn.record_stat(stat);
-            result.add(&counts);
-            result.rewritten_file_groups += 1;
-        }
-        if mor.is_some() {
-            for (stat, counts) in logged {
-                if stat.path.is_some() {
-                    txn.record_stat(stat);
-                    result.logged_file_groups += 1;
-                }
-                result.add(&counts);
-            }
-        }
+        let (jobs, appends) = waves.open(wave_buckets, &rows, gathered).await?;
+        waves.run(jobs, appends, &mut result).await?;
         incoming.end_wave();
         done += wave;
     }
     // new file groups, a wave at a time
+    let task = waves.task;
     result.inserted += write_groups_in_waves(
         txn.files(),
         &mut incoming,
@@ -617,6 +418,117 @@ async fn finish_upserts(
     result.inserted = result.inserted.saturating_sub(moved);
     result.updated += moved;
     Ok(result)
+}
+
+/// The waves of a keyed write's touched file groups: what each wave opens and runs.
+struct Waves<'a> {
+    txn: &'a mut Transaction,
+    schema: &'a SchemaRef,
+    options: &'a WriteSpec,
+    slices: &'a [FileSlice],
+    keys: &'a StringArray,
+    mor: Option<&'a MorWrite>,
+    /// The next writer's task number.
+    task: usize,
+}
+
+impl Waves<'_> {
+    /// The rewrites (their new files opened, markers first) and log appends of one wave:
+    /// `buckets` with their `rows` and the incoming rows `gathered` for them.
+    async fn open(
+        &mut self,
+        buckets: Vec<(usize, Bucket)>,
+        rows: &[Vec<u32>],
+        gathered: Vec<Vec<RecordBatch>>,
+    ) -> Result<(Vec<MergeJob>, Vec<append::AppendJob>)> {
+        let (mut jobs, mut appends) = (Vec::new(), Vec::new());
+        for (((s, bucket), rows), pieces) in buckets.into_iter().zip(rows).zip(gathered) {
+            let batch = match pieces.len() {
+                1 => pieces.into_iter().next().expect("one piece"),
+                _ => arrow::compute::concat_batches(self.schema, &pieces)?,
+            };
+            let slice = self.slices[s].clone();
+            let task = self.task;
+            self.task += 1;
+            if let Some((_, states)) = self.mor {
+                if appends_to_logs(&slice, &bucket, self.options) {
+                    appends.push(append::AppendJob {
+                        slice,
+                        bucket: bucket.local(rows),
+                        incoming: batch,
+                        keys: take_keys(self.keys, rows)?,
+                        task,
+                        state: states.get(&s).cloned(),
+                    });
+                    continue;
+                }
+            }
+            let base = slice
+                .base_file
+                .clone()
+                .ok_or_else(|| FormatError::Unsupported {
+                    feature: "log-only file groups".into(),
+                })?;
+            let (writer, name) = self
+                .txn
+                .new_base_file(
+                    &slice.partition_path,
+                    &slice.file_id,
+                    &write_token(task),
+                    self.schema.clone(),
+                    &self.options.files,
+                )
+                .await?;
+            jobs.push(MergeJob {
+                slice,
+                base_path: base.rel_path,
+                bucket: bucket.local(rows),
+                incoming: batch,
+                keys: take_keys(self.keys, rows)?,
+                writer,
+                file_name: name.name(),
+                task,
+            });
+        }
+        Ok((jobs, appends))
+    }
+
+    /// Runs one wave's rewrites and appends and records what they wrote. They share the
+    /// cores: a rewrite (often one, the small file inserts fill) runs beside the appends, not
+    /// before them; both end before either's error is returned, so no writer outlives a
+    /// failed write.
+    async fn run(
+        &mut self,
+        jobs: Vec<MergeJob>,
+        appends: Vec<append::AppendJob>,
+        result: &mut UpsertResult,
+    ) -> Result<()> {
+        let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+        let table = self.txn.table().clone();
+        let instant = self.txn.instant().to_string();
+        let merges = run_merge_jobs(&table, self.schema, jobs, self.options, &instant, &permits);
+        let logs = async {
+            match self.mor {
+                Some((ctx, _)) => run_append_jobs(ctx, appends, &permits).await,
+                None => Ok(Vec::new()),
+            }
+        };
+        let (merged, logged) = futures::future::join(merges, logs).await;
+        let (merged, logged) = (merged?, logged?);
+        for (stat, counts) in merged {
+            self.txn.record_stat(stat);
+            result.add(&counts);
+            result.rewritten_file_groups += 1;
+        }
+        for (stat, counts) in logged {
+            if stat.path.is_some() {
+                self.txn.record_stat(stat);
+                result.logged_file_groups += 1;
+            }
+            result.add(&counts);
+        }
+        Ok(())
+    }
 }
 
 /// The record keys of rows `rows`.
@@ -658,54 +570,6 @@ async fn run_merge_jobs(
     crate::tasks::join_writers(handles).await
 }
 
-/// Locations of rows read from the table (the kept rows `rows`): the base file they came from
-/// names the file group (None for new rows, such as MERGE inserts, and for rows whose file
-/// group is gone meanwhile).
-fn locate_prepped(
-    rows: &[u32],
-    paths: &Interned,
-    files: &Interned,
-    slices: &[FileSlice],
-) -> Result<Vec<Option<usize>>> {
-    let by_group: HashMap<(&str, &str), usize> = slices
-        .iter()
-        .enumerate()
-        .map(|(i, s)| ((s.partition_path.as_str(), s.file_id.as_str()), i))
-        .collect();
-    // a file group holds many rows: parse each file name once (a record read from a log
-    // names its file group's id instead, as Hudi writes log records)
-    let file_ids: Vec<String> = files
-        .values()
-        .iter()
-        .map(|name| match crate::file_name::BaseFileName::parse(name) {
-            Ok(b) => Ok(b.file_id),
-            Err(_) if !name.is_empty() && !name.contains('.') => Ok(name.clone()),
-            Err(e) => Err(e),
-        })
-        .collect::<Result<_>>()?;
-    Ok(rows
-        .iter()
-        .map(|&i| {
-            let i = i as usize;
-            let file = files.id(i);
-            if file == u32::MAX {
-                return None; // a new row (MERGE insert)
-            }
-            // a row whose file group is gone (replaced meanwhile) is not written
-            by_group
-                .get(&(paths.value(i), file_ids[file as usize].as_str()))
-                .copied()
-        })
-        .collect())
-}
-
-fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Option<u64> {
-    let (bytes, rows) = candidates
-        .iter()
-        .fold((0u64, 0u64), |(b, r), c| (b + c.1, r + c.2));
-    (rows > 0 && bytes >= threshold).then(|| bytes / rows)
-}
-
 /// One file group to rewrite, with its new file already opened.
 struct MergeJob {
     slice: FileSlice,
@@ -724,5 +588,6 @@ struct MergeJob {
 mod append;
 mod merged_state;
 mod rewrite;
+mod route;
 
 use rewrite::{merge_file_group, MergeCounts};
