@@ -5,6 +5,7 @@ use hoodie_format::FormatError;
 
 /// Everything that can go wrong while running a statement through hoodie.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HoodieError {
     /// An error raised by DataFusion while planning or executing.
     #[error("{}", df_message(.0))]

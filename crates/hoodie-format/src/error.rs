@@ -5,6 +5,7 @@ use object_store::path::Path;
 /// Everything the format core can fail with. Variants are structured so callers can react to
 /// them; every message says what was wrong and, where there is one, what to do.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FormatError {
     /// Reading or writing the object store failed.
     #[error("storage error on {path}: {}", storage_detail(.source, .path))]
