@@ -23,26 +23,17 @@ pub(super) async fn merge_file_group(
     options: &WriteSpec,
     instant: &str,
 ) -> Result<(WriteStat, MergeCounts)> {
-    use futures::StreamExt;
     let MergeJob {
         slice,
         base_path,
         bucket,
         incoming,
         keys,
-        mut writer,
+        writer,
         file_name,
         task,
     } = job;
-    let (incoming, incoming_keys) = (&incoming, &keys);
-    let mut counts = MergeCounts::default();
-    let mut by_key: FastMap<&str, (u32, bool)> = FastMap::default(); // incoming row, is delete
-    for &i in &bucket.updates {
-        by_key.insert(incoming_keys.value(i as usize), (i, false));
-    }
-    for &i in &bucket.deletes {
-        by_key.insert(incoming_keys.value(i as usize), (i, true));
-    }
+    let by_key = incoming_by_key(&bucket, &keys);
     let ordering_path = match (&options.ordering_field, options.merge_mode) {
         (Some(f), MergeMode::EventTimeOrdering) => Some(FieldPath::resolve(schema, f)?),
         _ => None,
@@ -58,8 +49,8 @@ pub(super) async fn merge_file_group(
             instant,
             old_rel: &base_path,
             dropped: &options.dropped_columns,
-            incoming,
-            incoming_keys,
+            incoming: &incoming,
+            incoming_keys: &keys,
             by_key: &by_key,
             inserts: &bucket.inserts,
             ordering: ordering_path.as_ref(),
@@ -69,22 +60,93 @@ pub(super) async fn merge_file_group(
             token: &token,
             stored: None,
         });
-    let mut meta = MetaValues {
+    let meta = MetaValues {
         instant,
         task_partition_id: task,
         first_row: 0,
         file_name: &file_name,
         partition_path: &slice.partition_path,
     };
-    // a file group that takes no deletes keeps its row groups: only the columns that change
-    // are encoded again (those the statement assigns, else those whose values differ), and
-    // its inserts follow as a row group of their own
-    // (the splice copies column chunks by their place in the table schema, which a file
-    // without its partition columns does not keep)
-    if bucket.deletes.is_empty()
-        && options.dropped_columns.is_empty()
-        && !(bucket.updates.is_empty() && bucket.inserts.is_empty())
+    let merge = BatchMerge {
+        schema,
+        incoming: &incoming,
+        incoming_keys: &keys,
+        by_key: &by_key,
+        ordering: ordering_path.as_ref(),
+        changed: options.changed_columns.as_deref(),
+    };
+    let group = GroupRewrite {
+        storage,
+        options,
+        base_path: &base_path,
+        bucket: &bucket,
+        merge,
+    };
+    let new_rel = writer.rel_path().to_string();
+    let (written, counts) = match group
+        .splice(&new_rel, meta.clone(), changes.is_some())
+        .await?
     {
+        Some((written, counts, stored)) => {
+            if let Some(c) = changes.as_mut() {
+                c.stored = stored;
+            }
+            (written, counts)
+        }
+        None => group.stream(writer, meta).await?,
+    };
+    let mut stat = rewrite_stat(&slice, &written, &counts);
+    stat.cdc_stats = log_changes(&changes, &written, &counts).await?;
+    Ok((stat, counts))
+}
+
+/// The incoming row of each key a rewrite updates or deletes, and whether it deletes.
+fn incoming_by_key<'a>(bucket: &Bucket, keys: &'a StringArray) -> FastMap<&'a str, (u32, bool)> {
+    let mut by_key = FastMap::default();
+    for &i in &bucket.updates {
+        by_key.insert(keys.value(i as usize), (i, false));
+    }
+    for &i in &bucket.deletes {
+        by_key.insert(keys.value(i as usize), (i, true));
+    }
+    by_key
+}
+
+/// One file group's rewrite: where its old file is, what it takes, and how its batches merge.
+struct GroupRewrite<'a> {
+    storage: &'a crate::storage::TableStorage,
+    options: &'a WriteSpec,
+    base_path: &'a str,
+    bucket: &'a Bucket,
+    merge: BatchMerge<'a>,
+}
+
+/// A rewrite's file and counts, and the stored rows a CDC log needs (splice only).
+type SplicedGroup = (
+    crate::write::writer::WrittenFile,
+    MergeCounts,
+    Option<Vec<RecordBatch>>,
+);
+
+impl GroupRewrite<'_> {
+    /// The rewrite as a splice into `new_rel`, when it applies: a file group that takes no deletes keeps its
+    /// row groups, only the columns that change are encoded again (those the statement
+    /// assigns, else those whose values differ), and its inserts follow as a row group of
+    /// their own. (The splice copies column chunks by their place in the table schema, which
+    /// a file without its partition columns does not keep.) None: rewrite it row by row.
+    async fn splice(
+        &self,
+        new_rel: &str,
+        meta: MetaValues<'_>,
+        keep_stored: bool,
+    ) -> Result<Option<SplicedGroup>> {
+        let (bucket, options, schema) = (self.bucket, self.options, self.merge.schema);
+        if !bucket.deletes.is_empty()
+            || !options.dropped_columns.is_empty()
+            || (bucket.updates.is_empty() && bucket.inserts.is_empty())
+        {
+            return Ok(None);
+        }
         let data_columns = schema
             .fields()
             .iter()
@@ -94,63 +156,129 @@ pub(super) async fn merge_file_group(
             .changed_columns
             .as_deref()
             .filter(|c| c.len() < data_columns);
-        let updates: FastMap<&str, u32> = by_key.iter().map(|(k, v)| (*k, v.0)).collect();
+        let updates: FastMap<&str, u32> =
+            self.merge.by_key.iter().map(|(k, v)| (*k, v.0)).collect();
         let input = crate::write::splice::SpliceInput {
-            storage,
+            storage: self.storage,
             schema,
-            incoming,
-            incoming_keys,
+            incoming: self.merge.incoming,
+            incoming_keys: self.merge.incoming_keys,
             updates: &updates,
             inserts: &bucket.inserts,
-            ordering: ordering_path.as_ref(),
+            ordering: self.merge.ordering,
             changed,
             settings: &options.files,
-            old_rel: &base_path,
-            new_rel: writer.rel_path(),
-            keep_stored: changes.is_some(),
+            old_rel: self.base_path,
+            new_rel,
+            keep_stored,
         };
-        if let Some(mut done) = crate::write::splice::splice_rewrite(input, meta.clone()).await? {
-            counts.updated = done.updated;
-            counts.dropped = done.dropped;
-            counts.inserted = done.inserted;
-            let written = crate::write::writer::WrittenFile {
-                rel_path: writer.rel_path().to_string(),
-                size: done.size,
-                rows: done.rows,
-            };
-            let mut stat = rewrite_stat(&slice, &written, &counts);
-            if let Some(c) = changes.as_mut() {
-                c.stored = done.stored.take();
-            }
-            stat.cdc_stats = log_changes(&changes, &written, &counts).await?;
-            return Ok((stat, counts));
-        }
+        let Some(mut done) = crate::write::splice::splice_rewrite(input, meta).await? else {
+            return Ok(None);
+        };
+        let counts = MergeCounts {
+            updated: done.updated,
+            dropped: done.dropped,
+            inserted: done.inserted,
+            deleted: 0,
+        };
+        let written = crate::write::writer::WrittenFile {
+            rel_path: new_rel.to_string(),
+            size: done.size,
+            rows: done.rows,
+        };
+        Ok(Some((written, counts, done.stored.take())))
     }
-    // decode the old file on its own task, a couple of batches ahead: decoding overlaps merging
-    // and encoding, which matters when one file group is all there is to rewrite
-    let (mut old_stream, footer) =
-        stream_base_file(storage, &base_path, schema, &options.dropped_columns).await?;
-    // every stored key stays, in order, when nothing is deleted: the old file's bloom filter and
-    // key range only need the inserts added (the same filter, bit for bit, as rehashing all)
-    let known_keys = bucket.deletes.is_empty() && resume_key_index(&mut writer, &footer, options);
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
-    let reader = tokio::spawn(async move {
-        while let Some(b) = old_stream.next().await {
-            let failed = b.is_err();
-            if tx.send(b).await.is_err() || failed {
-                break;
+
+    /// The rewrite row by row: the old file decoded on its own task, a couple of batches
+    /// ahead (decoding overlaps merging and encoding, which matters when one file group is
+    /// all there is to rewrite), each batch merged, then the inserts.
+    async fn stream(
+        &self,
+        mut writer: crate::write::writer::BaseFileWriter,
+        mut meta: MetaValues<'_>,
+    ) -> Result<(crate::write::writer::WrittenFile, MergeCounts)> {
+        use futures::StreamExt;
+        let (bucket, options, merge) = (self.bucket, self.options, &self.merge);
+        let (mut old_stream, footer) = stream_base_file(
+            self.storage,
+            self.base_path,
+            merge.schema,
+            &options.dropped_columns,
+        )
+        .await?;
+        // every stored key stays, in order, when nothing is deleted: the old file's bloom
+        // filter and key range only need the inserts added (the same filter, bit for bit, as
+        // rehashing all)
+        let known_keys =
+            bucket.deletes.is_empty() && resume_key_index(&mut writer, &footer, options);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(2);
+        let reader = tokio::spawn(async move {
+            while let Some(b) = old_stream.next().await {
+                let failed = b.is_err();
+                if tx.send(b).await.is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let _stop_reader = AbortOnDrop(reader);
+        let mut counts = MergeCounts::default();
+        while let Some(old) = rx.recv().await {
+            let Some(merged) = merge.merge(&old?, &mut meta, &mut counts)? else {
+                continue;
+            };
+            if known_keys {
+                writer.write_known_keys(&merged).await?;
+            } else {
+                writer.write(&merged).await?;
             }
         }
-    });
-    let _stop_reader = AbortOnDrop(reader);
-    while let Some(old) = rx.recv().await {
-        let old = old?;
-        let old_keys = crate::meta::record_keys(&old);
-        let ordering = ordering_path
-            .as_ref()
+        if !bucket.inserts.is_empty() {
+            let inc = crate::meta::take_with_meta(
+                merge.incoming,
+                merge.incoming_keys,
+                &bucket.inserts,
+                &meta,
+                merge.schema,
+            )?;
+            writer.write(&inc).await?;
+        }
+        let written = writer.close().await?;
+        counts.inserted = bucket.inserts.len() as u64;
+        Ok((written, counts))
+    }
+}
+
+/// How a batch of a file group's stored rows merges with the incoming rows routed to it.
+struct BatchMerge<'a> {
+    /// The table's columns (meta columns first).
+    schema: &'a SchemaRef,
+    incoming: &'a RecordBatch,
+    incoming_keys: &'a StringArray,
+    /// The incoming row of each key updated or deleted, and whether it deletes.
+    by_key: &'a FastMap<&'a str, (u32, bool)>,
+    /// The ordering field under event-time ordering.
+    ordering: Option<&'a FieldPath>,
+    /// The data columns a change set assigns (the others keep their stored values).
+    changed: Option<&'a [String]>,
+}
+
+impl BatchMerge<'_> {
+    /// `old` (stored rows, in file order) with each updated record replaced by its incoming
+    /// row where that wins ([`incoming_wins`]), deleted ones left out; kept rows keep their
+    /// meta columns but name the new file, incoming rows get fresh ones from `meta` (its
+    /// sequence numbers advance). None when no row stays.
+    fn merge(
+        &self,
+        old: &RecordBatch,
+        meta: &mut MetaValues<'_>,
+        counts: &mut MergeCounts,
+    ) -> Result<Option<RecordBatch>> {
+        let old_keys = crate::meta::record_keys(old);
+        let ordering = self
+            .ordering
             .map(|path| -> Result<_> {
                 Ok(make_comparator(
-                    path.values(incoming.column(path.top()))?.as_ref(),
+                    path.values(self.incoming.column(path.top()))?.as_ref(),
                     path.values(old.column(path.top()))?.as_ref(),
                     SortOptions::default(),
                 )?)
@@ -162,71 +290,59 @@ pub(super) async fn merge_file_group(
         let mut stored_rows: Vec<u32> = Vec::with_capacity(old.num_rows());
         let mut incoming_idx: Vec<u32> = Vec::new();
         for r in 0..old.num_rows() {
-            match by_key.get(old_keys.value(r)) {
+            match self.by_key.get(old_keys.value(r)) {
                 None => positions.push((0, r)),
                 Some(&(_, true)) => {
                     counts.deleted += 1;
                     continue;
                 }
-                Some(&(i, false)) => {
-                    if incoming_wins(ordering.as_ref(), i as usize, r) {
-                        positions.push((1, incoming_idx.len()));
-                        incoming_idx.push(i);
-                        counts.updated += 1;
-                    } else {
-                        positions.push((0, r));
-                        counts.dropped += 1;
-                    }
+                Some(&(i, false)) if incoming_wins(ordering.as_ref(), i as usize, r) => {
+                    positions.push((1, incoming_idx.len()));
+                    incoming_idx.push(i);
+                    counts.updated += 1;
+                }
+                Some(_) => {
+                    positions.push((0, r));
+                    counts.dropped += 1;
                 }
             }
             stored_rows.push(r as u32);
         }
         if positions.is_empty() {
-            continue;
+            return Ok(None);
         }
-        // kept rows keep their meta columns but point at the new file
         let old_renamed = set_column(
-            &old,
+            old,
             FILE_NAME,
             Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-                file_name.as_str(),
+                meta.file_name,
                 old.num_rows(),
             ))),
         )?;
-        let merged = if incoming_idx.is_empty() {
+        if incoming_idx.is_empty() {
             if positions.len() == old.num_rows() {
-                old_renamed
-            } else {
-                let keep: Vec<u32> = positions.iter().map(|p| p.1 as u32).collect();
-                take_record_batch(&old_renamed, &UInt32Array::from(keep))?
+                return Ok(Some(old_renamed));
             }
-        } else {
-            // incoming rows get fresh meta columns
-            let inc =
-                crate::meta::take_with_meta(incoming, incoming_keys, &incoming_idx, &meta, schema)?;
-            meta.first_row += incoming_idx.len() as u64;
-            let merged = interleave_record_batch(&[&old_renamed, &inc], &positions)?;
-            match &options.changed_columns {
-                Some(changed) => keep_stored_columns(&merged, &old_renamed, &stored_rows, changed)?,
-                None => merged,
-            }
-        };
-        if known_keys {
-            writer.write_known_keys(&merged).await?;
-        } else {
-            writer.write(&merged).await?;
+            let keep: Vec<u32> = positions.iter().map(|p| p.1 as u32).collect();
+            return Ok(Some(take_record_batch(
+                &old_renamed,
+                &UInt32Array::from(keep),
+            )?));
         }
+        let inc = crate::meta::take_with_meta(
+            self.incoming,
+            self.incoming_keys,
+            &incoming_idx,
+            meta,
+            self.schema,
+        )?;
+        meta.first_row += incoming_idx.len() as u64;
+        let merged = interleave_record_batch(&[&old_renamed, &inc], &positions)?;
+        Ok(Some(match self.changed {
+            Some(changed) => keep_stored_columns(&merged, &old_renamed, &stored_rows, changed)?,
+            None => merged,
+        }))
     }
-    if !bucket.inserts.is_empty() {
-        let inc =
-            crate::meta::take_with_meta(incoming, incoming_keys, &bucket.inserts, &meta, schema)?;
-        writer.write(&inc).await?;
-    }
-    let written = writer.close().await?;
-    counts.inserted = bucket.inserts.len() as u64;
-    let mut stat = rewrite_stat(&slice, &written, &counts);
-    stat.cdc_stats = log_changes(&changes, &written, &counts).await?;
-    Ok((stat, counts))
 }
 
 /// A CDC table's `.cdc` log of a rewrite, and the write stat's `cdcStats` naming it (`None`
@@ -329,4 +445,131 @@ fn set_column(batch: &RecordBatch, name: &str, col: ArrayRef) -> Result<RecordBa
     let mut cols = batch.columns().to_vec();
     cols[idx] = col;
     Ok(RecordBatch::try_new(batch.schema(), cols)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, StringArray as Strs};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    fn schema() -> SchemaRef {
+        crate::schema::table_schema(&Schema::new(vec![
+            Field::new("v", DataType::Utf8, true),
+            Field::new("ts", DataType::Int64, true),
+        ]))
+        .unwrap()
+    }
+
+    /// Rows of the table: `meta` the five meta columns' values of every row (None: null),
+    /// then keys, values and ordering values.
+    fn rows(meta: [Option<&str>; 2], keys: &[&str], v: &[&str], ts: &[i64]) -> RecordBatch {
+        let n = keys.len();
+        let same = |x: Option<&str>| -> ArrayRef { Arc::new(Strs::from(vec![x; n])) };
+        let key_col: ArrayRef = match meta[0] {
+            Some(_) => Arc::new(Strs::from(keys.to_vec())),
+            None => Arc::new(Strs::from(vec![None::<&str>; n])),
+        };
+        RecordBatch::try_new(
+            schema(),
+            vec![
+                same(meta[0]),
+                same(meta[0]),
+                key_col,
+                same(meta[0].map(|_| "")),
+                same(meta[1]),
+                Arc::new(Strs::from(v.to_vec())),
+                Arc::new(Int64Array::from(ts.to_vec())),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn column<'a>(b: &'a RecordBatch, name: &str) -> Vec<Option<&'a str>> {
+        b.column(b.schema().index_of(name).unwrap())
+            .as_string::<i32>()
+            .iter()
+            .collect()
+    }
+
+    /// Stored rows 1-4; incoming: 2 newer (wins), 3 older (loses under event time), 4 a delete.
+    fn case() -> (RecordBatch, RecordBatch, Strs) {
+        let old = rows(
+            [Some("c0"), Some("old.parquet")],
+            &["1", "2", "3", "4"],
+            &["a", "b", "c", "d"],
+            &[1, 1, 1, 1],
+        );
+        let incoming = rows([None, None], &["2", "3", "4"], &["B", "C", "D"], &[5, 0, 9]);
+        (old, incoming, Strs::from(vec!["2", "3", "4"]))
+    }
+
+    fn merge(
+        ordering: Option<&FieldPath>,
+        changed: Option<&[String]>,
+    ) -> (RecordBatch, MergeCounts, u64) {
+        let (old, incoming, keys) = case();
+        let schema = schema();
+        let by_key: FastMap<&str, (u32, bool)> =
+            [("2", (0, false)), ("3", (1, false)), ("4", (2, true))]
+                .into_iter()
+                .collect();
+        let merge = BatchMerge {
+            schema: &schema,
+            incoming: &incoming,
+            incoming_keys: &keys,
+            by_key: &by_key,
+            ordering,
+            changed,
+        };
+        let mut meta = MetaValues {
+            instant: "c1",
+            task_partition_id: 0,
+            first_row: 0,
+            file_name: "new.parquet",
+            partition_path: "",
+        };
+        let mut counts = MergeCounts::default();
+        let out = merge.merge(&old, &mut meta, &mut counts).unwrap().unwrap();
+        (out, counts, meta.first_row)
+    }
+
+    #[test]
+    fn a_newer_update_replaces_its_record_an_older_one_is_dropped_a_delete_removes_it() {
+        let ts = FieldPath::resolve(&schema(), "ts").unwrap();
+        let (out, counts, next_row) = merge(Some(&ts), None);
+        assert_eq!(
+            column(&out, crate::meta::RECORD_KEY),
+            vec![Some("1"), Some("2"), Some("3")]
+        );
+        assert_eq!(column(&out, "v"), vec![Some("a"), Some("B"), Some("c")]);
+        // kept rows keep their commit time and name the new file; the update is restamped
+        assert_eq!(
+            column(&out, crate::meta::COMMIT_TIME),
+            vec![Some("c0"), Some("c1"), Some("c0")]
+        );
+        assert_eq!(column(&out, FILE_NAME), vec![Some("new.parquet"); 3]);
+        assert_eq!((counts.updated, counts.dropped, counts.deleted), (1, 1, 1));
+        assert_eq!(next_row, 1);
+    }
+
+    #[test]
+    fn under_commit_time_ordering_every_update_wins() {
+        let (out, counts, _) = merge(None, None);
+        assert_eq!(column(&out, "v"), vec![Some("a"), Some("B"), Some("C")]);
+        assert_eq!((counts.updated, counts.dropped), (2, 0));
+    }
+
+    #[test]
+    fn a_change_set_of_some_columns_keeps_the_others_stored() {
+        let changed = vec!["v".to_string()];
+        let (out, _, _) = merge(None, Some(&changed));
+        assert_eq!(column(&out, "v"), vec![Some("a"), Some("B"), Some("C")]);
+        let ts: Vec<i64> = out
+            .column(out.schema().index_of("ts").unwrap())
+            .as_primitive::<arrow::datatypes::Int64Type>()
+            .values()
+            .to_vec();
+        assert_eq!(ts, vec![1, 1, 1]);
+    }
 }
