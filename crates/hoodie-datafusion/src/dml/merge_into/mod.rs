@@ -1,7 +1,8 @@
-//! MERGE INTO: the change set of the statement ([`plan`]: Hudi's rules, the join, the
-//! clauses), its join in passes under a bounded memory pool ([`passes`]), and the target rows
+//! MERGE INTO: the change set of the statement ([`plan`]: the ON condition and the join;
+//! [`clauses`]: Hudi's rules for them, the clause each row takes, the columns it writes), its join in passes under a bounded memory pool ([`passes`]), and the target rows
 //! no source key can match dropped in the target's scan ([`source_keys`]).
 
+pub(crate) mod clauses;
 pub mod passes;
 pub mod plan;
 pub mod source_keys;

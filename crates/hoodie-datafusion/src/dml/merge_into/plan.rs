@@ -9,7 +9,6 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{Column, DFSchema, TableReference};
 use datafusion::datasource::{provider_as_source, TableProvider};
 use datafusion::error::Result as DFResult;
-use datafusion::logical_expr::conditional_expressions::CaseBuilder;
 use datafusion::logical_expr::dml::{
     DmlStatement, MergeIntoAction, MergeIntoClauseKind, MergeIntoOp,
 };
@@ -17,28 +16,21 @@ use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
 use datafusion::logical_expr::utils::{conjunction, split_conjunction};
 use datafusion::logical_expr::ExprSchemable;
 use datafusion::logical_expr::{
-    cast, lit, when, BinaryExpr, Expr, Extension, JoinType, LogicalPlan, LogicalPlanBuilder,
-    Operator,
+    cast, lit, BinaryExpr, Expr, Extension, JoinType, LogicalPlan, LogicalPlanBuilder, Operator,
 };
 use datafusion::scalar::ScalarValue;
-use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
 use hoodie_format::schema::is_meta_column;
-use hoodie_format::table_config::{MergeMode, TableType};
-use std::ops::Not;
 
+use crate::dml::merge_into::clauses::{
+    pick_clause, refers_to_target, ClauseRules, TargetColumns, SOURCE_FLAG, TARGET_FLAG,
+};
 use crate::dml::merge_into::passes::kept::KeptSourceNode;
 use crate::dml::merge_into::passes::udf::pass_filter;
 use crate::dml::merge_into::passes::PassPlan;
 use crate::dml::merge_into::source_keys::{may_match_source, SourceKeys, SourceKeysNode};
-use crate::dml::struct_cast;
 use crate::error::HoodieError;
 use crate::provider::HudiTableProvider;
-use hoodie_format::write::change_set::DELETE_FLAG;
 use hoodie_format::write::spec::WriteSpec;
-
-const TARGET_FLAG: &str = "__hoodie_t";
-const SOURCE_FLAG: &str = "__hoodie_s";
-const CLAUSE: &str = "__hoodie_clause";
 
 fn unwrap_cast(e: &Expr) -> &Expr {
     match e {
@@ -69,12 +61,6 @@ fn column_path(e: &Expr) -> Option<(Option<&TableReference>, String)> {
 /// Whether `e` is the target's column (or nested field) `key`.
 fn is_target_key(e: &Expr, target: &TableReference, key: &str) -> bool {
     column_path(e).is_some_and(|(r, path)| r == Some(target) && path.eq_ignore_ascii_case(key))
-}
-
-fn refers_to_target(e: &Expr, target: &TableReference) -> bool {
-    e.column_refs()
-        .iter()
-        .any(|c| c.relation.as_ref() == Some(target))
 }
 
 /// Hudi's rules for the ON condition of a table with a record key: a plain equality between
@@ -339,12 +325,6 @@ fn plan(
     let keys = cfg.record_key_fields();
     let schema = provider.schema();
     let data_columns = hoodie_format::schema::data_column_names(&schema);
-    let find = |n: &str| {
-        data_columns
-            .iter()
-            .find(|c| c.eq_ignore_ascii_case(n))
-            .cloned()
-    };
     let source = Arc::unwrap_or_clone(dml.input.clone());
     // with passes the source is computed once and kept for them
     let source = match passes.filter(|_| !keys.is_empty()) {
@@ -389,65 +369,14 @@ fn plan(
             upsert,
         )?
     };
-    let event_time = upsert.merge_mode == MergeMode::EventTimeOrdering;
-    let ordering = cfg.ordering_field();
-    let mor = cfg.table_type()? == TableType::MergeOnRead;
-    check_resolution(merge, &source, &target, &keys, ordering.as_deref())?;
-    let partial_updates = cfg.version()? >= 8 && !upsert.global_index;
-    // Hudi's clause rules
-    for clause in &merge.clauses {
-        let assigned: Vec<String> = match &clause.action {
-            MergeIntoAction::Update(a) => a.iter().map(|(c, _)| c.clone()).collect(),
-            MergeIntoAction::Insert { columns, .. } if columns.is_empty() => data_columns.clone(),
-            MergeIntoAction::Insert { columns, .. } => columns.clone(),
-            MergeIntoAction::Delete => continue,
-        };
-        for c in &assigned {
-            if find(c).is_none() {
-                return Err(HoodieError::Invalid { message: format!("MERGE INTO cannot assign `{c}`: it is not a column of {target} (MERGE does not evolve the schema)") });
-            }
-        }
-        let has = |name: &str| assigned.iter().any(|c| c.eq_ignore_ascii_case(name));
-        if let (Some(o), true) = (&ordering, event_time) {
-            // a nested ordering field (`nested.a2`) is assigned with its top-level column
-            if !has(o.split('.').next().unwrap_or(o)) {
-                return Err(HoodieError::Invalid {
-                    message: format!(
-                        "No matching assignment found for target table ordering field `{o}`"
-                    ),
-                });
-            }
-        }
-        // an INSERT clause assigns the record key; so does a matched UPDATE clause on a
-        // merge-on-read table where Hudi 1.2 writes no partial updates (table version 6, or a
-        // global index)
-        let must_assign_key = match clause.action {
-            MergeIntoAction::Insert { .. } => true,
-            MergeIntoAction::Update(_) => {
-                mor && !partial_updates && clause.kind.canonical() == MergeIntoClauseKind::Matched
-            }
-            MergeIntoAction::Delete => false,
-        };
-        if must_assign_key {
-            for k in &keys {
-                if !has(k.split('.').next().unwrap_or(k)) {
-                    return Err(HoodieError::Invalid {
-                        message: format!(
-                            "No matching assignment found for target table record key field `{k}`"
-                        ),
-                    });
-                }
-            }
-        }
-        if let (MergeIntoAction::Update(a), true) = (&clause.action, mor) {
-            if let Some((c, _)) = a.iter().find(|(_, e)| refers_to_target(e, &target)) {
-                return Err(HoodieError::Invalid {
-                    message: format!("MERGE INTO a merge-on-read table cannot read target columns on the right-hand side of an UPDATE assignment (`{c}`)"),
-                });
-            }
-        }
-    }
-
+    check_resolution(
+        merge,
+        &source,
+        &target,
+        &keys,
+        cfg.ordering_field().as_deref(),
+    )?;
+    ClauseRules::of(cfg, upsert, &target, &data_columns)?.check(merge)?;
     let (target_plan, source) = side_filters.apply(target_plan, source)?;
     let target_plan = with_flag(target_plan, TARGET_FLAG)?.build()?;
     let joined = with_flag(LogicalPlanBuilder::from(source), SOURCE_FLAG)?.join_on(
@@ -459,134 +388,22 @@ fn plan(
         },
         vec![on],
     )?;
-
-    let t_present = Expr::Column(Column::from_name(TARGET_FLAG)).is_not_null();
-    let s_present = Expr::Column(Column::from_name(SOURCE_FLAG)).is_not_null();
-    let mut case: Option<CaseBuilder> = None;
-    for k in hudi_clause_order(merge) {
-        let clause = &merge.clauses[k];
-        let base = match clause.kind.canonical() {
-            MergeIntoClauseKind::Matched => t_present.clone().and(s_present.clone()),
-            MergeIntoClauseKind::NotMatchedBySource => {
-                t_present.clone().and(s_present.clone().not())
-            }
-            _ => s_present.clone().and(t_present.clone().not()),
-        };
-        let cond = match &clause.predicate {
-            Some(p) => base.and(p.clone()),
-            None => base,
-        };
-        case = Some(match case {
-            None => when(cond, lit(k as i32)),
-            Some(mut b) => b.when(cond, lit(k as i32)),
-        });
-    }
-    let clause_expr = case.expect("MERGE has at least one clause").end()?;
-    let mut with_clause: Vec<Expr> = joined
-        .schema()
-        .columns()
-        .into_iter()
-        .map(Expr::Column)
-        .collect();
-    with_clause.push(clause_expr.alias(CLAUSE));
-    let picked = joined
-        .project(with_clause)?
-        .filter(Expr::Column(Column::from_name(CLAUSE)).is_not_null())?;
-
-    // the target columns, per clause
-    let clause_col = || Expr::Column(Column::from_name(CLAUSE));
-    let mut out: Vec<Expr> = Vec::with_capacity(schema.fields().len() + 1);
+    let picked = pick_clause(joined, merge, &hudi_clause_order(merge))?;
     // a stored row's key from the key column the join reads anyway, where that is exact
     let stored_key = hoodie_format::keygen::KeyGenerator::from_config(cfg)
         .ok()
         .and_then(|k| {
             k.key_column_of_stored_keys(&schema)
                 .map(|f| f.name().clone())
-        })
-        .map(|k| {
-            cast(
-                Expr::Column(Column::new(Some(target.clone()), k)),
-                DataType::Utf8,
-            )
         });
-    for f in schema.fields() {
-        let current = Expr::Column(Column::new(Some(target.clone()), f.name()));
-        if let Some(key) = stored_key.as_ref().filter(|_| f.name() == RECORD_KEY) {
-            out.push(key.clone().alias(RECORD_KEY));
-            continue;
-        }
-        if is_meta_column(f.name()) {
-            // the write restamps the commit time and sequence id of every row it changes: only
-            // the columns that locate a row are read from the target
-            let locates = [RECORD_KEY, PARTITION_PATH, FILE_NAME].contains(&f.name().as_str());
-            out.push(if locates {
-                current.alias(f.name())
-            } else {
-                lit(ScalarValue::try_from(f.data_type())?).alias(f.name())
-            });
-            continue;
-        }
-        let mut b: Option<CaseBuilder> = None;
-        for (k, clause) in merge.clauses.iter().enumerate() {
-            let value = match &clause.action {
-                MergeIntoAction::Update(a) => a
-                    .iter()
-                    .find(|(c, _)| c.eq_ignore_ascii_case(f.name()))
-                    .map(|(_, e)| e.clone()),
-                MergeIntoAction::Insert { columns, values } => {
-                    let pos = if columns.is_empty() {
-                        data_columns.iter().position(|c| c == f.name())
-                    } else {
-                        columns
-                            .iter()
-                            .position(|c| c.eq_ignore_ascii_case(f.name()))
-                    };
-                    Some(
-                        pos.and_then(|p| values.get(p).cloned())
-                            .unwrap_or(Expr::Literal(ScalarValue::Null, None)),
-                    )
-                }
-                MergeIntoAction::Delete => None,
-            };
-            if let Some(v) = value {
-                // DataFusion's MERGE planning may have cast the value to the column already
-                let v = struct_cast::by_position_in_expr(v, picked.schema())?.data;
-                let from = v.get_type(picked.schema())?;
-                let v = struct_cast::cast_by_position(v, &from, f.data_type());
-                let cond = clause_col().eq(lit(k as i32));
-                b = Some(match b {
-                    None => when(cond, v),
-                    Some(mut b) => b.when(cond, v),
-                });
-            }
-        }
-        // when every clause that keeps the row assigns the column, the target's value is never
-        // used: leave it out so the target scan reads only the columns it needs
-        let always_assigned = merge.clauses.iter().all(|c| match &c.action {
-            MergeIntoAction::Delete => true,
-            MergeIntoAction::Update(a) => a.iter().any(|(n, _)| n.eq_ignore_ascii_case(f.name())),
-            MergeIntoAction::Insert { .. } => true,
-        });
-        let e = match b {
-            Some(b) if always_assigned => b.end()?,
-            Some(mut b) => b.otherwise(current)?,
-            None => current,
-        };
-        out.push(e.alias(f.name()));
-    }
-    let deletes: Vec<Expr> = merge
-        .clauses
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| matches!(c.action, MergeIntoAction::Delete))
-        .map(|(k, _)| lit(k as i32))
-        .collect();
-    let flag = if deletes.is_empty() {
-        lit(false)
-    } else {
-        clause_col().in_list(deletes, false)
+    let columns = TargetColumns {
+        merge,
+        target: &target,
+        data_columns: &data_columns,
+        picked: picked.schema(),
+        stored_key,
     };
-    out.push(flag.alias(DELETE_FLAG));
+    let out = columns.exprs(&schema)?;
     Ok(picked.project(out)?.build()?)
 }
 
