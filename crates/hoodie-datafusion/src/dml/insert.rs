@@ -9,8 +9,8 @@ use datafusion::prelude::SessionContext;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, Ident, ObjectName, Query, SelectItem, SetExpr, Statement, TableObject,
-    VisitMut, VisitorMut,
+    BinaryOperator, Expr, Ident, Insert, ObjectName, Query, SelectItem, SetExpr, SetOperator,
+    SetQuantifier, Statement, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -53,173 +53,25 @@ pub async fn rewrite_insert(
     let Statement::Insert(mut insert) = stmt else {
         return Ok((stmt, InsertInfo::default()));
     };
-    let TableObject::TableName(name) = &insert.table else {
+    let Some(target) = InsertTarget::of(&insert, ctx).await? else {
         return Ok((Statement::Insert(insert), InsertInfo::default()));
     };
-    let table_name = name.to_string();
-    let lookup_name = crate::frontend::name_of(name);
-    let reference = crate::frontend::exact_table_ref(&lookup_name);
-    let provider: Arc<dyn TableProvider> = match ctx.table_provider(reference.clone()).await {
-        Ok(p) => p,
-        // a table that is there but cannot be opened says why
-        Err(e) if ctx.table_exist(reference).unwrap_or(false) => return Err(e.into()),
-        Err(_) => return Err(HoodieError::TableNotFound { name: table_name }),
-    };
-    if as_hudi(&provider).is_none() {
-        return Ok((Statement::Insert(insert), InsertInfo::default()));
-    }
-    let schema = provider.schema();
-    let data_columns = hoodie_format::schema::data_column_names(&schema);
-    // names were resolved before (exact spellings, or exactly as written when
-    // spark.sql.caseSensitive is on): an exact match first, then any case
-    let find = |n: &str| {
-        data_columns
-            .iter()
-            .find(|c| *c == n)
-            .or_else(|| data_columns.iter().find(|c| c.eq_ignore_ascii_case(n)))
-            .cloned()
-    };
-    // static partition values
-    let mut static_parts: Vec<(String, Expr)> = Vec::new();
-    let mut dynamic_parts: Vec<String> = Vec::new();
-    for e in insert.partitioned.take().unwrap_or_default() {
-        match e {
-            Expr::BinaryOp {
-                left,
-                op: BinaryOperator::Eq,
-                right,
-            } => {
-                let col = match *left {
-                    Expr::Identifier(i) => i.value,
-                    other => {
-                        return Err(HoodieError::Invalid {
-                            message: format!(
-                                "PARTITION spec entries must be column = value, found {other}"
-                            ),
-                        })
-                    }
-                };
-                let col = find(&col).ok_or_else(|| HoodieError::UnknownColumn {
-                    role: "partition",
-                    column: col.clone(),
-                    table: table_name.clone(),
-                    columns: data_columns.join(", "),
-                })?;
-                static_parts.push((col, *right));
-            }
-            Expr::Identifier(i) => dynamic_parts.push(find(&i.value).unwrap_or(i.value)),
-            other => {
-                return Err(HoodieError::Invalid {
-                    message: format!("unsupported PARTITION spec entry {other}"),
-                })
-            }
-        }
-    }
-    let mut columns: Vec<String> = if insert.columns.is_empty() {
-        data_columns
-            .iter()
-            .filter(|c| !static_parts.iter().any(|(s, _)| s == *c))
-            .cloned()
-            .collect()
-    } else {
-        insert
-            .columns
-            .iter()
-            .map(|c| {
-                // the name as written, whatever its quotes (`"a"`, `` `a` ``)
-                let n =
-                    c.0.last()
-                        .and_then(|p| p.as_ident())
-                        .map(|i| i.value.clone())
-                        .unwrap_or_else(|| c.to_string());
-                let n = n.as_str();
-                find(n).ok_or_else(|| HoodieError::UnknownColumn {
-                    role: "INSERT",
-                    column: n.to_string(),
-                    table: table_name.clone(),
-                    columns: data_columns.join(", "),
-                })
-            })
-            .collect::<Result<_>>()?
-    };
-    let _ = dynamic_parts;
+    let static_parts = target.static_partitions(insert.partitioned.take().unwrap_or_default())?;
+    let mut columns = target.columns(&insert, &static_parts)?;
     if let Some(source) = &mut insert.source {
         values_as_selects(source)?;
     }
     // Hudi/Spark's arity check for positional inserts: the data columns not given statically
-    if insert.columns.is_empty() {
-        if let Some(source) = &mut insert.source {
-            let arity = match source.body.as_mut() {
-                SetExpr::Values(v) => v.rows.first().map(|r| r.len()),
-                body => {
-                    name_unnamed_expressions(body);
-                    let plan = ctx
-                        .state()
-                        .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
-                            Statement::Query(source.clone()),
-                        )))
-                        .await?;
-                    let names: Vec<String> = plan
-                        .schema()
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().clone())
-                        .collect();
-                    // a SELECT that names every column it writes is mapped by name (Hudi)
-                    if let Some(by_name) = by_name(&names, &columns) {
-                        columns = by_name;
-                    }
-                    Some(names.len())
-                }
-            };
-            if let Some(arity) = arity {
-                let (expected, reason) = (
-                    columns.len(),
-                    if arity > columns.len() {
-                        "too many data columns"
-                    } else {
-                        "not enough data columns"
-                    },
-                );
-                if arity != expected {
-                    return Err(HoodieError::Invalid {
-                        message: format!(
-                            "Cannot write to {table_name}, the reason is {reason}: table columns: {} ({expected}{}), data columns: {arity}",
-                            columns.join(", "),
-                            if static_parts.is_empty() { String::new() } else { ", not counting static partition columns".to_string() }
-                        ),
-                    });
-                }
-            }
-        }
+    if let (true, Some(source)) = (insert.columns.is_empty(), &mut insert.source) {
+        target
+            .check_arity(ctx, source, &mut columns, !static_parts.is_empty())
+            .await?;
     }
     if !static_parts.is_empty() {
-        let mut source = insert.source.take().ok_or_else(|| HoodieError::Invalid {
+        let source = insert.source.take().ok_or_else(|| HoodieError::Invalid {
             message: "INSERT ... PARTITION needs VALUES or a SELECT".into(),
         })?;
-        if let SetExpr::Values(values) = source.body.as_mut() {
-            // DataFusion types VALUES of an INSERT by the target columns: extend the rows in place
-            for row in values.rows.iter_mut() {
-                row.extend(static_parts.iter().map(|(_, e)| e.clone()));
-            }
-            insert.source = Some(source);
-        } else {
-            let extra: Vec<String> = static_parts
-                .iter()
-                .map(|(c, e)| format!("{e} AS \"{c}\""))
-                .collect();
-            let sql = format!(
-                "SELECT __hoodie_src.*, {} FROM ({source}) AS __hoodie_src",
-                extra.join(", ")
-            );
-            let q = Parser::new(&GenericDialect {})
-                .try_with_sql(&sql)
-                .and_then(|mut p| p.parse_query())
-                .map_err(|e| HoodieError::Parse {
-                    message: crate::error::parser_message(&e),
-                })?;
-            insert.source = Some(q);
-        }
+        insert.source = Some(with_static_values(source, &static_parts)?);
         columns.extend(static_parts.iter().map(|(c, _)| c.clone()));
     }
     insert.columns = columns
@@ -235,6 +87,217 @@ pub async fn rewrite_insert(
             .collect(),
     };
     Ok((Statement::Insert(insert), info))
+}
+
+/// The Hudi table an INSERT writes: its name as written and its data columns.
+struct InsertTarget {
+    name: String,
+    data_columns: Vec<String>,
+}
+
+impl InsertTarget {
+    /// The target of `insert` when it is a Hudi table (None: another table).
+    async fn of(insert: &Insert, ctx: &SessionContext) -> Result<Option<Self>> {
+        let TableObject::TableName(name) = &insert.table else {
+            return Ok(None);
+        };
+        let table_name = name.to_string();
+        let lookup_name = crate::frontend::name_of(name);
+        let reference = crate::frontend::exact_table_ref(&lookup_name);
+        let provider: Arc<dyn TableProvider> = match ctx.table_provider(reference.clone()).await {
+            Ok(p) => p,
+            // a table that is there but cannot be opened says why
+            Err(e) if ctx.table_exist(reference).unwrap_or(false) => return Err(e.into()),
+            Err(_) => return Err(HoodieError::TableNotFound { name: table_name }),
+        };
+        if as_hudi(&provider).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            name: table_name,
+            data_columns: hoodie_format::schema::data_column_names(&provider.schema()),
+        }))
+    }
+
+    /// The data column `n` names. Names were resolved before (exact spellings, or exactly as
+    /// written when spark.sql.caseSensitive is on): an exact match first, then any case.
+    fn find(&self, n: &str) -> Option<String> {
+        let c = &self.data_columns;
+        c.iter()
+            .find(|c| *c == n)
+            .or_else(|| c.iter().find(|c| c.eq_ignore_ascii_case(n)))
+            .cloned()
+    }
+
+    fn unknown(&self, role: &'static str, column: &str) -> HoodieError {
+        HoodieError::UnknownColumn {
+            role,
+            column: column.to_string(),
+            table: self.name.clone(),
+            columns: self.data_columns.join(", "),
+        }
+    }
+
+    /// The static values of a `PARTITION (c = v, d)` clause (`d`, dynamic, takes its value
+    /// from the rows), by column.
+    fn static_partitions(&self, spec: Vec<Expr>) -> Result<Vec<(String, Expr)>> {
+        let mut static_parts = Vec::new();
+        for e in spec {
+            match e {
+                Expr::BinaryOp {
+                    left,
+                    op: BinaryOperator::Eq,
+                    right,
+                } => {
+                    let col = match *left {
+                        Expr::Identifier(i) => i.value,
+                        other => {
+                            return Err(HoodieError::Invalid {
+                                message: format!(
+                                    "PARTITION spec entries must be column = value, found {other}"
+                                ),
+                            })
+                        }
+                    };
+                    let col = self
+                        .find(&col)
+                        .ok_or_else(|| self.unknown("partition", &col))?;
+                    static_parts.push((col, *right));
+                }
+                Expr::Identifier(_) => {}
+                other => {
+                    return Err(HoodieError::Invalid {
+                        message: format!("unsupported PARTITION spec entry {other}"),
+                    })
+                }
+            }
+        }
+        Ok(static_parts)
+    }
+
+    /// The columns the rows of `insert` go to: its column list, else every data column but
+    /// the static partition columns.
+    fn columns(&self, insert: &Insert, static_parts: &[(String, Expr)]) -> Result<Vec<String>> {
+        if insert.columns.is_empty() {
+            return Ok(self
+                .data_columns
+                .iter()
+                .filter(|c| !static_parts.iter().any(|(s, _)| s == *c))
+                .cloned()
+                .collect());
+        }
+        insert
+            .columns
+            .iter()
+            .map(|c| {
+                // the name as written, whatever its quotes (`"a"`, `` `a` ``)
+                let n =
+                    c.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.clone())
+                        .unwrap_or_else(|| c.to_string());
+                self.find(&n).ok_or_else(|| self.unknown("INSERT", &n))
+            })
+            .collect()
+    }
+
+    /// Hudi's arity check of a positional INSERT: `source` gives as many columns as
+    /// `columns`. A SELECT that names every column it writes is mapped by name instead (Hudi):
+    /// `columns` is reordered to its names.
+    async fn check_arity(
+        &self,
+        ctx: &SessionContext,
+        source: &mut Query,
+        columns: &mut Vec<String>,
+        static_parts: bool,
+    ) -> Result<()> {
+        let arity = match source.body.as_mut() {
+            SetExpr::Values(v) => v.rows.first().map(|r| r.len()),
+            body => {
+                name_unnamed_expressions(body);
+                let plan = ctx
+                    .state()
+                    .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                        Statement::Query(Box::new(source.clone())),
+                    )))
+                    .await?;
+                let names: Vec<String> = plan
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect();
+                if let Some(by_name) = by_name(&names, columns) {
+                    *columns = by_name;
+                }
+                Some(names.len())
+            }
+        };
+        let Some(arity) = arity.filter(|a| *a != columns.len()) else {
+            return Ok(());
+        };
+        let expected = columns.len();
+        let reason = if arity > expected {
+            "too many data columns"
+        } else {
+            "not enough data columns"
+        };
+        Err(HoodieError::Invalid {
+            message: format!(
+                "Cannot write to {}, the reason is {reason}: table columns: {} ({expected}{}), data columns: {arity}",
+                self.name,
+                columns.join(", "),
+                if static_parts { ", not counting static partition columns" } else { "" }
+            ),
+        })
+    }
+}
+
+/// `source` with the static partition values as columns of its rows: in place for VALUES
+/// (DataFusion types VALUES of an INSERT by the target columns), else as
+/// `SELECT __hoodie_src.*, v AS "c" FROM (source) AS __hoodie_src`.
+fn with_static_values(
+    mut source: Box<Query>,
+    static_parts: &[(String, Expr)],
+) -> Result<Box<Query>> {
+    if let SetExpr::Values(values) = source.body.as_mut() {
+        for row in values.rows.iter_mut() {
+            row.extend(static_parts.iter().map(|(_, e)| e.clone()));
+        }
+        return Ok(source);
+    }
+    // the shape from a constant text; the source goes in as it was parsed
+    let mut q = parse_template("SELECT __hoodie_src.* FROM (SELECT 1) AS __hoodie_src")?;
+    let SetExpr::Select(select) = q.body.as_mut() else {
+        return Err(HoodieError::Invalid {
+            message: "the INSERT ... PARTITION template is not a SELECT".into(),
+        });
+    };
+    if let Some(TableWithJoins {
+        relation: TableFactor::Derived { subquery, .. },
+        ..
+    }) = select.from.first_mut()
+    {
+        *subquery = source;
+    }
+    select
+        .projection
+        .extend(static_parts.iter().map(|(c, e)| SelectItem::ExprWithAlias {
+            expr: e.clone(),
+            alias: Ident::with_quote('"', c.clone()),
+        }));
+    Ok(Box::new(q))
+}
+
+/// A query parsed from constant text, as the skeleton of one built around parsed parts.
+fn parse_template(sql: &str) -> Result<Query> {
+    Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_query())
+        .map(|q| *q)
+        .map_err(|e| HoodieError::Parse {
+            message: crate::error::parser_message(&e),
+        })
 }
 
 /// The table columns `names` stand for, in their order, if they are exactly `columns` up to
@@ -285,27 +348,34 @@ fn values_as_selects(source: &mut Query) -> Result<()> {
             let SetExpr::Values(values) = query.body.as_ref() else {
                 return ControlFlow::Continue(());
             };
-            let mut sql = String::new();
-            for (r, row) in values.rows.iter().enumerate() {
-                if r > 0 {
-                    sql.push_str(" UNION ALL ");
-                }
-                let cells: Vec<String> = row
+            let selects = values.rows.iter().map(|row| {
+                let items = row
                     .iter()
                     .enumerate()
-                    .map(|(c, e)| format!("{e} AS \"column{}\"", c + 1))
+                    .map(|(c, e)| SelectItem::ExprWithAlias {
+                        expr: e.clone(),
+                        alias: Ident::with_quote('"', format!("column{}", c + 1)),
+                    })
                     .collect();
-                sql.push_str(&format!("SELECT {}", cells.join(", ")));
-            }
-            match Parser::new(&GenericDialect {})
-                .try_with_sql(&sql)
-                .and_then(|mut p| p.parse_query())
-            {
-                Ok(q) => query.body = q.body,
+                select_of(items)
+            });
+            match selects.collect::<Result<Vec<_>>>() {
+                Ok(selects) => {
+                    if let Some(body) =
+                        selects
+                            .into_iter()
+                            .reduce(|left, right| SetExpr::SetOperation {
+                                left: Box::new(left),
+                                op: SetOperator::Union,
+                                set_quantifier: SetQuantifier::All,
+                                right: Box::new(right),
+                            })
+                    {
+                        query.body = Box::new(body);
+                    }
+                }
                 Err(e) => {
-                    self.0 = Some(HoodieError::Parse {
-                        message: e.to_string(),
-                    });
+                    self.0 = Some(e);
                     return ControlFlow::Break(());
                 }
             }
@@ -319,4 +389,18 @@ fn values_as_selects(source: &mut Query) -> Result<()> {
     }
     let _ = VisitMut::visit(source.body.as_mut(), &mut nested);
     nested.0.map_or(Ok(()), Err)
+}
+
+/// `SELECT items`, with nothing else.
+fn select_of(items: Vec<SelectItem>) -> Result<SetExpr> {
+    let mut q = parse_template("SELECT 1")?;
+    match q.body.as_mut() {
+        SetExpr::Select(select) => {
+            select.projection = items;
+            Ok(*q.body)
+        }
+        _ => Err(HoodieError::Invalid {
+            message: "the SELECT template is not a SELECT".into(),
+        }),
+    }
 }
