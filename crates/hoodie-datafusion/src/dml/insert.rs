@@ -371,7 +371,7 @@ fn values_as_selects(source: &mut Query) -> Result<()> {
                                 right: Box::new(right),
                             })
                     {
-                        query.body = Box::new(body);
+                        *query.body = body;
                     }
                 }
                 Err(e) => {

@@ -20,7 +20,7 @@ use datafusion::common::DFSchemaRef;
 use datafusion::datasource::source_as_provider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DFResult;
-use datafusion::logical_expr::dml::WriteOp;
+use datafusion::logical_expr::dml::{DmlStatement, WriteOp};
 use datafusion::logical_expr::{
     cast, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder, UserDefinedLogicalNodeCore,
 };
@@ -234,37 +234,7 @@ fn change_set_of(
             TypeCoercion::new().analyze(plan, config)?
         }
         // the rows to change as the table's columns, plus the delete flag
-        _ => {
-            let input = struct_cast::by_position_in_plan(Arc::unwrap_or_clone(dml.input.clone()))?;
-            let input = named_cast::name_columns(input, &table)?;
-            // a DELETE needs only the locating meta columns of its rows; an UPDATE also
-            // its assigned columns
-            // (a merge-on-read table logs whole records: an UPDATE carries every column)
-            let mor = hudi.table().config().table_type().ok() == Some(TableType::MergeOnRead);
-            let carried = |f: &Field| match (&changed, kind) {
-                (_, DmlKind::Delete) => carries_column(hudi, &[], f, false),
-                (Some(changed), _) if !mor => carries_column(hudi, changed, f, true),
-                _ => true,
-            };
-            let stored_key = stored_key_expr(hudi, &input);
-            let mut exprs: Vec<Expr> = Vec::with_capacity(input.schema().fields().len() + 1);
-            for (qualifier, field) in input.schema().iter() {
-                exprs.push(
-                    if let Some(key) = stored_key.as_ref().filter(|_| field.name() == RECORD_KEY) {
-                        key.clone().alias(RECORD_KEY)
-                    } else if carried(field) {
-                        Expr::Column(datafusion::common::Column::from((qualifier, field)))
-                    } else {
-                        lit(datafusion::common::ScalarValue::try_from(
-                            field.data_type(),
-                        )?)
-                        .alias(field.name())
-                    },
-                );
-            }
-            exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
-            LogicalPlanBuilder::from(input).project(exprs)?.build()?
-        }
+        _ => update_or_delete_change_set(dml, hudi, kind, changed.as_deref())?,
     };
     let node = HudiDmlNode {
         table,
@@ -279,6 +249,45 @@ fn change_set_of(
     Ok(LogicalPlan::Extension(Extension {
         node: Arc::new(node),
     }))
+}
+
+/// The change set of an UPDATE or DELETE (`kind`): its rows as the table's columns, plus the
+/// delete flag. A DELETE carries only the locating meta columns of its rows; an UPDATE on
+/// copy-on-write also its `changed` columns (a merge-on-read table logs whole records: an
+/// UPDATE carries every column).
+fn update_or_delete_change_set(
+    dml: &DmlStatement,
+    hudi: &HudiTableProvider,
+    kind: DmlKind,
+    changed: Option<&[String]>,
+) -> DFResult<LogicalPlan> {
+    let table = dml.table_name.to_string();
+    let input = struct_cast::by_position_in_plan(Arc::unwrap_or_clone(dml.input.clone()))?;
+    let input = named_cast::name_columns(input, &table)?;
+    let mor = hudi.table().config().table_type().ok() == Some(TableType::MergeOnRead);
+    let carried = |f: &Field| match (changed, kind) {
+        (_, DmlKind::Delete) => carries_column(hudi, &[], f, false),
+        (Some(changed), _) if !mor => carries_column(hudi, changed, f, true),
+        _ => true,
+    };
+    let stored_key = stored_key_expr(hudi, &input);
+    let mut exprs: Vec<Expr> = Vec::with_capacity(input.schema().fields().len() + 1);
+    for (qualifier, field) in input.schema().iter() {
+        exprs.push(
+            if let Some(key) = stored_key.as_ref().filter(|_| field.name() == RECORD_KEY) {
+                key.clone().alias(RECORD_KEY)
+            } else if carried(field) {
+                Expr::Column(datafusion::common::Column::from((qualifier, field)))
+            } else {
+                lit(datafusion::common::ScalarValue::try_from(
+                    field.data_type(),
+                )?)
+                .alias(field.name())
+            },
+        );
+    }
+    exprs.push(lit(kind == DmlKind::Delete).alias(DELETE_FLAG));
+    LogicalPlanBuilder::from(input).project(exprs)?.build()
 }
 
 /// The record key of a stored row as an expression of the key column, when the table's keys

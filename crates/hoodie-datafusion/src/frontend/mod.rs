@@ -237,20 +237,7 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return Ok(FrontStatement::Call(call));
     }
     if w(0, "DROP") && w(1, "TABLE") {
-        let mut p = Parser::new(&GenericDialect {})
-            .try_with_sql(sql)
-            .map_err(perr)?;
-        p.expect_keyword(Keyword::DROP).map_err(perr)?;
-        p.expect_keyword(Keyword::TABLE).map_err(perr)?;
-        let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
-        let name = name_of(&p.parse_object_name(false).map_err(perr)?);
-        let purge = p.parse_keyword(Keyword::PURGE);
-        expect_end(&mut p)?;
-        return Ok(FrontStatement::DropTable {
-            name,
-            if_exists,
-            purge,
-        });
+        return classify_drop_table(sql);
     }
     if w(0, "DESCRIBE")
         || w(0, "DESC")
@@ -265,50 +252,7 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return partition_ddl::parse_truncate(sql);
     }
     if w(0, "SET") || w(0, "RESET") {
-        let mut key = String::new();
-        let mut i = 1;
-        while let Some(t) = toks.get(i) {
-            match t {
-                Token::Eq | Token::EOF | Token::SemiColon => break,
-                Token::Word(x) => key.push_str(&x.value),
-                Token::Period => key.push('.'),
-                Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => key.push_str(s),
-                other => key.push_str(&other.to_string()),
-            }
-            i += 1;
-        }
-        let lower = key.to_ascii_lowercase();
-        // hoodie.* and the Spark keys Hudi reads (spark.sql.sources.partitionOverwriteMode)
-        let is_hoodie = lower.starts_with("hoodie.")
-            || lower.starts_with("spark.sql.")
-            || hoodie_format::location::storage_option(&lower, "").is_some();
-        if w(0, "RESET") {
-            return Ok(if key.is_empty() || is_hoodie {
-                FrontStatement::Reset {
-                    key: (!key.is_empty()).then_some(key),
-                }
-            } else {
-                FrontStatement::PassThrough
-            });
-        }
-        if !is_hoodie {
-            return Ok(FrontStatement::PassThrough);
-        }
-        if !matches!(toks.get(i), Some(Token::Eq)) {
-            return Err(HoodieError::Parse {
-                message: format!("expected SET {key} = <value>"),
-            });
-        }
-        let value: String = toks[i + 1..]
-            .iter()
-            .filter(|t| !matches!(t, Token::EOF | Token::SemiColon))
-            .map(|t| match t {
-                Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s.clone(),
-                Token::Word(x) => x.value.clone(),
-                other => other.to_string(),
-            })
-            .collect();
-        return Ok(FrontStatement::Set { key, value });
+        return classify_set(&toks, w(0, "RESET"));
     }
     if w(0, "SHOW") && w(1, "PARTITIONS") {
         let mut p = Parser::new(&GenericDialect {})
@@ -321,34 +265,7 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return Ok(FrontStatement::ShowPartitions { name });
     }
     if w(0, "ALTER") && w(1, "TABLE") {
-        let mut p = Parser::new(&GenericDialect {})
-            .try_with_sql(sql)
-            .map_err(perr)?;
-        p.next_token();
-        p.next_token();
-        let name = name_of(&p.parse_object_name(false).map_err(perr)?);
-        if let Some(drop) = partition_ddl::parse_drop_partitions(&mut p, &name)? {
-            return Ok(drop);
-        }
-        if p.parse_keyword(Keyword::ADD) {
-            if !(p.parse_keyword(Keyword::COLUMNS) || p.parse_keyword(Keyword::COLUMN)) {
-                return Ok(FrontStatement::PassThrough);
-            }
-            let columns = columns::parse_column_list(&mut p)?;
-            expect_end(&mut p)?;
-            return Ok(FrontStatement::AddColumns { name, columns });
-        }
-        if p.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
-            let new_name = name_of(&p.parse_object_name(false).map_err(perr)?);
-            expect_end(&mut p)?;
-            return Ok(FrontStatement::RenameTable { name, new_name });
-        }
-        if p.parse_keyword(Keyword::SET) && p.parse_keyword(Keyword::TBLPROPERTIES) {
-            let properties = parse_properties(&mut p)?;
-            expect_end(&mut p)?;
-            return Ok(FrontStatement::AlterSetProperties { name, properties });
-        }
-        return Ok(FrontStatement::PassThrough);
+        return classify_alter_table(sql);
     }
     // MERGE, or EXPLAIN [ANALYZE] [VERBOSE] MERGE: the stars need the same rewrite
     let explained_merge = w(0, "EXPLAIN")
@@ -367,18 +284,123 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return Ok(FrontStatement::Update(Box::new(stmt)));
     }
     if w(0, "INSERT") {
-        let tokens = Tokenizer::new(&GenericDialect {}, sql)
-            .tokenize()
-            .map_err(|e| HoodieError::Parse {
-                message: e.to_string(),
-            })?;
-        let stmt = Parser::new(&GenericDialect {})
-            .with_tokens(columns_before_partition(tokens))
-            .parse_statement()
-            .map_err(perr)?;
-        return Ok(FrontStatement::Insert(Box::new(stmt)));
+        return classify_insert(sql);
     }
     Ok(FrontStatement::PassThrough)
+}
+
+/// `DROP TABLE [IF EXISTS] name [PURGE]`.
+fn classify_drop_table(sql: &str) -> Result<FrontStatement> {
+    let mut p = Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .map_err(perr)?;
+    p.expect_keyword(Keyword::DROP).map_err(perr)?;
+    p.expect_keyword(Keyword::TABLE).map_err(perr)?;
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+    let purge = p.parse_keyword(Keyword::PURGE);
+    expect_end(&mut p)?;
+    Ok(FrontStatement::DropTable {
+        name,
+        if_exists,
+        purge,
+    })
+}
+
+/// `SET key = value` and `RESET [key]` of a hoodie, Spark or object-store key (others are
+/// DataFusion's).
+fn classify_set(toks: &[Token], reset: bool) -> Result<FrontStatement> {
+    let mut key = String::new();
+    let mut i = 1;
+    while let Some(t) = toks.get(i) {
+        match t {
+            Token::Eq | Token::EOF | Token::SemiColon => break,
+            Token::Word(x) => key.push_str(&x.value),
+            Token::Period => key.push('.'),
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => key.push_str(s),
+            other => key.push_str(&other.to_string()),
+        }
+        i += 1;
+    }
+    let lower = key.to_ascii_lowercase();
+    // hoodie.* and the Spark keys Hudi reads (spark.sql.sources.partitionOverwriteMode)
+    let is_hoodie = lower.starts_with("hoodie.")
+        || lower.starts_with("spark.sql.")
+        || hoodie_format::location::storage_option(&lower, "").is_some();
+    if reset {
+        return Ok(if key.is_empty() || is_hoodie {
+            FrontStatement::Reset {
+                key: (!key.is_empty()).then_some(key),
+            }
+        } else {
+            FrontStatement::PassThrough
+        });
+    }
+    if !is_hoodie {
+        return Ok(FrontStatement::PassThrough);
+    }
+    if !matches!(toks.get(i), Some(Token::Eq)) {
+        return Err(HoodieError::Parse {
+            message: format!("expected SET {key} = <value>"),
+        });
+    }
+    let value: String = toks[i + 1..]
+        .iter()
+        .filter(|t| !matches!(t, Token::EOF | Token::SemiColon))
+        .map(|t| match t {
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s.clone(),
+            Token::Word(x) => x.value.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    Ok(FrontStatement::Set { key, value })
+}
+
+/// `ALTER TABLE name` DROP PARTITION, ADD COLUMNS, RENAME TO or SET TBLPROPERTIES (others
+/// are DataFusion's).
+fn classify_alter_table(sql: &str) -> Result<FrontStatement> {
+    let mut p = Parser::new(&GenericDialect {})
+        .try_with_sql(sql)
+        .map_err(perr)?;
+    p.next_token();
+    p.next_token();
+    let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+    if let Some(drop) = partition_ddl::parse_drop_partitions(&mut p, &name)? {
+        return Ok(drop);
+    }
+    if p.parse_keyword(Keyword::ADD) {
+        if !(p.parse_keyword(Keyword::COLUMNS) || p.parse_keyword(Keyword::COLUMN)) {
+            return Ok(FrontStatement::PassThrough);
+        }
+        let columns = columns::parse_column_list(&mut p)?;
+        expect_end(&mut p)?;
+        return Ok(FrontStatement::AddColumns { name, columns });
+    }
+    if p.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
+        let new_name = name_of(&p.parse_object_name(false).map_err(perr)?);
+        expect_end(&mut p)?;
+        return Ok(FrontStatement::RenameTable { name, new_name });
+    }
+    if p.parse_keyword(Keyword::SET) && p.parse_keyword(Keyword::TBLPROPERTIES) {
+        let properties = parse_properties(&mut p)?;
+        expect_end(&mut p)?;
+        return Ok(FrontStatement::AlterSetProperties { name, properties });
+    }
+    Ok(FrontStatement::PassThrough)
+}
+
+/// `INSERT`, in Spark's order of its column list and PARTITION clause too.
+fn classify_insert(sql: &str) -> Result<FrontStatement> {
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize()
+        .map_err(|e| HoodieError::Parse {
+            message: e.to_string(),
+        })?;
+    let stmt = Parser::new(&GenericDialect {})
+        .with_tokens(columns_before_partition(tokens))
+        .parse_statement()
+        .map_err(perr)?;
+    Ok(FrontStatement::Insert(Box::new(stmt)))
 }
 
 /// Spark writes `INSERT INTO t PARTITION (...) (c1, c2) ...`; sqlparser takes the column list
