@@ -224,34 +224,14 @@ pub(crate) async fn run_file(
         } else {
             record
         };
-        let location = record_location(&record, path);
-        let outcome = AssertUnwindSafe(runner.run_async(record))
-            .catch_unwind()
-            .await;
-        let failure = match outcome {
-            Ok(Ok(RecordOutput::Nothing)) => None,
-            Ok(Ok(_)) => {
-                summary.passed += 1;
-                None
+        match run_record(&mut runner, record, path).await {
+            Ok(true) => summary.passed += 1,
+            Ok(false) => {}
+            Err(failure) => {
+                summary.failed += 1;
+                report(Event::Failure(&failure));
+                summary.failures.push(failure);
             }
-            Ok(Err(error)) => {
-                let loc = error.location();
-                Some(Failure {
-                    file: loc.file().to_string(),
-                    line: loc.line(),
-                    message: error.kind().display(false).to_string(),
-                })
-            }
-            Err(panic) => Some(Failure {
-                file: location.0,
-                line: location.1,
-                message: format!("panicked: {}", panic_message(panic.as_ref())),
-            }),
-        };
-        if let Some(failure) = failure {
-            summary.failed += 1;
-            report(Event::Failure(&failure));
-            summary.failures.push(failure);
         }
     }
     runner.shutdown_async().await;
@@ -272,6 +252,36 @@ pub(crate) async fn run_file(
         }
     }
     Ok(())
+}
+
+/// Runs one record: `Ok(true)` when it passed a check (a statement or query), `Ok(false)`
+/// when it checks nothing, else how it failed (a panic included).
+async fn run_record<M: sqllogictest::MakeConnection<Conn = EngineDb>>(
+    runner: &mut Runner<EngineDb, M>,
+    record: Record<DfColumnType>,
+    path: &Path,
+) -> Result<bool, Failure> {
+    let location = record_location(&record, path);
+    let outcome = AssertUnwindSafe(runner.run_async(record))
+        .catch_unwind()
+        .await;
+    match outcome {
+        Ok(Ok(RecordOutput::Nothing)) => Ok(false),
+        Ok(Ok(_)) => Ok(true),
+        Ok(Err(error)) => {
+            let loc = error.location();
+            Err(Failure {
+                file: loc.file().to_string(),
+                line: loc.line(),
+                message: error.kind().display(false).to_string(),
+            })
+        }
+        Err(panic) => Err(Failure {
+            file: location.0,
+            line: location.1,
+            message: format!("panicked: {}", panic_message(panic.as_ref())),
+        }),
+    }
 }
 
 /// Whether `conditions` keep a record from the engine labelled `label`.

@@ -23,65 +23,65 @@ pub fn rewrite(sql: &str) -> Result<Option<String>> {
         return Ok(None);
     }
     let tokens = crate::statements::tokens_as_written(sql)?;
-    let sig: Vec<usize> = (0..tokens.len())
-        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
-        .collect();
-    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]);
+    let sig = Significant {
+        idx: (0..tokens.len())
+            .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
+            .collect(),
+        tokens: &tokens,
+    };
     // (first token, last token, replacement) of each clause with its table name
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut k = 0;
-    while k < sig.len() {
+    while k < sig.idx.len() {
         let is_clause = |kind: &str| {
-            at(k).is_some_and(|t| word_is(t, kind))
-                && at(k + 1).is_some_and(|t| word_is(t, "AS"))
-                && at(k + 2).is_some_and(|t| word_is(t, "OF"))
+            sig.at(k).is_some_and(|t| word_is(t, kind))
+                && sig.at(k + 1).is_some_and(|t| word_is(t, "AS"))
+                && sig.at(k + 2).is_some_and(|t| word_is(t, "OF"))
         };
-        let version = is_clause("VERSION") || is_clause("SYSTEM_VERSION");
-        let time = is_clause("TIMESTAMP") || is_clause("SYSTEM_TIME");
-        if !(version || time) {
-            k += 1;
-            continue;
-        }
-        if version {
+        if is_clause("VERSION") || is_clause("SYSTEM_VERSION") {
             return Err(HoodieError::Invalid {
                 message: "Version expression is not supported for time travel (use TIMESTAMP AS OF '<instant>')".into(),
             });
         }
-        // an optional FOR, then the table name: words joined by periods
-        let mut name_end = k;
-        if name_end > 0 && at(name_end - 1).is_some_and(|t| word_is(t, "FOR")) {
-            name_end -= 1;
+        if is_clause("TIMESTAMP") || is_clause("SYSTEM_TIME") {
+            edits.push(sig.time_travel_edit(k)?);
+            k += 4;
+        } else {
+            k += 1;
         }
-        let mut name_start = name_end;
-        while name_start > 0 && matches!(at(name_start - 1), Some(Token::Word(_))) {
-            name_start -= 1;
-            if name_start > 0 && matches!(at(name_start - 1), Some(Token::Period)) {
-                name_start -= 1;
-            } else {
-                break;
-            }
-        }
-        if name_start == name_end {
-            return Err(HoodieError::Parse {
-                message: "TIMESTAMP AS OF must follow a table name".into(),
-            });
-        }
-        // the target of a write is its latest state: INTO t, UPDATE t, DELETE FROM t, TABLE t
-        let before = name_start.checked_sub(1).and_then(at);
-        let written = before.is_some_and(|t| {
-            word_is(t, "INTO")
-                || word_is(t, "UPDATE")
-                || word_is(t, "TABLE")
-                || (word_is(t, "FROM")
-                    && name_start >= 2
-                    && at(name_start - 2).is_some_and(|d| word_is(d, "DELETE")))
-        });
-        if written {
-            return Err(HoodieError::Invalid {
-                message: "TIMESTAMP AS OF reads a table as it was; the table a statement writes to cannot take it (write to the table itself, or read the old state in the statement's source)".into(),
-            });
-        }
-        let value = match at(k + 3) {
+    }
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut i = 0;
+    for (first, last, text) in edits {
+        out.extend(tokens[i..first].iter().map(|t| t.to_string()));
+        out.push_str(&text);
+        i = last + 1;
+    }
+    out.extend(tokens[i..].iter().map(|t| t.to_string()));
+    Ok(Some(out))
+}
+
+/// A statement's tokens and the positions of those that are not white space.
+struct Significant<'a> {
+    tokens: &'a [Token],
+    idx: Vec<usize>,
+}
+
+impl Significant<'_> {
+    /// The `k`-th token that is not white space.
+    fn at(&self, k: usize) -> Option<&Token> {
+        self.idx.get(k).map(|&i| &self.tokens[i])
+    }
+
+    /// The edit of the time-travel clause whose `TIMESTAMP` is significant token `k`: from
+    /// its table name to its literal, the table function aliased as the table.
+    fn time_travel_edit(&self, k: usize) -> Result<(usize, usize, String)> {
+        let (name_start, name_end) = self.table_name_before(k)?;
+        self.check_not_written(name_start)?;
+        let value = match self.at(k + 3) {
             Some(Token::SingleQuotedString(s)) => s.replace("''", "'"),
             Some(Token::Number(n, _)) => n.clone(),
             other => {
@@ -93,11 +93,10 @@ pub fn rewrite(sql: &str) -> Result<Option<String>> {
                 })
             }
         };
-        let name: String = (name_start..name_end)
-            .map(|j| at(j).map(|t| t.to_string()).unwrap_or_default())
-            .collect();
-        let last = at(name_end - 1).map(|t| t.to_string()).unwrap_or_default();
-        let aliased = match at(k + 4) {
+        let text_of = |j: usize| self.at(j).map(|t| t.to_string()).unwrap_or_default();
+        let name: String = (name_start..name_end).map(text_of).collect();
+        let last = text_of(name_end - 1);
+        let aliased = match self.at(k + 4) {
             Some(Token::Word(w)) => {
                 w.keyword == Keyword::AS
                     || w.quote_style.is_some()
@@ -113,21 +112,54 @@ pub fn rewrite(sql: &str) -> Result<Option<String>> {
         if !aliased {
             text.push_str(&format!(" AS {last}"));
         }
-        edits.push((sig[name_start], sig[k + 3], text));
-        k += 4;
+        Ok((self.idx[name_start], self.idx[k + 3], text))
     }
-    if edits.is_empty() {
-        return Ok(None);
+
+    /// The significant tokens `[start, end)` of the table name before the clause at `k`
+    /// (after an optional FOR): words joined by periods.
+    fn table_name_before(&self, k: usize) -> Result<(usize, usize)> {
+        let mut name_end = k;
+        if name_end > 0 && self.at(name_end - 1).is_some_and(|t| word_is(t, "FOR")) {
+            name_end -= 1;
+        }
+        let mut name_start = name_end;
+        while name_start > 0 && matches!(self.at(name_start - 1), Some(Token::Word(_))) {
+            name_start -= 1;
+            if name_start > 0 && matches!(self.at(name_start - 1), Some(Token::Period)) {
+                name_start -= 1;
+            } else {
+                break;
+            }
+        }
+        if name_start == name_end {
+            return Err(HoodieError::Parse {
+                message: "TIMESTAMP AS OF must follow a table name".into(),
+            });
+        }
+        Ok((name_start, name_end))
     }
-    let mut out = String::with_capacity(sql.len() + 64);
-    let mut i = 0;
-    for (first, last, text) in edits {
-        out.extend(tokens[i..first].iter().map(|t| t.to_string()));
-        out.push_str(&text);
-        i = last + 1;
+
+    /// Refuses the clause on the table a statement writes: its target is its latest state
+    /// (INTO t, UPDATE t, DELETE FROM t, TABLE t).
+    fn check_not_written(&self, name_start: usize) -> Result<()> {
+        let before = name_start.checked_sub(1).and_then(|j| self.at(j));
+        let written = before.is_some_and(|t| {
+            word_is(t, "INTO")
+                || word_is(t, "UPDATE")
+                || word_is(t, "TABLE")
+                || (word_is(t, "FROM")
+                    && name_start >= 2
+                    && self
+                        .at(name_start - 2)
+                        .is_some_and(|d| word_is(d, "DELETE")))
+        });
+        if written {
+            return Err(HoodieError::Invalid {
+                message: "TIMESTAMP AS OF reads a table as it was; the table a statement writes to cannot take it (write to the table itself, or read the old state in the statement's source)".into(),
+            });
+        }
+        Ok(())
     }
-    out.extend(tokens[i..].iter().map(|t| t.to_string()));
-    Ok(Some(out))
 }
 
 #[cfg(test)]

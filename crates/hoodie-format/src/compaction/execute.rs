@@ -93,21 +93,10 @@ pub async fn execute_compaction(
     }
     let plan = read_plan(table, &timeline, instant).await?;
     let storage = table.storage();
-    // a failed attempt's files (named in its markers) go first
-    let mut change = FileChange::default();
-    for m in storage.list_all(&marker_dir(instant)).await? {
-        let rel = storage.relative(&m.location);
-        if let Some(data) = rel
-            .strip_prefix(&format!("{}/", marker_dir(instant)))
-            .and_then(|d| d.rsplit_once(".marker.").map(|(d, _)| d.to_string()))
-        {
-            if storage.exists(&data).await? {
-                storage.delete(&data).await?;
-            }
-            change.removed.push(data);
-        }
-        storage.delete(&rel).await?;
-    }
+    let mut change = FileChange {
+        removed: clear_failed_attempt(storage, instant).await?,
+        ..Default::default()
+    };
     let dir = timeline.dir();
     let inflight = Instant::new(instant, Action::Compaction, State::Inflight);
     storage
@@ -132,48 +121,12 @@ pub async fn execute_compaction(
             && !cfg.drop_partition_columns()?
             && schema.index_of("_hoodie_is_deleted").is_err(),
     });
-    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
-    let mut handles = Vec::new();
-    for (task, op) in plan.operations.iter().cloned().enumerate() {
-        let (job, permits) = (job.clone(), permits.clone());
-        let what = format!("{}/{}", op.partition_path, op.file_id);
-        handles.push((
-            what,
-            tokio::spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                compact_slice(&job, op, task).await
-            }),
-        ));
-    }
-    let stats = crate::tasks::join_writers(handles).await?;
-    let mut result = CompactionResult {
-        instant: instant.to_string(),
-        file_groups: stats.len(),
-        ..Default::default()
-    };
-    let mut by_partition: BTreeMap<String, Vec<WriteStat>> = BTreeMap::new();
-    for s in stats {
-        result.rows_written += s.num_writes as u64;
-        result.updated += s.total_updated_records_compacted as u64;
-        result.deleted += s.num_deletes as u64;
-        result.log_files += s.total_log_files_compacted as usize;
-        by_partition
-            .entry(s.partition_path.clone().unwrap_or_default())
-            .or_default()
-            .push(s);
-    }
-    let mut extra = BTreeMap::new();
-    extra.insert(
-        "schema".to_string(),
-        crate::schema::avro_schema(cfg.name(), &schema)?.to_string(),
+    let stats = compact_slices(&job, plan.operations).await?;
+    let (result, metadata) = commit_metadata(
+        instant,
+        stats,
+        &crate::schema::avro_schema(cfg.name(), &schema)?.to_string(),
     );
-    let metadata = CommitMetadata {
-        partition_to_write_stats: by_partition,
-        partition_to_replace_file_ids: None,
-        compacted: true,
-        extra_metadata: extra,
-        operation_type: Some("COMPACT".into()),
-    };
     let done = Instant::new(instant, Action::Commit, State::Completed);
     storage
         .put_if_absent(
@@ -191,6 +144,83 @@ pub async fn execute_compaction(
         let _ = storage.delete(&storage.relative(&m.location)).await;
     }
     Ok(result)
+}
+
+/// Deletes the files a failed attempt at compaction `instant` wrote (its markers name them)
+/// and the markers; returns the files deleted.
+async fn clear_failed_attempt(storage: &TableStorage, instant: &str) -> Result<Vec<String>> {
+    let mut removed = Vec::new();
+    for m in storage.list_all(&marker_dir(instant)).await? {
+        let rel = storage.relative(&m.location);
+        if let Some(data) = rel
+            .strip_prefix(&format!("{}/", marker_dir(instant)))
+            .and_then(|d| d.rsplit_once(".marker.").map(|(d, _)| d.to_string()))
+        {
+            if storage.exists(&data).await? {
+                storage.delete(&data).await?;
+            }
+            removed.push(data);
+        }
+        storage.delete(&rel).await?;
+    }
+    Ok(removed)
+}
+
+/// Compacts every slice of the plan on tasks, as many at once as there are cores; returns
+/// their write stats in plan order.
+async fn compact_slices(
+    job: &Arc<Job>,
+    operations: Vec<CompactionOperation>,
+) -> Result<Vec<WriteStat>> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
+    let mut handles = Vec::new();
+    for (task, op) in operations.into_iter().enumerate() {
+        let (job, permits) = (job.clone(), permits.clone());
+        let what = format!("{}/{}", op.partition_path, op.file_id);
+        handles.push((
+            what,
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                compact_slice(&job, op, task).await
+            }),
+        ));
+    }
+    crate::tasks::join_writers(handles).await
+}
+
+/// What compaction `instant` did and the metadata of its commit, from the slices' `stats`;
+/// `avro_schema` is the table's Avro schema.
+fn commit_metadata(
+    instant: &str,
+    stats: Vec<WriteStat>,
+    avro_schema: &str,
+) -> (CompactionResult, CommitMetadata) {
+    let mut result = CompactionResult {
+        instant: instant.to_string(),
+        file_groups: stats.len(),
+        ..Default::default()
+    };
+    let mut by_partition: BTreeMap<String, Vec<WriteStat>> = BTreeMap::new();
+    for s in stats {
+        result.rows_written += s.num_writes as u64;
+        result.updated += s.total_updated_records_compacted as u64;
+        result.deleted += s.num_deletes as u64;
+        result.log_files += s.total_log_files_compacted as usize;
+        by_partition
+            .entry(s.partition_path.clone().unwrap_or_default())
+            .or_default()
+            .push(s);
+    }
+    let mut extra = BTreeMap::new();
+    extra.insert("schema".to_string(), avro_schema.to_string());
+    let metadata = CommitMetadata {
+        partition_to_write_stats: by_partition,
+        partition_to_replace_file_ids: None,
+        compacted: true,
+        extra_metadata: extra,
+        operation_type: Some("COMPACT".into()),
+    };
+    (result, metadata)
 }
 
 /// Merges one slice of the plan into a new base file; returns its write stat.

@@ -262,54 +262,31 @@ pub(crate) async fn splice_file(
         rows: 0,
         appended: 0,
     };
-    let mut stream = crate::base_file::stream_leaves(
+    let stream = crate::base_file::stream_leaves(
         files.storage,
         files.old_rel,
         footer.clone(),
         plan.decoded.clone(),
         None,
     )?;
+    let mut stream = std::pin::pin!(stream);
     let old_file = OldFile {
         storage: files.storage,
         rel: files.old_rel,
         footer: &footer,
     };
-    // a batch that reaches into the next row group is split; its tail is kept here
-    let mut pending: Option<RecordBatch> = None;
+    let mut old_rows = OldRows {
+        stream: &mut stream,
+        pending: None,
+        rel: files.old_rel,
+    };
     for g in 0..footer.num_row_groups() {
         let mut writers = column_writers(&factory, g, &plan.reencoded, files.new_rel)?;
         let mut left = footer.row_group(g).num_rows() as usize;
         while left > 0 {
-            let batch = match pending.take() {
-                Some(b) => b,
-                None => match stream.next().await {
-                    Some(b) => b?,
-                    None => {
-                        return Err(FormatError::Corrupt {
-                            path: files.old_rel.to_string(),
-                            reason: "fewer rows than its footer says".into(),
-                        })
-                    }
-                },
-            };
-            let batch = if batch.num_rows() > left {
-                pending = Some(batch.slice(left, batch.num_rows() - left));
-                batch.slice(0, left)
-            } else {
-                batch
-            };
+            let batch = old_rows.next_up_to(left).await?;
             left -= batch.num_rows();
-            let columns = rows.merge(plan, &batch)?;
-            for (writer, (field, col)) in writers.iter_mut().zip(&columns) {
-                let Some(writer) = writer else { continue };
-                for leaf in compute_leaves(field, col)
-                    .map_err(|e| FormatError::parquet(files.new_rel, e))?
-                {
-                    writer
-                        .write(&leaf)
-                        .map_err(|e| FormatError::parquet(files.new_rel, e))?;
-                }
-            }
+            write_leaves(&mut writers, &rows.merge(plan, &batch)?, files.new_rel)?;
             done.rows += batch.num_rows() as u64;
         }
         append_row_group(
@@ -324,18 +301,16 @@ pub(crate) async fn splice_file(
         .await?;
     }
     if let Some(appended) = rows.appended()?.filter(|b| b.num_rows() > 0) {
+        // the appended rows as row groups of their own, after the old ones
         let starts = (0..appended.num_rows()).step_by(per_group);
         for (g, at) in (footer.num_row_groups()..).zip(starts) {
             let part = appended.slice(at, per_group.min(appended.num_rows() - at));
             append_inserts(&mut file, &factory, g, &part, files.new_rel)?;
             unsent.upload(&mut out, &old_file, files.new_rel).await?;
         }
-        extend_key_index(
-            &mut key_index,
-            crate::meta::record_keys(&appended),
-            files.settings.bloom_max_entries,
-            files.old_rel,
-        )?;
+        let keys = crate::meta::record_keys(&appended);
+        let max_entries = files.settings.bloom_max_entries;
+        extend_key_index(&mut key_index, keys, max_entries, files.old_rel)?;
         done.rows += appended.num_rows() as u64;
         done.appended = appended.num_rows() as u64;
     }
@@ -353,6 +328,56 @@ pub(crate) async fn splice_file(
         )
     })?;
     Ok(done)
+}
+
+/// The old file's rows, in batches cut at its row groups' ends.
+struct OldRows<'a, S> {
+    stream: S,
+    /// The tail of a batch that reached into the next row group.
+    pending: Option<RecordBatch>,
+    /// The old file, for messages.
+    rel: &'a str,
+}
+
+impl<S: futures::Stream<Item = Result<RecordBatch>> + Unpin> OldRows<'_, S> {
+    /// The next rows of the old file, at most `left` of them.
+    async fn next_up_to(&mut self, left: usize) -> Result<RecordBatch> {
+        let batch = match self.pending.take() {
+            Some(b) => b,
+            None => match self.stream.next().await {
+                Some(b) => b?,
+                None => {
+                    return Err(FormatError::Corrupt {
+                        path: self.rel.to_string(),
+                        reason: "fewer rows than its footer says".into(),
+                    })
+                }
+            },
+        };
+        if batch.num_rows() <= left {
+            return Ok(batch);
+        }
+        self.pending = Some(batch.slice(left, batch.num_rows() - left));
+        Ok(batch.slice(0, left))
+    }
+}
+
+/// Writes `columns` (one batch, in table order) through the writers of the re-encoded
+/// columns (`None`: a column whose chunk is copied).
+fn write_leaves(
+    writers: &mut [Option<ArrowColumnWriter>],
+    columns: &[(arrow::datatypes::FieldRef, ArrayRef)],
+    rel: &str,
+) -> Result<()> {
+    for (writer, (field, col)) in writers.iter_mut().zip(columns) {
+        let Some(writer) = writer else { continue };
+        for leaf in compute_leaves(field, col).map_err(|e| FormatError::parquet(rel, e))? {
+            writer
+                .write(&leaf)
+                .map_err(|e| FormatError::parquet(rel, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// How many appended rows make one row group: the block size over the old file's encoded
