@@ -255,12 +255,7 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
         return classify_set(&toks, w(0, "RESET"));
     }
     if w(0, "SHOW") && w(1, "PARTITIONS") {
-        let mut p = Parser::new(&GenericDialect {})
-            .try_with_sql(sql)
-            .map_err(perr)?;
-        p.next_token();
-        p.next_token();
-        let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+        let (mut p, name) = after_two_words(sql)?;
         expect_end(&mut p)?;
         return Ok(FrontStatement::ShowPartitions { name });
     }
@@ -356,15 +351,22 @@ fn classify_set(toks: &[Token], reset: bool) -> Result<FrontStatement> {
     Ok(FrontStatement::Set { key, value })
 }
 
-/// `ALTER TABLE name` DROP PARTITION, ADD COLUMNS, RENAME TO or SET TBLPROPERTIES (others
-/// are DataFusion's).
-fn classify_alter_table(sql: &str) -> Result<FrontStatement> {
+/// A parser of `sql` past its first two words (`SHOW PARTITIONS`, `ALTER TABLE`) and the
+/// table name after them.
+fn after_two_words(sql: &str) -> Result<(Parser<'static>, String)> {
     let mut p = Parser::new(&GenericDialect {})
         .try_with_sql(sql)
         .map_err(perr)?;
     p.next_token();
     p.next_token();
     let name = name_of(&p.parse_object_name(false).map_err(perr)?);
+    Ok((p, name))
+}
+
+/// `ALTER TABLE name` DROP PARTITION, ADD COLUMNS, RENAME TO or SET TBLPROPERTIES (others
+/// are DataFusion's).
+fn classify_alter_table(sql: &str) -> Result<FrontStatement> {
+    let (mut p, name) = after_two_words(sql)?;
     if let Some(drop) = partition_ddl::parse_drop_partitions(&mut p, &name)? {
         return Ok(drop);
     }
