@@ -456,6 +456,10 @@ async fn a_value_of_the_wrong_type_names_its_column_and_bad_sets_are_refused() {
         "INSERT INTO t SELECT column1, column2 FROM datafusion.public.src",
         "UPDATE t SET ts = (SELECT max(column1) FROM datafusion.public.src) WHERE id = 1",
         "UPDATE t SET ts = concat('x', id) WHERE id = 1",
+        "MERGE INTO t USING (SELECT 1 AS id, column1 AS ts FROM datafusion.public.src \
+         WHERE column1 = 'x') s ON t.id = s.id WHEN MATCHED THEN UPDATE SET ts = s.ts",
+        "MERGE INTO t USING (SELECT 5 AS id) s ON t.id = s.id \
+         WHEN NOT MATCHED THEN INSERT (id, ts) VALUES (s.id, 'x')",
     ] {
         let err = error(&ctx, sql).await;
         assert!(

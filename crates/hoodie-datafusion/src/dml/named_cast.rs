@@ -3,7 +3,8 @@
 //! projection under the write; a value computed at run time that the cast refuses then fails
 //! with Arrow's words alone (`Cannot cast string 'x' to value of Int32 type`), which a user of
 //! a wide table cannot place. Literals are checked before planning (`sql::write`); this is
-//! the rest.
+//! the rest, and MERGE's assignments (literal or not), whose casts hoodie's MERGE planning
+//! writes.
 
 use std::sync::Arc;
 
@@ -46,9 +47,18 @@ pub(crate) fn name_columns(input: LogicalPlan, table: &str) -> Result<LogicalPla
 /// `expr`, written into `column` of `table`, with its cast made to name the column: a cast
 /// at its top, or the one on the value of a scalar subquery (where DataFusion's UPDATE puts
 /// it).
-fn named(expr: Expr, column: &str, table: &str) -> Result<Expr> {
+pub(crate) fn named(expr: Expr, column: &str, table: &str) -> Result<Expr> {
     Ok(match expr {
         Expr::Cast(Cast { expr: value, field }) => {
+            // a cast to the same type beneath (DataFusion's MERGE planning casts an assigned
+            // value, hoodie's casts it again) is the one that can fail
+            let mut value = value;
+            while let Expr::Cast(inner) = value.as_ref() {
+                if inner.field.data_type() != field.data_type() {
+                    break;
+                }
+                value = inner.expr.clone();
+            }
             let udf = StoreCast {
                 to: field.data_type().clone(),
                 column: column.to_string(),

@@ -19,7 +19,7 @@ use hoodie_format::write::spec::WriteSpec;
 use hoodie_format::TableConfig;
 use std::ops::Not;
 
-use crate::dml::struct_cast;
+use crate::dml::{named_cast, struct_cast};
 use crate::error::HoodieError;
 
 pub(super) const TARGET_FLAG: &str = "__hoodie_t";
@@ -277,7 +277,13 @@ impl TargetColumns<'_> {
         // DataFusion's MERGE planning may have cast the value to the column already
         let v = struct_cast::by_position_in_expr(v, self.picked)?.data;
         let from = v.get_type(self.picked)?;
-        Ok(Some(struct_cast::cast_by_position(v, &from, f.data_type())))
+        let v = struct_cast::cast_by_position(v, &from, f.data_type());
+        // a value that does not fit names its column
+        Ok(Some(named_cast::named(
+            v,
+            f.name(),
+            &self.target.to_string(),
+        )?))
     }
 }
 
