@@ -17,7 +17,7 @@ use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::write::incoming::{Incoming, Interned};
 use crate::write::spec::WriteSpec;
-use crate::write::status::FileGroupWriter;
+use crate::write::status::{FileGroupWriter, OpenedFile};
 use crate::write::writer::FileSpec;
 
 /// What an insert wrote.
@@ -275,7 +275,7 @@ pub(crate) async fn write_new_file_groups(
     for (i, group) in groups.into_iter().enumerate() {
         let task = first_task + i;
         let file_id = group.file_id.clone().unwrap_or_else(new_file_id);
-        let (writer, name) = txn
+        let OpenedFile { writer, name } = txn
             .new_base_file(
                 &group.partition,
                 &file_id,

@@ -58,6 +58,14 @@ impl WriteStatus {
     }
 }
 
+/// A new base file of a pending write, opened after its marker.
+pub struct OpenedFile {
+    /// The file's writer.
+    pub writer: BaseFileWriter,
+    /// The file's name.
+    pub name: BaseFileName,
+}
+
 /// Writes file groups of a pending write: a marker before each file, each partition's
 /// metadata file once, a stat per file. Many may run at once on one write; each reports its
 /// [`WriteStatus`] to the commit.
@@ -103,7 +111,7 @@ impl FileGroupWriter {
         write_token: &str,
         schema: SchemaRef,
         settings: &FileSpec,
-    ) -> Result<(BaseFileWriter, BaseFileName)> {
+    ) -> Result<OpenedFile> {
         let storage = self.table.storage().clone();
         if self.partitions_ready.insert(partition_path.to_string()) {
             let meta = join(partition_path, PARTITION_METADATA_FILE);
@@ -125,16 +133,14 @@ impl FileGroupWriter {
         let rel = join(partition_path, &name.name());
         let marker = format!("{}/{}.marker.CREATE", marker_dir(&self.instant), rel);
         storage.put(&marker, Vec::<u8>::new()).await?;
-        Ok((
-            BaseFileWriter::try_new(
-                &storage,
-                &rel,
-                schema,
-                settings,
-                &self.table.config().dropped_columns()?,
-            )?,
-            name,
-        ))
+        let writer = BaseFileWriter::try_new(
+            &storage,
+            &rel,
+            schema,
+            settings,
+            &self.table.config().dropped_columns()?,
+        )?;
+        Ok(OpenedFile { writer, name })
     }
 
     /// Records the statistics of a written file.

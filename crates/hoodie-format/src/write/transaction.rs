@@ -23,14 +23,13 @@ use crate::concurrency::heartbeat::Heartbeat;
 use crate::concurrency::lock::TableLock;
 use crate::concurrency::ConcurrencySpec;
 use crate::error::{FormatError, Result};
-use crate::file_name::BaseFileName;
 use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
-use crate::write::status::{by_partition, FileGroupWriter, WriteHandle, WriteStatus};
-use crate::write::writer::{BaseFileWriter, FileSpec};
+use crate::write::status::{by_partition, FileGroupWriter, OpenedFile, WriteHandle, WriteStatus};
+use crate::write::writer::FileSpec;
 
 use crate::write::abandoned::WriteGuard;
 use crate::write::markers::delete_prefix;
@@ -183,7 +182,13 @@ impl Transaction {
         if let Some(lock) = lock {
             lock.release().await?;
         }
-        let (timeline, instant, heartbeat, rolled_back, guard) = started?;
+        let Started {
+            timeline,
+            instant,
+            heartbeat,
+            rolled_back,
+            guard,
+        } = started?;
         let read = read.unwrap_or_else(|| ReadSnapshot::of(&timeline));
         let known = (!rolled_back).then(|| {
             timeline.with_files(
@@ -254,7 +259,7 @@ impl Transaction {
         write_token: &str,
         schema: SchemaRef,
         settings: &FileSpec,
-    ) -> Result<(BaseFileWriter, BaseFileName)> {
+    ) -> Result<OpenedFile> {
         self.files
             .new_base_file(partition_path, file_id, write_token, schema, settings)
             .await
@@ -396,17 +401,27 @@ pub fn is_reusable(table: &HudiTable, listed: &Timeline) -> bool {
     listed.is_current(table.storage(), LISTING_REUSE_AGE)
 }
 
+/// A write's start: what [`start_instant`] did.
+struct Started {
+    /// The timeline it started from.
+    timeline: Timeline,
+    /// The write's instant time.
+    instant: String,
+    heartbeat: Option<Heartbeat>,
+    /// Whether a failed write was rolled back (the timeline is then behind the folder).
+    rolled_back: bool,
+    guard: WriteGuard,
+}
+
 /// Rolls back failed writes as the policy says, then records the requested and inflight
-/// instants of a new write (its heartbeat first); returns the timeline it started from, the
-/// instant, the heartbeat and whether a failed write was rolled back (the timeline is then
-/// behind the folder).
+/// instants of a new write (its heartbeat first).
 async fn start_instant(
     table: &HudiTable,
     operation: WriteOperation,
     action: &Action,
     concurrency: &ConcurrencySpec,
     listed: Option<Timeline>,
-) -> Result<(Timeline, String, Option<Heartbeat>, bool, WriteGuard)> {
+) -> Result<Started> {
     let timeline = match listed {
         Some(t) => t,
         None => table.timeline().await?,
@@ -462,7 +477,13 @@ async fn start_instant(
             profile.to_json(),
         )
         .await?;
-    Ok((timeline, instant, heartbeat, rollback_time.is_some(), guard))
+    Ok(Started {
+        timeline,
+        instant,
+        heartbeat,
+        rolled_back: rollback_time.is_some(),
+        guard,
+    })
 }
 
 /// The content of a write's requested instant: empty for a commit, Java's Avro

@@ -250,8 +250,11 @@ pub async fn write_upserts(
         mor: mor.as_ref(),
     };
     let (row_slice, states) = lookup.locate(&incoming, &keys, &keep, &mut result).await?;
-    let (mut buckets, inserts, moved) =
-        lookup.route_rows(&incoming, &keys, &keep, row_slice, &mut result)?;
+    let route::RoutedRows {
+        mut buckets,
+        inserts,
+        moved,
+    } = lookup.route_rows(&incoming, &keys, &keep, row_slice, &mut result)?;
     drop(keep);
     let new_groups = match &options.bucket {
         Some(spec) => {
@@ -469,7 +472,7 @@ impl Waves<'_> {
                 .ok_or_else(|| FormatError::Unsupported {
                     feature: "log-only file groups".into(),
                 })?;
-            let (writer, name) = self
+            let crate::write::status::OpenedFile { writer, name } = self
                 .txn
                 .new_base_file(
                     &slice.partition_path,

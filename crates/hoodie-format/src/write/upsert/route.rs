@@ -88,7 +88,17 @@ pub(super) struct Lookup<'a> {
 }
 
 /// The rows of each new partition's inserts, by partition path.
-type Inserts = BTreeMap<String, Vec<u32>>;
+pub(super) type Inserts = BTreeMap<String, Vec<u32>>;
+
+/// Where [`Lookup::route_rows`] sent the kept rows.
+pub(super) struct RoutedRows {
+    /// What each touched slice (by its index in the slices) takes.
+    pub buckets: BTreeMap<usize, Bucket>,
+    /// The rows no slice holds, by partition.
+    pub inserts: Inserts,
+    /// Records moved to another partition: a delete plus an insert, counted as updates.
+    pub moved: u64,
+}
 
 impl Lookup<'_> {
     /// The slice holding each kept row's record (by its index in the slices), and on
@@ -149,7 +159,7 @@ impl Lookup<'_> {
 
     /// Routes every kept row: to the bucket of the slice holding its record (an update, a
     /// delete, or a delete and an insert elsewhere when its partition changed), or to the
-    /// inserts of its partition. Returns the buckets, the inserts and the records moved.
+    /// inserts of its partition.
     pub(super) fn route_rows(
         &self,
         incoming: &Incoming,
@@ -157,7 +167,7 @@ impl Lookup<'_> {
         keep: &[u32],
         row_slice: Vec<Option<usize>>,
         result: &mut UpsertResult,
-    ) -> Result<(BTreeMap<usize, Bucket>, Inserts, u64)> {
+    ) -> Result<RoutedRows> {
         let (options, paths) = (self.options, incoming.paths());
         let mut moved = 0u64;
         let mut buckets: BTreeMap<usize, Bucket> = BTreeMap::new();
@@ -198,7 +208,11 @@ impl Lookup<'_> {
                 buckets.entry(s).or_default().updates.push(row);
             }
         }
-        Ok((buckets, inserts, moved))
+        Ok(RoutedRows {
+            buckets,
+            inserts,
+            moved,
+        })
     }
 
     /// Lets the inserts of each partition fill its small files first (as inserts of those
