@@ -425,14 +425,20 @@ impl HudiTableProvider {
                 self.partition_values(p, &dropped)
                     .map_err(HoodieError::into_datafusion)
             };
-            plans.push(crate::scan::merge_on_read_plan(
-                &crate::scan::footers::with_session_footers(&self.table, state.runtime_env()),
-                &self.schema,
+            let scan = crate::scan::MergeOnReadScan {
+                table: &crate::scan::footers::with_session_footers(
+                    &self.table,
+                    state.runtime_env(),
+                ),
+                schema: &self.schema,
                 timeline,
                 as_of,
-                merged,
                 projection,
-                &names,
+                dropped: &names,
+            };
+            plans.push(crate::scan::merge_on_read_plan(
+                scan,
+                merged,
                 &values,
                 state.config().target_partitions(),
             )?);

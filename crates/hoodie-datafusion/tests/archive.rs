@@ -12,8 +12,8 @@ use common::failing::FailingStore;
 use common::{cells as rows, copy_dir, files_under, reader, session_with_table};
 use hoodie_datafusion::HoodieContext;
 use hoodie_format::archive::{archived_entries, run_archive, ArchiveSpec};
-use hoodie_format::avro::archive::parse_archive_file;
 use hoodie_format::clean::{CleanPolicy, CleanSpec};
+use hoodie_format::inspect::parse_archive_file;
 use hoodie_format::storage::TableStorage;
 use hoodie_format::timeline::commit_metadata::CommitMetadata;
 use hoodie_format::timeline::instant::{Action, State};
@@ -294,11 +294,10 @@ async fn writes_archive_merge_on_read_tables_with_their_compactions() {
     }
     assert!(entries
         .iter()
-        .any(|e| e.instant.action == Action::Compaction
-            && e.payload("hoodieCompactionPlan").is_some()));
+        .any(|e| e.instant.action == Action::Compaction && e.compaction_operations().is_some()));
     assert!(entries
         .iter()
-        .any(|e| e.instant.action == Action::Clean && e.payload("hoodieCleanMetadata").is_some()));
+        .any(|e| e.instant.action == Action::Clean && e.clean_metadata().is_some()));
     let compacted = entries
         .iter()
         .filter(|e| e.instant.action == Action::Commit && e.instant.state == State::Completed)

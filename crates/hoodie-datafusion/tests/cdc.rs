@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use hoodie_datafusion::{HoodieConfig, HoodieContext};
-use hoodie_format::log::block::{header, parse_blocks, BlockType};
+use hoodie_format::inspect::{header, parse_blocks, BlockType};
 
 async fn ctx(tmp: &Path) -> HoodieContext {
     HoodieContext::new(HoodieConfig::new(tmp.join("wh")))

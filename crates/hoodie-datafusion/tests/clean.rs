@@ -10,9 +10,9 @@ use std::sync::Arc;
 use common::failing::FailingStore;
 use common::{cells as rows, copy_dir, files_under, reader, session_with_table, text};
 use hoodie_datafusion::HoodieContext;
-use hoodie_format::avro::clean::{parse_clean_metadata, parse_cleaner_plan};
 use hoodie_format::clean::{run_clean, CleanPolicy, CleanSpec};
 use hoodie_format::fs_view::TableListing;
+use hoodie_format::inspect::{parse_clean_metadata, parse_cleaner_plan};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 

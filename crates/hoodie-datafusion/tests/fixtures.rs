@@ -274,11 +274,9 @@ async fn merge_on_read_tables_merge_their_logs_and_empty_tables_read() {
         .path()
         .join("quickstart_trips_table_mor_avro_v8_trips_8i3u1d/v8_trips_8i3u1d");
     let plan_file = trips.join(".hoodie/timeline/20251220210129235.compaction.requested");
-    let plan = hoodie_format::avro::compaction_plan::parse_compaction_plan(
-        &std::fs::read(&plan_file).unwrap(),
-        "plan",
-    )
-    .unwrap();
+    let plan =
+        hoodie_format::inspect::parse_compaction_plan(&std::fs::read(&plan_file).unwrap(), "plan")
+            .unwrap();
     assert_eq!((plan.version, plan.operations.len()), (2, 3));
     let chennai = plan
         .operations

@@ -69,7 +69,7 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
     let restamped = "SELECT count(DISTINCT _hoodie_commit_seqno) FROM t WHERE id % 5 = 3 AND _hoodie_commit_time = (SELECT max(_hoodie_commit_time) FROM t)";
     assert_eq!(count(ctx, restamped).await, 400);
 
-    use hoodie_format::bloom::{
+    use hoodie_format::inspect::{
         BLOOM_FILTER_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
     };
     let rewrites = f.rewrites().await;
@@ -110,8 +110,9 @@ async fn update_copies_the_chunks_of_unassigned_columns() {
             MIN_RECORD_KEY_FOOTER_KEY,
             MAX_RECORD_KEY_FOOTER_KEY,
         ] {
-            let value =
-                |p: &Path| hoodie_format::footer::footer_value(&footer(p), key).map(str::to_string);
+            let value = |p: &Path| {
+                hoodie_format::inspect::footer_value(&footer(p), key).map(str::to_string)
+            };
             assert!(value(&old).is_some());
             assert_eq!(value(&new), value(&old), "{key}");
         }
@@ -419,9 +420,9 @@ async fn compaction_of_updates_copies_the_chunks_they_do_not_change() {
         }
         if partition == "p=1" {
             // the key index carries over
-            use hoodie_format::bloom::BLOOM_FILTER_FOOTER_KEY;
+            use hoodie_format::inspect::BLOOM_FILTER_FOOTER_KEY;
             let bloom = |p: &Path| {
-                hoodie_format::footer::footer_value(&footer(p), BLOOM_FILTER_FOOTER_KEY)
+                hoodie_format::inspect::footer_value(&footer(p), BLOOM_FILTER_FOOTER_KEY)
                     .map(str::to_string)
             };
             assert!(bloom(&old).is_some());

@@ -94,9 +94,9 @@ async fn upsert_rewrites_only_touched_file_groups() {
 /// The footer's bloom filter equals a fresh DYNAMIC_V0 filter (default sizing) given the file's
 /// record keys in file order, and its min/max keys are the keys' extremes.
 async fn assert_key_index_is_exact(table: &HudiTable, rel: &str) {
-    use hoodie_format::bloom::{self, HoodieBloomFilter};
-    use hoodie_format::footer::{footer_value, read_footer};
-    let keys = hoodie_format::base_file::read_record_keys(table.storage(), rel)
+    use hoodie_format::inspect::{self as bloom, HoodieBloomFilter};
+    use hoodie_format::inspect::{footer_value, read_footer};
+    let keys = hoodie_format::inspect::read_record_keys(table.storage(), rel)
         .await
         .unwrap();
     let keys: Vec<&str> = keys.iter().flatten().collect();

@@ -57,11 +57,6 @@ impl FieldPath {
         self.children.is_empty()
     }
 
-    /// The field as written.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The field's values, given the top-level column (a NULL struct gives NULL values).
     pub fn values(&self, top_column: &ArrayRef) -> Result<ArrayRef> {
         let mut col = top_column.clone();

@@ -5,10 +5,10 @@
 //! view and the commit protocol. Everything works on plain Arrow record batches.
 
 pub mod archive;
-pub mod avro;
-pub mod base_file;
-pub mod bloom;
-pub mod bucket;
+pub(crate) mod avro;
+pub(crate) mod base_file;
+pub(crate) mod bloom;
+pub(crate) mod bucket;
 pub mod cdc;
 pub mod clean;
 pub mod client;
@@ -22,14 +22,16 @@ pub mod footer;
 pub mod fs_view;
 pub mod history;
 pub(crate) mod index;
+pub mod inspect;
 pub mod keygen;
 pub mod location;
-pub mod log;
+pub(crate) mod log;
 pub(crate) mod merge_rule;
 pub mod meta;
 pub mod new_table;
 pub mod properties;
-pub mod properties_file;
+pub(crate) mod properties_file;
+pub mod read;
 pub mod savepoint;
 pub mod schema;
 pub mod storage;

@@ -18,6 +18,9 @@ pub const PARTITION_PATH: &str = "_hoodie_partition_path";
 /// `_hoodie_file_name`: the base file the record is in.
 pub const FILE_NAME: &str = "_hoodie_file_name";
 
+/// `_hoodie_is_deleted`: a data column whose `true` marks the record as a delete.
+pub const IS_DELETED: &str = "_hoodie_is_deleted";
+
 /// The meta columns in order.
 pub const META_COLUMNS: [&str; 5] = [
     COMMIT_TIME,

@@ -96,3 +96,10 @@ impl NewTable {
         Ok(p)
     }
 }
+
+/// Checks a bucket index's hash fields (`hoodie.bucket.index.hash.field`, the record key
+/// fields when `None`) against the table's record key fields: they must be among them, so a
+/// CREATE TABLE is refused before its first write would be.
+pub fn check_bucket_hash_fields(hash: Option<&str>, key_fields: &[String]) -> Result<()> {
+    crate::bucket::BucketSpec::new(1, hash, key_fields).map(|_| ())
+}

@@ -4,6 +4,8 @@ use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};
 use crate::properties::Properties;
 
+pub use crate::properties_file::{PROPERTIES_BACKUP, PROPERTIES_FILE};
+
 /// Copy-on-write or merge-on-read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableType {

@@ -13,8 +13,8 @@ use datafusion::catalog::SchemaProvider;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::TableType;
-use hoodie_format::properties_file::{PROPERTIES_BACKUP, PROPERTIES_FILE};
 use hoodie_format::storage::TableStorage;
+use hoodie_format::table_config::{PROPERTIES_BACKUP, PROPERTIES_FILE};
 use hoodie_format::HudiTable;
 
 use crate::ddl::table_name::name_problem;

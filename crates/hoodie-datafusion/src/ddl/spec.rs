@@ -141,7 +141,7 @@ impl TableSpec {
         {
             // the hash fields must be key fields: refused here rather than at the first write
             let hash = self.option(&config::BUCKET_HASH_FIELD);
-            hoodie_format::bucket::BucketSpec::new(1, hash.as_deref(), &keys)?;
+            hoodie_format::new_table::check_bucket_hash_fields(hash.as_deref(), &keys)?;
         }
         let mut partitions = self.resolve("partition", &self.partition_by)?;
         if partitions.is_empty() {

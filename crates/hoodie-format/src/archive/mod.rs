@@ -9,7 +9,7 @@
 //! instants in both timelines; the next archival archives them again and readers of the
 //! archive keep one entry per instant state.
 
-pub mod select;
+pub(crate) mod select;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 

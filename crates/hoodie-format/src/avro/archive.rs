@@ -14,8 +14,6 @@ use std::collections::HashMap;
 use apache_avro::types::Value;
 use apache_avro::Schema;
 
-/// An Avro value of an archived entry (the record and its payloads).
-pub use apache_avro::types::Value as Record;
 use bytes::Bytes;
 
 use crate::error::{FormatError, Result};
@@ -368,8 +366,28 @@ impl ArchivedEntry {
         }
     }
 
+    /// How many operations an archived compaction's plan held (`None` when the entry has no
+    /// compaction plan).
+    pub fn compaction_operations(&self) -> Option<usize> {
+        fn count(v: &Value) -> usize {
+            match v {
+                Value::Union(_, inner) => count(inner),
+                Value::Array(items) => items.len(),
+                _ => 0,
+            }
+        }
+        let plan = self.payload("hoodieCompactionPlan")?;
+        Some(super::value::field(plan, "operations").map_or(0, count))
+    }
+
+    /// The metadata of an archived completed clean.
+    pub fn clean_metadata(&self) -> Option<super::clean::CleanMetadata> {
+        self.payload("hoodieCleanMetadata")
+            .map(super::clean::clean_metadata_of)
+    }
+
     /// The payload record in field `name`, if the entry has one.
-    pub fn payload(&self, name: &str) -> Option<&Value> {
+    pub(crate) fn payload(&self, name: &str) -> Option<&Value> {
         super::value::field(&self.record, name).filter(|v| !matches!(v, Value::Null))
     }
 }

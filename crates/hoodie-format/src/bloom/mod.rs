@@ -39,10 +39,6 @@ use base64::Engine as _;
 /// Parquet footer key holding the Base64-serialized record-key bloom filter.
 pub const BLOOM_FILTER_FOOTER_KEY: &str = "org.apache.hudi.bloomfilter";
 
-/// Footer key under which pre-Apache ("com.uber.hoodie") writers stored the bloom filter.
-/// Java readers also accept it; new files never use it.
-pub const LEGACY_BLOOM_FILTER_FOOTER_KEY: &str = "com.uber.hoodie.bloomfilter";
-
 /// Parquet footer key holding the bloom filter type code ([`BloomFilterType::as_code`]).
 /// Java writes it only for dynamic filters; when it is absent the filter is `SIMPLE`.
 pub const BLOOM_FILTER_TYPE_CODE_KEY: &str = "hoodie_bloom_filter_type_code";
@@ -205,7 +201,7 @@ pub enum BloomError {
 /// Keys are added and tested as the UTF-8 bytes of the record key, as Java does.
 ///
 /// ```
-/// use hoodie_format::bloom::{BloomFilterType, HoodieBloomFilter};
+/// use hoodie_format::inspect::{BloomFilterType, HoodieBloomFilter};
 ///
 /// let mut filter = HoodieBloomFilter::default_dynamic();
 /// filter.add("id:1");

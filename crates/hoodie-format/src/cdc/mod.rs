@@ -13,7 +13,7 @@
 pub mod changes;
 pub mod extract;
 pub mod json;
-pub mod log;
+pub(crate) mod log;
 
 use std::sync::Arc;
 

@@ -9,9 +9,10 @@ mod plan;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+pub use crate::avro::clean::CleanMetadata;
 use crate::avro::clean::{
     clean_metadata_avro, cleaner_plan_avro, parse_clean_metadata, parse_cleaner_plan,
-    CleanMetadata, CleanPartition, CleanerPlan, CLEAN_METADATA_VERSION,
+    CleanPartition, CleanerPlan, CLEAN_METADATA_VERSION,
 };
 use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};

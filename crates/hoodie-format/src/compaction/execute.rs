@@ -119,7 +119,7 @@ pub async fn execute_compaction(
         keys: KeySource::for_table(cfg, &schema)?,
         splice: cfg.populate_meta_fields()?
             && !cfg.drop_partition_columns()?
-            && schema.index_of("_hoodie_is_deleted").is_err(),
+            && schema.index_of(crate::meta::IS_DELETED).is_err(),
     });
     let stats = compact_slices(&job, plan.operations).await?;
     let (result, metadata) = commit_metadata(

@@ -13,7 +13,7 @@ use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};
 
 pub mod conflict;
-pub mod heartbeat;
+pub(crate) mod heartbeat;
 pub mod lock;
 
 /// What happens to the pending instants of failed writers (`hoodie.cleaner.policy.failed.writes`).

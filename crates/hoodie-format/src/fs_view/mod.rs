@@ -2,9 +2,9 @@
 //! The table's [`listing`] (its data files by file group) is held against the commits that
 //! wrote them ([`integrity`]) when it is taken, and kept between statements by the [`cache`].
 
-pub mod cache;
-pub mod integrity;
-pub mod listing;
+pub(crate) mod cache;
+pub(crate) mod integrity;
+pub(crate) mod listing;
 
 pub use cache::{FileChange, ListingCache};
 pub use listing::{

@@ -118,11 +118,6 @@ impl RecordKeys {
             RecordKeys::Int(a) => a.len(),
         }
     }
-
-    /// Whether there are no keys.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]

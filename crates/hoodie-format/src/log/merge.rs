@@ -259,11 +259,6 @@ impl LogMerger {
         self.log.masks.any_partial()
     }
 
-    /// Whether no key has a logged change.
-    pub fn is_empty(&self) -> bool {
-        self.state.states.is_empty()
-    }
-
     /// A batch of base records merged with the logs: each record kept, replaced by its logged
     /// version, or dropped, in the base order.
     pub fn merge_base(&mut self, base: &RecordBatch) -> Result<RecordBatch> {

@@ -92,8 +92,6 @@ impl OrdKey {
 /// The merge rules of a table.
 #[derive(Debug, Clone)]
 pub struct MergeRules {
-    /// Event-time or commit-time ordering.
-    pub mode: MergeMode,
     /// The ordering field (event-time ordering only).
     pub ordering: Option<FieldPath>,
     /// The `_hoodie_is_deleted` column, if the schema has one.
@@ -110,9 +108,8 @@ impl MergeRules {
             _ => None,
         };
         Self {
-            mode,
             ordering,
-            is_deleted: schema.index_of("_hoodie_is_deleted").ok(),
+            is_deleted: schema.index_of(crate::meta::IS_DELETED).ok(),
         }
     }
 

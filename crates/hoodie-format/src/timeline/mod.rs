@@ -223,6 +223,17 @@ impl Timeline {
         let bytes = storage.get(&rel).await?;
         CommitMetadata::parse(&bytes, &rel)
     }
+
+    /// The instants a completed rollback rolled back.
+    pub async fn read_rolled_back(
+        &self,
+        storage: &TableStorage,
+        rollback: &Instant,
+    ) -> Result<Vec<String>> {
+        let rel = format!("{}/{}", self.dir, rollback.file_name(self.layout));
+        let bytes = storage.get(&rel).await?;
+        crate::avro::rollback::rolled_back_instants(&bytes, &rel)
+    }
 }
 
 #[cfg(test)]

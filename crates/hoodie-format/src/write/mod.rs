@@ -9,7 +9,7 @@
 
 pub mod abandoned;
 pub mod alter_schema;
-pub mod cdc_log;
+pub(crate) mod cdc_log;
 pub mod change_set;
 pub(crate) mod column_diff;
 pub mod delete_partition;
@@ -17,7 +17,7 @@ pub mod incoming;
 pub mod insert;
 mod markers;
 pub mod options;
-pub mod overwrite;
+pub(crate) mod overwrite;
 pub mod rollback;
 pub mod spec;
 pub(crate) mod splice;

@@ -4,7 +4,7 @@
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use hoodie_format::archive::archived_entries;
-use hoodie_format::avro::clean::{clean_metadata_of, CleanMetadata};
+use hoodie_format::clean::CleanMetadata;
 use hoodie_format::clean::{finish_pending_cleans, list_cleans, run_clean as clean, CleanSpec};
 use hoodie_format::config::{self, ConfigKey};
 use hoodie_format::timeline::instant::{Action, Instant, State};
@@ -103,7 +103,7 @@ async fn archived_cleans(
         .into_iter()
         .filter(|e| e.instant.action == Action::Clean && e.instant.state == State::Completed)
         .filter_map(|e| {
-            let m = clean_metadata_of(e.payload("hoodieCleanMetadata")?);
+            let m = e.clean_metadata()?;
             Some((e.instant, m))
         })
         .collect())

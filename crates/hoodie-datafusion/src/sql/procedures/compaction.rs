@@ -316,16 +316,7 @@ async fn archived_rows(
     let plans: std::collections::HashMap<&str, usize> = entries
         .iter()
         .filter(|e| e.instant.action == Action::Compaction)
-        .filter_map(|e| {
-            let ops = match e.payload("hoodieCompactionPlan")? {
-                hoodie_format::avro::archive::Record::Record(fields) => fields
-                    .iter()
-                    .find(|(n, _)| n == "operations")
-                    .map_or(0, |(_, v)| operation_count(v)),
-                _ => 0,
-            };
-            Some((e.instant.timestamp.as_str(), ops))
-        })
+        .filter_map(|e| Some((e.instant.timestamp.as_str(), e.compaction_operations()?)))
         .collect();
     let mut rows = Vec::new();
     let done = entries.iter().rev().filter(|e| {
@@ -356,12 +347,4 @@ async fn archived_rows(
         }
     }
     Ok(rows)
-}
-
-fn operation_count(v: &hoodie_format::avro::archive::Record) -> usize {
-    match v {
-        hoodie_format::avro::archive::Record::Union(_, inner) => operation_count(inner),
-        hoodie_format::avro::archive::Record::Array(items) => items.len(),
-        _ => 0,
-    }
 }

@@ -158,9 +158,7 @@ async fn rolled_back(
     timeline: &hoodie_format::timeline::Timeline,
     i: &hoodie_format::timeline::instant::Instant,
 ) -> Result<Option<String>> {
-    let rel = format!("{}/{}", timeline.dir(), i.file_name(timeline.layout()));
-    let bytes = table.storage().get(&rel).await?;
-    let targets = hoodie_format::avro::rollback::rolled_back_instants(&bytes, &rel)?;
+    let targets = timeline.read_rolled_back(table.storage(), i).await?;
     Ok(Some(format!("Rolled back {}", targets.join(", "))))
 }
 

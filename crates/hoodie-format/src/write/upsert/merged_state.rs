@@ -52,7 +52,7 @@ pub(super) async fn stored_state(
     if let Some(o) = &options.ordering_field {
         cols.push(schema.index_of(o.split('.').next().unwrap_or(o))?);
     }
-    if let Ok(i) = schema.index_of("_hoodie_is_deleted") {
+    if let Ok(i) = schema.index_of(crate::meta::IS_DELETED) {
         cols.push(i);
     }
     cols.sort_unstable();

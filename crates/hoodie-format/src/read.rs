@@ -1,0 +1,257 @@
+//! The snapshot read of merge-on-read file slices that have log files, for any engine: a
+//! [`SliceReader`] holds what every slice of one scan shares (the columns read, the merge mode,
+//! which log blocks count); [`SliceReader::open`] reads a slice's logs once and returns its
+//! merged rows as a stream (its base file batch by batch with the logs applied, then the logged
+//! records no base record held), with the bytes the logs hold so that the engine can reserve
+//! them in its memory pool before the rows flow.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::datatypes::SchemaRef;
+use futures::stream::{self, BoxStream, StreamExt};
+
+use crate::error::{FormatError, Result};
+use crate::fs_view::FileSlice;
+use crate::log::base_ordering::unneeded_base_ordering;
+use crate::log::keys::KeySource;
+use crate::log::merge::{LogMerger, MergeRules};
+use crate::log::read::{read_slice_logs, Admission};
+use crate::storage::TableStorage;
+use crate::timeline::Timeline;
+use crate::HudiTable;
+
+/// What every slice of one merge-on-read scan shares.
+#[derive(Debug)]
+pub struct SliceReader {
+    storage: TableStorage,
+    /// Which log blocks are read.
+    admission: Admission,
+    /// The columns the merge reads: the query's plus the key, ordering and delete columns.
+    working: SchemaRef,
+    /// The query's columns, as positions in `working`.
+    output: Vec<usize>,
+    out_schema: SchemaRef,
+    rules: MergeRules,
+    keys: KeySource,
+    /// Partition columns the files leave out, as positions in `working`, each with its
+    /// position among the columns the reader was told the files leave out.
+    dropped: Vec<(usize, usize)>,
+}
+
+/// A slice opened by [`SliceReader::open`].
+pub struct OpenedSlice {
+    /// The bytes the slice's logs hold in memory while its rows are read.
+    pub memory_size: usize,
+    /// The slice's merged rows, in the reader's output schema.
+    pub rows: BoxStream<'static, Result<RecordBatch>>,
+}
+
+impl SliceReader {
+    /// A reader of `projection` of `schema` (the table's schema as the scan sees it; all of
+    /// it when `None`) as of `as_of` on `timeline` (its latest instant when `None`);
+    /// `dropped` names the partition columns the data files leave out.
+    pub fn new(
+        table: &HudiTable,
+        schema: &SchemaRef,
+        (timeline, as_of): (&Timeline, Option<&str>),
+        projection: Option<&[usize]>,
+        dropped: &[String],
+    ) -> Result<Self> {
+        let cfg = table.config();
+        let keys = KeySource::for_table(cfg, schema)?;
+        let wanted: Vec<usize> = match projection {
+            Some(p) => p.to_vec(),
+            None => (0..schema.fields().len()).collect(),
+        };
+        // the merge's own columns: the record key, the ordering field, the delete marker
+        let mut needed = wanted.clone();
+        let mut add = |name: &str| {
+            let top = name.split('.').next().unwrap_or(name);
+            if let Ok(i) = schema.index_of(top) {
+                needed.push(i);
+            }
+        };
+        match keys.column() {
+            Some(c) => add(c),
+            None => cfg.record_key_fields().iter().for_each(|k| add(k)),
+        }
+        if let Some(o) = cfg.ordering_field() {
+            add(&o);
+        }
+        add(crate::meta::IS_DELETED);
+        needed.sort_unstable();
+        needed.dedup();
+        let working = Arc::new(schema.project(&needed)?);
+        let output: Vec<usize> = wanted
+            .iter()
+            .filter_map(|w| needed.binary_search(w).ok())
+            .collect();
+        let out_schema = Arc::new(schema.project(&wanted)?);
+        let rules = MergeRules::new(&working, cfg.merge_mode()?, cfg.ordering_field().as_deref());
+        let dropped = dropped
+            .iter()
+            .enumerate()
+            .filter_map(|(j, d)| working.index_of(d).ok().map(|i| (i, j)))
+            .collect();
+        Ok(Self {
+            storage: table.storage().clone(),
+            admission: Admission::of(timeline, as_of),
+            working,
+            output,
+            out_schema,
+            rules,
+            keys,
+            dropped,
+        })
+    }
+
+    /// The schema of the rows the reader gives.
+    pub fn output_schema(&self) -> &SchemaRef {
+        &self.out_schema
+    }
+
+    /// Whether the reader needs the values of the columns the files leave out (else
+    /// [`SliceReader::open`] may be given none).
+    pub fn needs_partition_values(&self) -> bool {
+        !self.dropped.is_empty()
+    }
+
+    /// Reads `slice`'s logs and opens its merged rows. `partition_values` holds, for each of
+    /// the columns named as left out of the files, its value in the slice's partition as an
+    /// array of one element (empty when [`SliceReader::needs_partition_values`] is false).
+    pub async fn open(
+        self: &Arc<Self>,
+        slice: &FileSlice,
+        partition_values: Vec<ArrayRef>,
+    ) -> Result<OpenedSlice> {
+        let gate = self.clone();
+        let admits = move |i: &str| gate.admission.admits(i);
+        let logs = read_slice_logs(&self.storage, &slice.log_files, &admits, &self.working).await?;
+        let merger = LogMerger::new(&self.working, logs.contents, &self.keys, self.rules.clone())?;
+        let memory_size = merger.memory_size();
+        let base = match &slice.base_file {
+            Some(b) => Some(self.base_rows(&b.rel_path, &merger).await?),
+            None => None,
+        };
+        let fill = Fill {
+            at: self.dropped.iter().map(|(i, _)| *i).collect(),
+            values: self
+                .dropped
+                .iter()
+                .filter_map(|(_, j)| partition_values.get(*j).cloned())
+                .collect(),
+            partition: slice.partition_path.clone(),
+        };
+        let reader = self.clone();
+        let rows = merged_rows(merger, base, fill)
+            .map(move |b| b.and_then(|b| reader.project(&b)))
+            .boxed();
+        Ok(OpenedSlice { memory_size, rows })
+    }
+
+    /// The base file's rows in the working schema, its ordering column left unread when the
+    /// logs make it unneeded (and the query does not want it).
+    async fn base_rows(
+        &self,
+        rel: &str,
+        merger: &LogMerger,
+    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        let dropped: Vec<String> = self
+            .dropped
+            .iter()
+            .map(|&(i, _)| self.working.field(i).name().clone())
+            .collect();
+        let ordering_wanted = self
+            .rules
+            .ordering
+            .as_ref()
+            .is_some_and(|p| self.output.contains(&p.top()));
+        let (rows, _) = crate::base_file::stream_base_file_without(
+            &self.storage,
+            rel,
+            &self.working,
+            &dropped,
+            |footer| {
+                (!ordering_wanted)
+                    .then(|| unneeded_base_ordering(merger, &self.working, footer))
+                    .flatten()
+            },
+        )
+        .await?;
+        Ok(rows.boxed())
+    }
+
+    /// The query's columns of a merged batch.
+    fn project(&self, b: &RecordBatch) -> Result<RecordBatch> {
+        let cols = self.output.iter().map(|&i| b.column(i).clone()).collect();
+        Ok(RecordBatch::try_new_with_options(
+            self.out_schema.clone(),
+            cols,
+            &RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+        )?)
+    }
+}
+
+/// The partition values a slice's base batches get in the columns its files leave out.
+struct Fill {
+    at: Vec<usize>,
+    values: Vec<ArrayRef>,
+    partition: String,
+}
+
+impl Fill {
+    fn apply(&self, b: RecordBatch) -> Result<RecordBatch> {
+        if self.at.is_empty() {
+            return Ok(b);
+        }
+        if self.values.len() != self.at.len() || self.values.iter().any(|v| v.len() != 1) {
+            return Err(FormatError::Corrupt {
+                path: self.partition.clone(),
+                reason: "the partition's values of the columns its files leave out are missing"
+                    .into(),
+            });
+        }
+        let first = UInt32Array::from(vec![0u32; b.num_rows()]);
+        let mut cols = b.columns().to_vec();
+        for (&i, v) in self.at.iter().zip(&self.values) {
+            cols[i] = arrow::compute::take(v.as_ref(), &first, None)?;
+        }
+        Ok(RecordBatch::try_new(b.schema(), cols)?)
+    }
+}
+
+/// Where a slice's merged rows are: its base batches, then the logged rows no base row held.
+enum Phase {
+    Base(BoxStream<'static, Result<RecordBatch>>),
+    Rest,
+    Done,
+}
+
+fn merged_rows(
+    merger: LogMerger,
+    base: Option<BoxStream<'static, Result<RecordBatch>>>,
+    fill: Fill,
+) -> impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static {
+    let phase = base.map_or(Phase::Rest, Phase::Base);
+    let fill = Arc::new(fill);
+    stream::unfold((merger, phase), move |(mut merger, phase)| {
+        let fill = fill.clone();
+        async move {
+            let (item, next) = match phase {
+                Phase::Base(mut s) => match s.next().await {
+                    Some(Ok(b)) => {
+                        let merged = fill.apply(b).and_then(|b| merger.merge_base(&b));
+                        (Some(merged), Phase::Base(s))
+                    }
+                    Some(Err(e)) => (Some(Err(e)), Phase::Done),
+                    None => (None, Phase::Rest),
+                },
+                Phase::Rest => (merger.remaining().transpose(), Phase::Done),
+                Phase::Done => return None,
+            };
+            Some((item, (merger, next)))
+        }
+    })
+    .filter_map(|item| async move { item })
+}
