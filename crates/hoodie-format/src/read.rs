@@ -13,9 +13,9 @@ use futures::stream::{self, BoxStream, StreamExt};
 
 use crate::error::{FormatError, Result};
 use crate::fs_view::FileSlice;
+use crate::log::apply::{LogApplier, Precedence};
 use crate::log::base_ordering::unneeded_base_ordering;
 use crate::log::keys::KeySource;
-use crate::log::merge::{LogMerger, MergeRules};
 use crate::log::read::{read_slice_logs, Admission};
 use crate::storage::TableStorage;
 use crate::timeline::Timeline;
@@ -32,7 +32,7 @@ pub struct SliceReader {
     /// The query's columns, as positions in `working`.
     output: Vec<usize>,
     out_schema: SchemaRef,
-    rules: MergeRules,
+    rules: Precedence,
     keys: KeySource,
     /// Partition columns the files leave out, as positions in `working`, each with its
     /// position among the columns the reader was told the files leave out.
@@ -88,7 +88,7 @@ impl SliceReader {
             .filter_map(|w| needed.binary_search(w).ok())
             .collect();
         let out_schema = Arc::new(schema.project(&wanted)?);
-        let rules = MergeRules::new(&working, cfg.merge_mode()?, cfg.ordering_field().as_deref());
+        let rules = Precedence::new(&working, cfg.merge_mode()?, cfg.ordering_field().as_deref());
         let dropped = dropped
             .iter()
             .enumerate()
@@ -128,10 +128,11 @@ impl SliceReader {
         let gate = self.clone();
         let admits = move |i: &str| gate.admission.admits(i);
         let logs = read_slice_logs(&self.storage, &slice.log_files, &admits, &self.working).await?;
-        let merger = LogMerger::new(&self.working, logs.contents, &self.keys, self.rules.clone())?;
-        let memory_size = merger.memory_size();
+        let applier =
+            LogApplier::new(&self.working, logs.contents, &self.keys, self.rules.clone())?;
+        let memory_size = applier.memory_size();
         let base = match &slice.base_file {
-            Some(b) => Some(self.base_rows(&b.rel_path, &merger).await?),
+            Some(b) => Some(self.base_rows(&b.rel_path, &applier).await?),
             None => None,
         };
         let fill = Fill {
@@ -144,7 +145,7 @@ impl SliceReader {
             partition: slice.partition_path.clone(),
         };
         let reader = self.clone();
-        let rows = merged_rows(merger, base, fill)
+        let rows = merged_rows(applier, base, fill)
             .map(move |b| b.and_then(|b| reader.project(&b)))
             .boxed();
         Ok(OpenedSlice { memory_size, rows })
@@ -155,7 +156,7 @@ impl SliceReader {
     async fn base_rows(
         &self,
         rel: &str,
-        merger: &LogMerger,
+        applier: &LogApplier,
     ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
         let dropped: Vec<String> = self
             .dropped
@@ -174,7 +175,7 @@ impl SliceReader {
             &dropped,
             |footer| {
                 (!ordering_wanted)
-                    .then(|| unneeded_base_ordering(merger, &self.working, footer))
+                    .then(|| unneeded_base_ordering(applier, &self.working, footer))
                     .flatten()
             },
         )
@@ -229,28 +230,28 @@ enum Phase {
 }
 
 fn merged_rows(
-    merger: LogMerger,
+    applier: LogApplier,
     base: Option<BoxStream<'static, Result<RecordBatch>>>,
     fill: Fill,
 ) -> impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static {
     let phase = base.map_or(Phase::Rest, Phase::Base);
     let fill = Arc::new(fill);
-    stream::unfold((merger, phase), move |(mut merger, phase)| {
+    stream::unfold((applier, phase), move |(mut applier, phase)| {
         let fill = fill.clone();
         async move {
             let (item, next) = match phase {
                 Phase::Base(mut s) => match s.next().await {
                     Some(Ok(b)) => {
-                        let merged = fill.apply(b).and_then(|b| merger.merge_base(&b));
+                        let merged = fill.apply(b).and_then(|b| applier.apply_to_base(&b));
                         (Some(merged), Phase::Base(s))
                     }
                     Some(Err(e)) => (Some(Err(e)), Phase::Done),
                     None => (None, Phase::Rest),
                 },
-                Phase::Rest => (merger.remaining().transpose(), Phase::Done),
+                Phase::Rest => (applier.remaining().transpose(), Phase::Done),
                 Phase::Done => return None,
             };
-            Some((item, (merger, next)))
+            Some((item, (applier, next)))
         }
     })
     .filter_map(|item| async move { item })

@@ -1,11 +1,11 @@
 //! Scans of Hudi tables: base files through DataFusion's parquet scan, merge-on-read slices
-//! with log files through [`merged::MergedSliceExec`].
+//! with log files through [`merged::MergeOnReadExec`].
 
 pub mod cdc;
 pub(crate) mod footers;
 pub(crate) mod functions;
 pub(crate) mod history;
-pub(crate) mod merged;
+pub(crate) mod merge_on_read;
 pub(crate) mod opened;
 pub mod read_kind;
 pub(crate) mod snapshot;
@@ -22,7 +22,7 @@ use hoodie_format::timeline::Timeline;
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;
-use merged::{MergedSliceExec, SliceJob};
+use merge_on_read::{MergeOnReadExec, SliceJob};
 
 /// What a merge-on-read scan reads: the table as of an instant of its timeline, the columns
 /// of its schema it projects, and which of them the files leave out.
@@ -66,5 +66,5 @@ pub(crate) fn merge_on_read_plan(
             partition_values: values,
         });
     }
-    Ok(Arc::new(MergedSliceExec::new(reader, jobs, partitions)))
+    Ok(Arc::new(MergeOnReadExec::new(reader, jobs, partitions)))
 }

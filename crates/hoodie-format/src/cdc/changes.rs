@@ -21,7 +21,7 @@ use super::extract::{CdcSplit, Inference};
 use super::log::read_cdc_log;
 use super::{change_schema, CdcMode, CdcOp, ChangeRows, AFTER, BEFORE};
 use crate::error::Result;
-use crate::log::merge::MergeRules;
+use crate::log::apply::Precedence;
 use crate::log::read::{read_slice_logs, Admission, LogContent};
 use crate::log::slice::{KeySet, SliceFiles, SliceReader};
 use crate::meta::RECORD_KEY;
@@ -33,7 +33,7 @@ pub struct ChangeReader {
     storage: TableStorage,
     schema: SchemaRef,
     out: SchemaRef,
-    rules: MergeRules,
+    rules: Precedence,
     dropped: Vec<String>,
     admission: Admission,
     mode: CdcMode,
@@ -56,7 +56,7 @@ impl ChangeReader {
         let ordering = config.ordering_field();
         Ok(Self {
             storage: table.storage().clone(),
-            rules: MergeRules::new(&schema, config.merge_mode()?, ordering.as_deref()),
+            rules: Precedence::new(&schema, config.merge_mode()?, ordering.as_deref()),
             out: change_schema(&schema),
             schema,
             dropped: config.dropped_columns()?,

@@ -13,8 +13,8 @@ use crate::base_file::stream_base_file;
 use crate::error::{FormatError, Result};
 use crate::file_name::{write_token, BaseFileName};
 use crate::fs_view::FileChange;
+use crate::log::apply::{LogApplier, Precedence};
 use crate::log::keys::KeySource;
-use crate::log::merge::{LogMerger, MergeRules};
 use crate::log::read::{read_slice_logs, Admission};
 use crate::storage::TableStorage;
 use crate::table::HudiTable;
@@ -49,7 +49,7 @@ struct Job {
     files: FileSpec,
     dropped: Vec<String>,
     admission: Admission,
-    rules: MergeRules,
+    rules: Precedence,
     keys: KeySource,
     /// Whether slices whose logs delete nothing are compacted by splicing their base file:
     /// the table populates the meta columns (the splice matches stored keys), its files hold
@@ -115,7 +115,7 @@ pub async fn execute_compaction(
         files: files.clone(),
         dropped: cfg.dropped_columns()?,
         admission: Admission::of(&timeline, None),
-        rules: MergeRules::new(&schema, cfg.merge_mode()?, cfg.ordering_field().as_deref()),
+        rules: Precedence::new(&schema, cfg.merge_mode()?, cfg.ordering_field().as_deref()),
         keys: KeySource::for_table(cfg, &schema)?,
         splice: cfg.populate_meta_fields()?
             && !cfg.drop_partition_columns()?
@@ -249,7 +249,7 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
         true => KeySource::Meta,
         false => job.keys.clone(),
     };
-    let mut merger = LogMerger::new(&job.schema, read.contents, &keys, job.rules.clone())?;
+    let mut applier = LogApplier::new(&job.schema, read.contents, &keys, job.rules.clone())?;
     let read_ms = started.elapsed().as_millis() as i64;
     let name = BaseFileName::new(&op.file_id, &write_token(task), &job.instant);
     let file_name = name.name();
@@ -273,15 +273,15 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
                 ordering: job.rules.ordering.as_ref(),
                 file_name: &file_name,
             };
-            splice::splice_slice(&input, &mut merger).await?
+            splice::splice_slice(&input, &mut applier).await?
         }
         _ => None,
     };
     let written = match spliced {
         Some(written) => written,
-        None => merge_whole(job, base_rel.as_deref(), &rel, &file_name, &mut merger).await?,
+        None => compact_whole(job, base_rel.as_deref(), &rel, &file_name, &mut applier).await?,
     };
-    let counts = merger.counts.clone();
+    let counts = applier.counts.clone();
     Ok(WriteStat {
         file_id: Some(op.file_id.clone()),
         path: Some(written.rel_path.clone()),
@@ -311,12 +311,12 @@ async fn compact_slice(job: &Job, op: CompactionOperation, task: usize) -> Resul
 
 /// Writes the slice's merge into the new base file `rel` (named `file_name`): the base file's
 /// records (of `base_rel`) merged with the logs, then the logged records of new keys.
-async fn merge_whole(
+async fn compact_whole(
     job: &Job,
     base_rel: Option<&str>,
     rel: &str,
     file_name: &str,
-    merger: &mut LogMerger,
+    applier: &mut LogApplier,
 ) -> Result<WrittenFile> {
     let mut writer = BaseFileWriter::try_new(
         &job.storage,
@@ -329,7 +329,7 @@ async fn merge_whole(
         let (mut stream, _) =
             stream_base_file(&job.storage, base_rel, &job.schema, &job.dropped).await?;
         while let Some(b) = stream.next().await {
-            let merged = merger.merge_base(&b?)?;
+            let merged = applier.apply_to_base(&b?)?;
             if merged.num_rows() > 0 {
                 writer
                     .write(&crate::meta::with_file_name(&merged, file_name)?)
@@ -337,7 +337,7 @@ async fn merge_whole(
             }
         }
     }
-    if let Some(rest) = merger.remaining()? {
+    if let Some(rest) = applier.remaining()? {
         writer
             .write(&crate::meta::with_file_name(&rest, file_name)?)
             .await?;

@@ -11,8 +11,8 @@ use arrow::datatypes::{FieldRef, SchemaRef};
 
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
+use crate::log::apply::LogApplier;
 use crate::log::keys::RecordKeys;
-use crate::log::merge::LogMerger;
 use crate::log::read::LogContent;
 use crate::meta::{RECORD_KEY, RECORD_KEY_INDEX};
 use crate::write::splice::{splice_file, SpliceFiles, SplicePlan, SpliceRows, Spliceable};
@@ -39,22 +39,22 @@ pub(super) struct SliceSplice<'a> {
     pub file_name: &'a str,
 }
 
-/// Compacts the slice by splicing its base file, the merge decided by `merger` (built over
+/// Compacts the slice by splicing its base file, the merge decided by `applier` (built over
 /// the logs with the stored record keys, [`crate::log::keys::KeySource::Meta`]). `None` when
-/// the base file cannot be spliced: nothing was written, and `merger` is untouched.
+/// the base file cannot be spliced: nothing was written, and `applier` is untouched.
 pub(super) async fn splice_slice(
     input: &SliceSplice<'_>,
-    merger: &mut LogMerger,
+    applier: &mut LogApplier,
 ) -> Result<Option<WrittenFile>> {
     let files = &input.files;
-    if merger.has_partial_rows() {
+    if applier.has_partial_rows() {
         return Ok(None);
     }
     let Some(old) = Spliceable::open(files).await? else {
         return Ok(None);
     };
     // logged records of keys the base file lacks are appended: they extend its key index
-    let Some(latest) = merger.latest_rows().filter(|_| old.extendable()) else {
+    let Some(latest) = applier.latest_rows().filter(|_| old.extendable()) else {
         return Ok(None);
     };
     let fields = files.schema.fields();
@@ -66,7 +66,7 @@ pub(super) async fn splice_slice(
         files.old_rel,
         old.footer.clone(),
         files.schema,
-        merger.logged_rows(),
+        applier.logged_rows(),
         &latest,
         &candidates,
         false,
@@ -81,7 +81,7 @@ pub(super) async fn splice_slice(
     let read: Vec<&str> = std::iter::once(RECORD_KEY).chain(ordering).collect();
     let plan = SplicePlan::new(files.schema, &changed, &read);
     let mut rows = LogRows {
-        merger,
+        applier,
         schema: files.schema,
         ordering: input.ordering,
         file_name: input.file_name,
@@ -98,7 +98,7 @@ pub(super) async fn splice_slice(
 /// The rows of a spliced compaction: each base record or the logged record that wins over it,
 /// then the logged records of new keys. Records keep their own meta columns but the file name.
 struct LogRows<'a> {
-    merger: &'a mut LogMerger,
+    applier: &'a mut LogApplier,
     schema: &'a SchemaRef,
     ordering: Option<&'a FieldPath>,
     file_name: &'a str,
@@ -113,7 +113,7 @@ impl SpliceRows for LogRows<'_> {
             Some(path) => Some(path.values(&plan.decoded(self.schema, old, path.top())?)?),
             None => None,
         };
-        let positions = self.merger.positions(&keys, ordering.as_deref())?;
+        let positions = self.applier.positions(&keys, ordering.as_deref())?;
         if positions
             .as_ref()
             .is_some_and(|p| p.len() != old.num_rows())
@@ -123,13 +123,13 @@ impl SpliceRows for LogRows<'_> {
                 reason: "a compaction of logs without deletes took a record out".into(),
             });
         }
-        let logged = self.merger.logged_rows();
+        let logged = self.applier.logged_rows();
         let replaced = positions.as_ref().map(|p| (logged, p.as_slice()));
         plan.columns(self.schema, old, self.file_name, replaced)
     }
 
     fn appended(&mut self) -> Result<Option<RecordBatch>> {
-        match self.merger.remaining()? {
+        match self.applier.remaining()? {
             Some(rest) => Ok(Some(crate::meta::with_file_name(&rest, self.file_name)?)),
             None => Ok(None),
         }

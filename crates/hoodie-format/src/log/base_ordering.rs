@@ -12,18 +12,18 @@ use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
 
-use super::merge::LogMerger;
+use super::apply::LogApplier;
 
-/// The ordering column of `schema` that the merge by `merger` does not need from the base
+/// The ordering column of `schema` that the merge by `applier` does not need from the base
 /// file whose footer is `footer`, if it does not. Only for a top-level integer column whose
 /// values the file stores as plain signed integers with statistics in every row group, and that
 /// is nullable (the column left out reads as NULL).
 pub fn unneeded_base_ordering(
-    merger: &LogMerger,
+    applier: &LogApplier,
     schema: &Schema,
     footer: &ParquetMetaData,
 ) -> Option<String> {
-    let (top, floor) = merger.logged_int_floor()?;
+    let (top, floor) = applier.logged_int_floor()?;
     let field = schema.field(top);
     if !field.is_nullable() || !matches!(field.data_type(), DataType::Int32 | DataType::Int64) {
         return None;
@@ -87,9 +87,9 @@ mod tests {
     use parquet::file::metadata::ParquetMetaDataReader;
 
     use super::*;
+    use crate::log::apply::Precedence;
     use crate::log::delete::{DeleteRecord, OrderingValue};
     use crate::log::keys::KeySource;
-    use crate::log::merge::MergeRules;
     use crate::log::read::LogContent;
     use crate::table_config::MergeMode;
 
@@ -136,10 +136,10 @@ mod tests {
         logs: Vec<LogContent>,
         base: &RecordBatch,
     ) -> Option<String> {
-        let rules = MergeRules::new(schema, mode, Some("ts"));
+        let rules = Precedence::new(schema, mode, Some("ts"));
         let keys = KeySource::IntColumn("id".into());
-        let merger = LogMerger::new(schema, logs, &keys, rules).unwrap();
-        unneeded_base_ordering(&merger, schema, &footer(base))
+        let applier = LogApplier::new(schema, logs, &keys, rules).unwrap();
+        unneeded_base_ordering(&applier, schema, &footer(base))
     }
 
     fn ts(v: &[Option<i64>]) -> ArrayRef {

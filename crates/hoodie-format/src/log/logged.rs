@@ -7,7 +7,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::delete::OrderingValue;
 use super::partial::RowMasks;
-use super::rules::{MergeRules, OrdKey};
+use super::rules::{OrdKey, Precedence};
 use crate::error::Result;
 
 /// One logged change of a key.
@@ -72,7 +72,7 @@ impl KeyState {
 pub(super) struct Logged {
     pub rows: RecordBatch,
     pub ords: Vec<OrdKey>,
-    pub rules: MergeRules,
+    pub rules: Precedence,
     pub masks: RowMasks,
 }
 
@@ -82,7 +82,7 @@ static NO_ORDERING: OrdKey = OrdKey::Null;
 impl Logged {
     /// The logged rows `rows` (partial ones as `masks` says), their ordering values read
     /// under `rules`.
-    pub fn new(rows: RecordBatch, rules: MergeRules, masks: RowMasks) -> Result<Self> {
+    pub fn new(rows: RecordBatch, rules: Precedence, masks: RowMasks) -> Result<Self> {
         let ords: Vec<OrdKey> = match &rules.ordering {
             Some(path) => {
                 let col = path.values(rows.column(path.top()))?;

@@ -1,6 +1,7 @@
 //! Merge-on-read log files: the block framing, the data and delete blocks, reading a slice's
 //! logs and merging them with its base file, writing new log files.
 
+pub mod apply;
 pub mod base_ordering;
 pub mod block;
 mod compose;
@@ -8,7 +9,6 @@ pub mod delete;
 mod int_filter;
 pub mod keys;
 mod logged;
-pub mod merge;
 mod overlay;
 pub mod partial;
 pub mod read;

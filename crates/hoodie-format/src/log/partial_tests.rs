@@ -6,10 +6,10 @@ use arrow::array::*;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
+use super::apply::{LogApplier, Precedence};
 use super::block::{header, BlockType};
 use super::delete::{DeleteRecord, OrderingValue};
 use super::keys::{KeySource, RecordKeys};
-use super::merge::{LogMerger, MergeRules};
 use super::partial::{nullable, PartialRows};
 use super::read::{read_slice_logs, LogContent};
 use crate::storage::TableStorage;
@@ -88,7 +88,7 @@ fn delete(id: i32) -> LogContent {
 /// (which must agree).
 fn merge(base: &[Rec], logs: Vec<LogContent>, mode: MergeMode) -> Vec<String> {
     let base = full(base, "100");
-    let rules = MergeRules::new(&schema(), mode, Some("ts"));
+    let rules = Precedence::new(&schema(), mode, Some("ts"));
     let by_text = lines(&base, logs.clone(), &KeySource::Meta, &rules);
     let by_int = lines(&base, logs, &KeySource::IntColumn("id".into()), &rules);
     assert_eq!(by_text, by_int, "keys matched as text and as integers");
@@ -99,10 +99,10 @@ fn lines(
     base: &RecordBatch,
     logs: Vec<LogContent>,
     keys: &KeySource,
-    rules: &MergeRules,
+    rules: &Precedence,
 ) -> Vec<String> {
-    let mut m = LogMerger::new(&schema(), logs, keys, rules.clone()).unwrap();
-    let mut out = vec![m.merge_base(base).unwrap()];
+    let mut m = LogApplier::new(&schema(), logs, keys, rules.clone()).unwrap();
+    let mut out = vec![m.apply_to_base(base).unwrap()];
     out.extend(m.remaining().unwrap());
     let mut lines = Vec::new();
     for b in out {
@@ -210,9 +210,9 @@ fn a_delete_after_a_partial_record_deletes_and_a_partial_record_after_a_delete_i
     // a partial record of a key no base record holds comes out as it is: NULL where it sets
     // nothing, which a column that is not nullable refuses
     let logs = vec![partial(&[(3, "n", 0.0, 2)], &["name", "ts"], "200")];
-    let rules = MergeRules::new(&schema(), EVENT, Some("ts"));
-    let mut m = LogMerger::new(&schema(), logs, &KeySource::Meta, rules).unwrap();
-    m.merge_base(&full(&base, "100")).unwrap();
+    let rules = Precedence::new(&schema(), EVENT, Some("ts"));
+    let mut m = LogApplier::new(&schema(), logs, &KeySource::Meta, rules).unwrap();
+    m.apply_to_base(&full(&base, "100")).unwrap();
     let err = m.remaining().unwrap_err();
     assert!(err.to_string().contains("id"), "{err}");
 }
@@ -220,8 +220,8 @@ fn a_delete_after_a_partial_record_deletes_and_a_partial_record_after_a_delete_i
 #[test]
 fn partial_rows_are_refused_where_the_merge_is_described_by_positions() {
     let logs = vec![partial(&[(1, "x", 0.0, 2)], &["name", "ts"], "200")];
-    let rules = MergeRules::new(&schema(), EVENT, Some("ts"));
-    let mut m = LogMerger::new(&schema(), logs, &KeySource::Meta, rules).unwrap();
+    let rules = Precedence::new(&schema(), EVENT, Some("ts"));
+    let mut m = LogApplier::new(&schema(), logs, &KeySource::Meta, rules).unwrap();
     assert!(m.has_partial_rows());
     let keys: RecordKeys = StringArray::from(vec!["1"]).into();
     assert!(m.positions(&keys, None).is_err());

@@ -2,7 +2,7 @@
 //! key (its [`Fate`]).
 //!
 //! A partial record (see [`super::partial`]) that meets an older version of its record in the
-//! replay merges with it as Hudi's Spark record merger does: the ordering comparison picks the
+//! replay merges with it as Hudi's Spark record applier does: the ordering comparison picks the
 //! winner, whose columns lie over the other's (a whole winner is taken as it is; a partial one
 //! keeps the loser's values in the columns it does not set). Such merged versions are composed
 //! column by column from the logged rows ([`super::compose`]) and appended to the logged rows

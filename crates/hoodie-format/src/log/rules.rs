@@ -8,7 +8,7 @@ use arrow::datatypes::*;
 
 use super::delete::OrderingValue;
 use crate::field_path::FieldPath;
-use crate::merge_rule::newer_wins;
+use crate::precedence::newer_wins;
 use crate::table_config::MergeMode;
 
 /// A comparable ordering value.
@@ -91,14 +91,14 @@ impl OrdKey {
 
 /// The merge rules of a table.
 #[derive(Debug, Clone)]
-pub struct MergeRules {
+pub struct Precedence {
     /// The ordering field (event-time ordering only).
     pub ordering: Option<FieldPath>,
     /// The `_hoodie_is_deleted` column, if the schema has one.
     pub is_deleted: Option<usize>,
 }
 
-impl MergeRules {
+impl Precedence {
     /// The rules for rows of `schema` under `mode` with ordering field `ordering`.
     pub fn new(schema: &Schema, mode: MergeMode, ordering: Option<&str>) -> Self {
         let ordering = match mode {

@@ -8,8 +8,8 @@ use futures::StreamExt;
 
 use crate::base_file::stream_base_file;
 use crate::error::Result;
+use crate::log::apply::{LogApplier, Precedence};
 use crate::log::keys::KeySource;
-use crate::log::merge::{LogMerger, MergeRules};
 use crate::log::read::read_slice_logs;
 use crate::storage::TableStorage;
 
@@ -37,7 +37,7 @@ impl SliceFiles {
 pub(crate) struct SliceReader<'a> {
     pub storage: &'a TableStorage,
     pub schema: &'a SchemaRef,
-    pub rules: &'a MergeRules,
+    pub rules: &'a Precedence,
     pub dropped: &'a [String],
 }
 
@@ -78,7 +78,7 @@ impl SliceReader<'_> {
         filter: Option<KeySet>,
     ) -> Result<Vec<RecordBatch>> {
         let logs = read_slice_logs(self.storage, &slice.logs, admits, self.schema).await?;
-        let mut merger = LogMerger::new(
+        let mut applier = LogApplier::new(
             self.schema,
             logs.contents,
             &KeySource::Meta,
@@ -102,10 +102,10 @@ impl SliceReader<'_> {
                     .boxed(),
             };
             while let Some(b) = stream.next().await {
-                keep(merger.merge_base(&b?)?, wanted, &mut out)?;
+                keep(applier.apply_to_base(&b?)?, wanted, &mut out)?;
             }
         }
-        if let Some(rest) = merger.remaining()? {
+        if let Some(rest) = applier.remaining()? {
             keep(rest, wanted, &mut out)?;
         }
         Ok(out)

@@ -4,9 +4,9 @@ use arrow::array::*;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
+use super::apply::{LogApplier, Precedence};
 use super::delete::{DeleteRecord, OrderingValue};
 use super::keys::KeySource;
-use super::merge::{LogMerger, MergeRules};
 use super::read::{read_slice_logs, LogContent};
 use super::write::log_file_bytes;
 use crate::storage::TableStorage;
@@ -67,7 +67,7 @@ async fn merged(
     let read = read_slice_logs(&storage, &names, &admits, &schema())
         .await
         .unwrap();
-    let rules = MergeRules::new(&schema(), mode, Some("ts"));
+    let rules = Precedence::new(&schema(), mode, Some("ts"));
     let by_text = merge_lines(base, read.contents.clone(), &KeySource::Meta, &rules);
     // the key is the id's text, so matching by the integer column merges the same
     let by_int = merge_lines(
@@ -84,10 +84,10 @@ fn merge_lines(
     base: &RecordBatch,
     contents: Vec<LogContent>,
     keys: &KeySource,
-    rules: &MergeRules,
+    rules: &Precedence,
 ) -> Vec<String> {
-    let mut m = LogMerger::new(&schema(), contents, keys, rules.clone()).unwrap();
-    let mut out = vec![m.merge_base(base).unwrap()];
+    let mut m = LogApplier::new(&schema(), contents, keys, rules.clone()).unwrap();
+    let mut out = vec![m.apply_to_base(base).unwrap()];
     out.extend(m.remaining().unwrap());
     let mut lines = Vec::new();
     for b in out {
@@ -287,7 +287,7 @@ fn under_integer_keys_a_delete_of_text_no_integer_has_changes_nothing() {
             ordering: OrderingValue::Int(0),
         }])]
     };
-    let rules = MergeRules::new(&schema(), MergeMode::EventTimeOrdering, Some("ts"));
+    let rules = Precedence::new(&schema(), MergeMode::EventTimeOrdering, Some("ts"));
     let ints = KeySource::IntColumn("id".into());
     // "07" and "+7" are not 7's text: no record has them as its key
     for key in ["07", "+7", "x"] {

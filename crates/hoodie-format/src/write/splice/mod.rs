@@ -29,8 +29,8 @@ use tokio::io::AsyncWriteExt;
 use crate::bloom::{self, BloomFilterType, HoodieBloomFilter};
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
-use crate::merge_rule::incoming_wins;
 use crate::meta::{MetaValues, COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, RECORD_KEY};
+use crate::precedence::incoming_wins;
 use crate::storage::TableStorage;
 use crate::write::upload::Upload;
 use crate::write::writer::{writer_properties, FileSpec};
@@ -171,7 +171,7 @@ impl SpliceRows for WriteRows<'_, '_> {
         plan: &SplicePlan,
         old: &RecordBatch,
     ) -> Result<Vec<(arrow::datatypes::FieldRef, ArrayRef)>> {
-        merge_batch(self.input, plan, old, &mut self.meta, &mut self.done)
+        splice_batch(self.input, plan, old, &mut self.meta, &mut self.done)
     }
 
     fn appended(&mut self) -> Result<Option<RecordBatch>> {
@@ -190,7 +190,7 @@ impl SpliceRows for WriteRows<'_, '_> {
 
 /// The re-encoded columns of one old batch, with the updated rows' values and meta columns
 /// (copied columns get a placeholder and are skipped by the caller).
-fn merge_batch(
+fn splice_batch(
     input: &SpliceInput<'_>,
     plan: &SplicePlan,
     old: &RecordBatch,

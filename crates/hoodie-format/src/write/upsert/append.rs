@@ -7,13 +7,13 @@
 //! and merged with its logs first: an update that loses to the stored ordering value is
 //! dropped, an update of a key the logs deleted is an insert, a delete of such a key a no-op.
 
-use super::merged_state::StoredState;
-use super::rewrite::MergeCounts;
+use super::rewrite::ApplyCounts;
+use super::stored_state::StoredState;
 use super::*;
 use crate::log::delete::{DeleteRecord, OrderingValue};
 use crate::log::read::Admission;
 use crate::log::write::{log_file_bytes, log_file_name};
-use crate::merge_rule::incoming_wins;
+use crate::precedence::incoming_wins;
 
 /// What every append of one write shares.
 pub(super) struct AppendContext {
@@ -56,7 +56,7 @@ fn next_version(slice: &FileSlice) -> u32 {
 pub(super) async fn append_file_group(
     ctx: Arc<AppendContext>,
     job: AppendJob,
-) -> Result<(WriteStat, MergeCounts)> {
+) -> Result<(WriteStat, ApplyCounts)> {
     let AppendJob {
         slice,
         bucket,
@@ -68,7 +68,7 @@ pub(super) async fn append_file_group(
     let options = &ctx.options;
     let event_time =
         options.merge_mode == MergeMode::EventTimeOrdering && options.ordering_field.is_some();
-    let mut counts = MergeCounts::default();
+    let mut counts = ApplyCounts::default();
     let (mut writes, mut deletes): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     match &state {
         Some(state) => {
@@ -232,7 +232,7 @@ fn append_stat(
     version: u32,
     size: u64,
     rows: usize,
-    counts: &MergeCounts,
+    counts: &ApplyCounts,
 ) -> WriteStat {
     let path = if slice.partition_path.is_empty() {
         name.to_string()

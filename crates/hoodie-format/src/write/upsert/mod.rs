@@ -59,7 +59,7 @@ impl UpsertResult {
         self.inserted + self.updated + self.deleted
     }
 
-    fn add(&mut self, counts: &MergeCounts) {
+    fn add(&mut self, counts: &ApplyCounts) {
         self.updated += counts.updated;
         self.deleted += counts.deleted;
         self.inserted += counts.inserted;
@@ -81,7 +81,7 @@ async fn run_append_jobs(
     ctx: &Arc<append::AppendContext>,
     jobs: Vec<append::AppendJob>,
     permits: &Arc<tokio::sync::Semaphore>,
-) -> Result<Vec<(WriteStat, MergeCounts)>> {
+) -> Result<Vec<(WriteStat, ApplyCounts)>> {
     let mut handles = Vec::with_capacity(jobs.len());
     for job in jobs {
         let (ctx, permits) = (ctx.clone(), permits.clone());
@@ -317,7 +317,7 @@ struct Routed {
 /// A merge-on-read write's shared context and the merged state of the slices it read.
 type MorWrite = (
     Arc<append::AppendContext>,
-    HashMap<usize, Arc<merged_state::StoredState>>,
+    HashMap<usize, Arc<stored_state::StoredState>>,
 );
 
 /// Each insert to the file group of its bucket in its partition: an existing group takes it as
@@ -443,7 +443,7 @@ impl Waves<'_> {
         buckets: Vec<(usize, Bucket)>,
         rows: &[Vec<u32>],
         gathered: Vec<Vec<RecordBatch>>,
-    ) -> Result<(Vec<MergeJob>, Vec<append::AppendJob>)> {
+    ) -> Result<(Vec<RewriteJob>, Vec<append::AppendJob>)> {
         let (mut jobs, mut appends) = (Vec::new(), Vec::new());
         for (((s, bucket), rows), pieces) in buckets.into_iter().zip(rows).zip(gathered) {
             let batch = match pieces.len() {
@@ -482,7 +482,7 @@ impl Waves<'_> {
                     &self.options.files,
                 )
                 .await?;
-            jobs.push(MergeJob {
+            jobs.push(RewriteJob {
                 slice,
                 base_path: base.rel_path,
                 bucket: bucket.local(rows),
@@ -502,14 +502,14 @@ impl Waves<'_> {
     /// failed write.
     async fn run(
         &mut self,
-        jobs: Vec<MergeJob>,
+        jobs: Vec<RewriteJob>,
         appends: Vec<append::AppendJob>,
         result: &mut UpsertResult,
     ) -> Result<()> {
         let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
         let table = self.txn.table().clone();
         let instant = self.txn.instant().to_string();
-        let merges = run_merge_jobs(&table, self.schema, jobs, self.options, &instant, &permits);
+        let merges = run_rewrite_jobs(&table, self.schema, jobs, self.options, &instant, &permits);
         let logs = async {
             match self.mor {
                 Some((ctx, _)) => run_append_jobs(ctx, appends, &permits).await,
@@ -544,14 +544,14 @@ fn take_keys(keys: &StringArray, rows: &[u32]) -> Result<StringArray> {
 }
 
 /// Runs the rewrites of one wave on tasks, as many at once as `permits` lets.
-async fn run_merge_jobs(
+async fn run_rewrite_jobs(
     table: &crate::table::HudiTable,
     schema: &SchemaRef,
-    jobs: Vec<MergeJob>,
+    jobs: Vec<RewriteJob>,
     options: &WriteSpec,
     instant: &str,
     permits: &Arc<tokio::sync::Semaphore>,
-) -> Result<Vec<(WriteStat, MergeCounts)>> {
+) -> Result<Vec<(WriteStat, ApplyCounts)>> {
     let mut handles = Vec::with_capacity(jobs.len());
     for job in jobs {
         let (storage, schema, options, permits) = (
@@ -566,7 +566,7 @@ async fn run_merge_jobs(
             what,
             tokio::spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                merge_file_group(&storage, &schema, job, &options, &instant).await
+                rewrite_file_group(&storage, &schema, job, &options, &instant).await
             }),
         ));
     }
@@ -574,7 +574,7 @@ async fn run_merge_jobs(
 }
 
 /// One file group to rewrite, with its new file already opened.
-struct MergeJob {
+struct RewriteJob {
     slice: FileSlice,
     base_path: String,
     /// Rows of `incoming`.
@@ -589,8 +589,8 @@ struct MergeJob {
 }
 
 mod append;
-mod merged_state;
 mod rewrite;
 mod route;
+mod stored_state;
 
-use rewrite::{merge_file_group, MergeCounts};
+use rewrite::{rewrite_file_group, ApplyCounts};

@@ -2,11 +2,11 @@
 //! incoming ones routed to it (updates, deletes, inserts), streamed batch by batch.
 
 use super::*;
-use crate::merge_rule::incoming_wins;
+use crate::precedence::incoming_wins;
 
 /// What one rewrite did.
 #[derive(Default)]
-pub(super) struct MergeCounts {
+pub(super) struct ApplyCounts {
     pub(super) updated: u64,
     pub(super) deleted: u64,
     pub(super) inserted: u64,
@@ -16,14 +16,14 @@ pub(super) struct MergeCounts {
 /// Rewrites one file group: old records merged with the incoming ones routed to it. Runs on
 /// its own task and streams the old base file batch by batch, so it holds one batch of the old
 /// file (plus the encoder's open row group) at a time.
-pub(super) async fn merge_file_group(
+pub(super) async fn rewrite_file_group(
     storage: &crate::storage::TableStorage,
     schema: &SchemaRef,
-    job: MergeJob,
+    job: RewriteJob,
     options: &WriteSpec,
     instant: &str,
-) -> Result<(WriteStat, MergeCounts)> {
-    let MergeJob {
+) -> Result<(WriteStat, ApplyCounts)> {
+    let RewriteJob {
         slice,
         base_path,
         bucket,
@@ -67,7 +67,7 @@ pub(super) async fn merge_file_group(
         file_name: &file_name,
         partition_path: &slice.partition_path,
     };
-    let merge = BatchMerge {
+    let merge = BatchRewrite {
         schema,
         incoming: &incoming,
         incoming_keys: &keys,
@@ -118,13 +118,13 @@ struct GroupRewrite<'a> {
     options: &'a WriteSpec,
     base_path: &'a str,
     bucket: &'a Bucket,
-    merge: BatchMerge<'a>,
+    merge: BatchRewrite<'a>,
 }
 
 /// A rewrite's file and counts, and the stored rows a CDC log needs (splice only).
 type SplicedGroup = (
     crate::write::writer::WrittenFile,
-    MergeCounts,
+    ApplyCounts,
     Option<Vec<RecordBatch>>,
 );
 
@@ -175,7 +175,7 @@ impl GroupRewrite<'_> {
         let Some(mut done) = crate::write::splice::splice_rewrite(input, meta).await? else {
             return Ok(None);
         };
-        let counts = MergeCounts {
+        let counts = ApplyCounts {
             updated: done.updated,
             dropped: done.dropped,
             inserted: done.inserted,
@@ -196,7 +196,7 @@ impl GroupRewrite<'_> {
         &self,
         mut writer: crate::write::writer::BaseFileWriter,
         mut meta: MetaValues<'_>,
-    ) -> Result<(crate::write::writer::WrittenFile, MergeCounts)> {
+    ) -> Result<(crate::write::writer::WrittenFile, ApplyCounts)> {
         use futures::StreamExt;
         let (bucket, options, merge) = (self.bucket, self.options, &self.merge);
         let (mut old_stream, footer) = stream_base_file(
@@ -221,7 +221,7 @@ impl GroupRewrite<'_> {
             }
         });
         let _stop_reader = AbortOnDrop(reader);
-        let mut counts = MergeCounts::default();
+        let mut counts = ApplyCounts::default();
         while let Some(old) = rx.recv().await {
             let Some(merged) = merge.merge(&old?, &mut meta, &mut counts)? else {
                 continue;
@@ -249,7 +249,7 @@ impl GroupRewrite<'_> {
 }
 
 /// How a batch of a file group's stored rows merges with the incoming rows routed to it.
-struct BatchMerge<'a> {
+struct BatchRewrite<'a> {
     /// The table's columns (meta columns first).
     schema: &'a SchemaRef,
     incoming: &'a RecordBatch,
@@ -262,7 +262,7 @@ struct BatchMerge<'a> {
     changed: Option<&'a [String]>,
 }
 
-impl BatchMerge<'_> {
+impl BatchRewrite<'_> {
     /// `old` (stored rows, in file order) with each updated record replaced by its incoming
     /// row where that wins ([`incoming_wins`]), deleted ones left out; kept rows keep their
     /// meta columns but name the new file, incoming rows get fresh ones from `meta` (its
@@ -271,7 +271,7 @@ impl BatchMerge<'_> {
         &self,
         old: &RecordBatch,
         meta: &mut MetaValues<'_>,
-        counts: &mut MergeCounts,
+        counts: &mut ApplyCounts,
     ) -> Result<Option<RecordBatch>> {
         let old_keys = crate::meta::record_keys(old);
         let ordering = self
@@ -350,7 +350,7 @@ impl BatchMerge<'_> {
 async fn log_changes(
     changes: &Option<crate::write::cdc_log::RewriteChanges<'_>>,
     written: &crate::write::writer::WrittenFile,
-    counts: &MergeCounts,
+    counts: &ApplyCounts,
 ) -> Result<Option<BTreeMap<String, i64>>> {
     match changes {
         Some(c) if crate::write::cdc_log::needs_log(written.rows, counts.inserted) => {
@@ -364,7 +364,7 @@ async fn log_changes(
 fn rewrite_stat(
     slice: &FileSlice,
     written: &crate::write::writer::WrittenFile,
-    counts: &MergeCounts,
+    counts: &ApplyCounts,
 ) -> WriteStat {
     WriteStat {
         file_id: Some(slice.file_id.clone()),
@@ -507,14 +507,14 @@ mod tests {
     fn merge(
         ordering: Option<&FieldPath>,
         changed: Option<&[String]>,
-    ) -> (RecordBatch, MergeCounts, u64) {
+    ) -> (RecordBatch, ApplyCounts, u64) {
         let (old, incoming, keys) = case();
         let schema = schema();
         let by_key: FastMap<&str, (u32, bool)> =
             [("2", (0, false)), ("3", (1, false)), ("4", (2, true))]
                 .into_iter()
                 .collect();
-        let merge = BatchMerge {
+        let merge = BatchRewrite {
             schema: &schema,
             incoming: &incoming,
             incoming_keys: &keys,
@@ -529,7 +529,7 @@ mod tests {
             file_name: "new.parquet",
             partition_path: "",
         };
-        let mut counts = MergeCounts::default();
+        let mut counts = ApplyCounts::default();
         let out = merge.merge(&old, &mut meta, &mut counts).unwrap().unwrap();
         (out, counts, meta.first_row)
     }

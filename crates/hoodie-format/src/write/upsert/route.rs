@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow::array::StringArray;
 
 use super::append::AppendContext;
-use super::merged_state::{self, StoredState};
+use super::stored_state::{self, StoredState};
 use super::{Bucket, UpsertResult};
 use crate::error::{FormatError, Result};
 use crate::footer::read_footer_sized;
@@ -124,7 +124,7 @@ impl Lookup<'_> {
                 .expect("a change set keeps its base file names");
             let rows = locate_prepped(keep, paths, files, slices)?;
             if let Some(ctx) = self.mor {
-                states = merged_state::prepped_states(ctx, slices, incoming, keep, &rows).await?;
+                states = stored_state::prepped_states(ctx, slices, incoming, keep, &rows).await?;
             }
             return Ok((rows, states));
         }
@@ -137,9 +137,9 @@ impl Lookup<'_> {
         result.lookup = lookup;
         if let Some(ctx) = self.mor {
             if let Some(spec) = &options.bucket {
-                merged_state::bucket_log_candidates(spec, slices, keep, keys, paths, &mut located);
+                stored_state::bucket_log_candidates(spec, slices, keep, keys, paths, &mut located);
             }
-            states = merged_state::live_locations(ctx, slices, &mut located).await?;
+            states = stored_state::live_locations(ctx, slices, &mut located).await?;
         }
         let rows = keep
             .iter()

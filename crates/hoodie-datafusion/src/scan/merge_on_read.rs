@@ -30,13 +30,13 @@ pub(crate) struct SliceJob {
 
 /// Reads merge-on-read slices with log files, the slices spread over its partitions.
 #[derive(Debug)]
-pub struct MergedSliceExec {
+pub struct MergeOnReadExec {
     reader: Arc<SliceReader>,
     groups: Vec<Vec<SliceJob>>,
     cache: Arc<PlanProperties>,
 }
 
-impl MergedSliceExec {
+impl MergeOnReadExec {
     pub(crate) fn new(reader: SliceReader, jobs: Vec<SliceJob>, partitions: usize) -> Self {
         let n = partitions.max(1).min(jobs.len().max(1));
         let mut groups: Vec<Vec<SliceJob>> = vec![Vec::new(); n];
@@ -56,14 +56,14 @@ impl MergedSliceExec {
         }
     }
 }
-impl DisplayAs for MergedSliceExec {
+impl DisplayAs for MergeOnReadExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let slices: usize = self.groups.iter().map(Vec::len).sum();
         write!(f, "HudiMergeOnReadExec: file_slices={slices}")
     }
 }
 
-impl ExecutionPlan for MergedSliceExec {
+impl ExecutionPlan for MergeOnReadExec {
     fn name(&self) -> &'static str {
         "HudiMergeOnReadExec"
     }

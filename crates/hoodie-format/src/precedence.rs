@@ -1,4 +1,4 @@
-//! Hudi's record-merge rule: which of two versions of one record a merge keeps. Every path
+//! Precedence, Hudi's record-merge rule: which of two versions of one record is kept. Every path
 //! that meets two versions (the copy-on-write rewrite and its column splice, the merge-on-read
 //! append, the log replay of reads and compaction) decides through [`newer_wins`], so the rule
 //! is written once.
@@ -10,7 +10,7 @@ use arrow::array::DynComparator;
 /// Whether the newer version of a record wins over the older one, their ordering values
 /// comparing as `order` (None: they do not compare). Under event-time ordering Hudi keeps the
 /// older (stored) version only when the newer one's ordering value is less
-/// (`DefaultHoodieRecordPayload`, the event-time record merger): equal values let the newer
+/// (`DefaultHoodieRecordPayload`, the event-time record applier): equal values let the newer
 /// one through.
 pub fn newer_wins(order: Option<Ordering>) -> bool {
     order != Some(Ordering::Less)

@@ -4,7 +4,7 @@
 //! not live, and an upsert under event-time ordering compares with the merged value.
 
 use super::*;
-use crate::log::merge::MergeRules;
+use crate::log::apply::Precedence;
 use crate::log::read::Admission;
 use crate::meta::RECORD_KEY;
 
@@ -59,7 +59,7 @@ pub(super) async fn stored_state(
     cols.dedup();
     let proj = Arc::new(schema.project(&cols)?);
     let admits = |i: &str| admission.admits(i);
-    let rules = MergeRules::new(&proj, options.merge_mode, options.ordering_field.as_deref());
+    let rules = Precedence::new(&proj, options.merge_mode, options.ordering_field.as_deref());
     let reader = crate::log::slice::SliceReader {
         storage,
         schema: &proj,

@@ -1,5 +1,6 @@
-//! The merge of a file slice's base records with its log records (Hudi's snapshot read and
-//! compaction): per record key the latest version wins, under the table's merge mode.
+//! The logs of a file slice applied to its base records (Hudi's snapshot read and compaction,
+//! which Hudi calls merging; "merge" is the SQL statement here): per record key the latest
+//! version wins, under the table's merge mode.
 //!
 //! Event-time ordering: a newer record wins when its ordering value is >= the older one's
 //! (values of different types: the newer wins). A delete with the default ordering value
@@ -27,14 +28,14 @@ use super::logged::{Change, Fate, KeyState, Logged, Merged};
 use super::overlay::Overlay;
 use super::partial::{nullable, RowMasks};
 use super::read::LogContent;
-pub use super::rules::MergeRules;
 use super::rules::OrdKey;
+pub use super::rules::Precedence;
 use crate::error::{FormatError, Result};
 use crate::tasks::FastMap;
 
 /// What the merge did, for write stats and compaction metadata.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MergeCounts {
+pub struct ApplyCounts {
     /// Base records replaced by a logged record.
     pub updated: u64,
     /// Base records deleted.
@@ -151,17 +152,17 @@ fn mixed_keys() -> FormatError {
 }
 
 /// The log side of a slice's merge, built once from its logs; base batches then stream
-/// through [`LogMerger::merge_base`].
-pub struct LogMerger {
+/// through [`LogApplier::apply_to_base`].
+pub struct LogApplier {
     schema: SchemaRef,
     log: Logged,
     state: KeyMap,
     keys: KeySource,
     /// What the merge did so far.
-    pub counts: MergeCounts,
+    pub counts: ApplyCounts,
 }
 
-impl LogMerger {
+impl LogApplier {
     /// Reduces the logs' contents (oldest first) to the latest state of each key, the keys of
     /// logged and base rows taken from `keys` (a partial record's from its
     /// `_hoodie_record_key`).
@@ -169,7 +170,7 @@ impl LogMerger {
         schema: &SchemaRef,
         contents: Vec<LogContent>,
         keys: &KeySource,
-        rules: MergeRules,
+        rules: Precedence,
     ) -> Result<Self> {
         let logged: usize = contents.iter().map(LogContent::records).sum();
         let mut state = KeyMap::new(keys, logged);
@@ -218,7 +219,7 @@ impl LogMerger {
             log,
             state,
             keys: keys.clone(),
-            counts: MergeCounts::default(),
+            counts: ApplyCounts::default(),
         })
     }
 
@@ -254,14 +255,14 @@ impl LogMerger {
     }
 
     /// Whether some logged row is a partial record (whose merge needs the base record's other
-    /// columns: [`LogMerger::positions`] cannot describe it).
+    /// columns: [`LogApplier::positions`] cannot describe it).
     pub fn has_partial_rows(&self) -> bool {
         self.log.masks.any_partial()
     }
 
     /// A batch of base records merged with the logs: each record kept, replaced by its logged
     /// version, or dropped, in the base order.
-    pub fn merge_base(&mut self, base: &RecordBatch) -> Result<RecordBatch> {
+    pub fn apply_to_base(&mut self, base: &RecordBatch) -> Result<RecordBatch> {
         let ordering = match &self.log.rules.ordering {
             Some(path) => Some(path.values(base.column(path.top()))?),
             None => None,
@@ -275,9 +276,9 @@ impl LogMerger {
 
     /// Where each merged record of a batch of base records comes from (`keys` theirs,
     /// `ordering` their ordering field's values under event-time ordering): `(0, r)` base row
-    /// `r`, `(1, l)` row `l` of [`LogMerger::logged_rows`], in the base order, deleted records
+    /// `r`, `(1, l)` row `l` of [`LogApplier::logged_rows`], in the base order, deleted records
     /// left out; `None` when the logs change none of them. Logs with partial records
-    /// ([`LogMerger::has_partial_rows`]) are refused: a merged record can then take its
+    /// ([`LogApplier::has_partial_rows`]) are refused: a merged record can then take its
     /// columns from both.
     pub fn positions(
         &mut self,
@@ -294,7 +295,7 @@ impl LogMerger {
             .map(|o| o.positions(keys.len())))
     }
 
-    /// How the logs change a batch of base records (see [`LogMerger::positions`]); `None`
+    /// How the logs change a batch of base records (see [`LogApplier::positions`]); `None`
     /// when they change none of them.
     fn overlay(
         &mut self,
@@ -306,13 +307,13 @@ impl LogMerger {
         let states = &mut self.state.states;
         Ok(match (&self.state.index, keys) {
             (KeyIndex::Text(m), RecordKeys::Text(a)) => {
-                merge_rows(log, m, states, n, ordering, counts, |r| {
+                apply_to_rows(log, m, states, n, ordering, counts, |r| {
                     a.is_valid(r).then(|| a.value(r))
                 })
             }
             (KeyIndex::Int(m, filter), RecordKeys::Int(a)) => {
                 let values = a.values();
-                merge_rows(log, m, states, n, ordering, counts, |r| {
+                apply_to_rows(log, m, states, n, ordering, counts, |r| {
                     let k = values[r];
                     let held = filter.as_ref().is_none_or(|f| f.may_hold(k));
                     (held && a.is_valid(r)).then(|| &values[r])
@@ -323,7 +324,7 @@ impl LogMerger {
     }
 
     /// The logged rows (in the table schema, every column nullable when some are partial)
-    /// that [`LogMerger::positions`] points into.
+    /// that [`LogApplier::positions`] points into.
     pub fn logged_rows(&self) -> &RecordBatch {
         &self.log.rows
     }
@@ -347,7 +348,7 @@ impl LogMerger {
 
     /// The logged records whose key no base batch held (inserts into the logs, log-only file
     /// groups), in log order; call after every base batch went through
-    /// [`LogMerger::merge_base`]. A partial record without a base record comes out as it is,
+    /// [`LogApplier::apply_to_base`]. A partial record without a base record comes out as it is,
     /// the columns it does not set NULL (an error when such a column is not nullable).
     pub fn remaining(&mut self) -> Result<Option<RecordBatch>> {
         let mut rows: Vec<(usize, usize)> = Vec::new();
@@ -376,13 +377,13 @@ impl LogMerger {
 /// The merge of `n` base rows (`key_at` gives a row's key, `None` for a row no log can
 /// change; `ordering` their ordering values) with the logged changes in `map`, as
 /// [`Logged::winner`] gives it; `None` when no row changes.
-fn merge_rows<'k, K, Q>(
+fn apply_to_rows<'k, K, Q>(
     log: &Logged,
     map: &FastMap<K, u32>,
     states: &mut [KeyState],
     n: usize,
     ordering: Option<&dyn Array>,
-    counts: &mut MergeCounts,
+    counts: &mut ApplyCounts,
     key_at: impl Fn(usize) -> Option<&'k Q>,
 ) -> Option<Overlay>
 where
@@ -450,9 +451,9 @@ mod tests {
             ]))],
         )
         .unwrap();
-        let rules = MergeRules::new(&schema, MergeMode::CommitTimeOrdering, None);
+        let rules = Precedence::new(&schema, MergeMode::CommitTimeOrdering, None);
         let keys = KeySource::IntColumn("id".into());
-        let err = LogMerger::new(&schema, vec![LogContent::Rows(rows)], &keys, rules)
+        let err = LogApplier::new(&schema, vec![LogContent::Rows(rows)], &keys, rules)
             .err()
             .expect("a null key is refused");
         assert!(
