@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hoodie_format::write::abandoned::{rollback_abandoned_writes, wait_for_no_writes, RolledBack};
 
 use crate::error::{HoodieError, Result};
-use crate::session::config::HoodieSessionConfig;
+use crate::options::session::HoodieSessionConfig;
 use crate::session::install::{HoodieOptions, SessionStateBuilderExt};
 use crate::sink::WriteCounts;
 

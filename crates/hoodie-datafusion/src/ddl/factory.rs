@@ -155,7 +155,7 @@ impl TableProviderFactory for HudiTableFactory {
         let warehouse = state
             .config_options()
             .extensions
-            .get::<crate::session::config::HoodieSessionConfig>()
+            .get::<crate::options::session::HoodieSessionConfig>()
             .and_then(|c| c.warehouse_location());
         if let Some(warehouse) = warehouse {
             crate::ddl::catalog::check_not_above(location, warehouse)
@@ -164,7 +164,7 @@ impl TableProviderFactory for HudiTableFactory {
         let (provider, _) = open_or_create(
             location,
             Some(spec),
-            &crate::session::config::storage_options(state.config_options()),
+            &crate::options::session::storage_options(state.config_options()),
         )
         .await
         .map_err(HoodieError::into_datafusion)?;

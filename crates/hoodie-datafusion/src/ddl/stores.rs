@@ -59,7 +59,7 @@ pub fn register_store(state: &dyn Session, location: &str) -> DFResult<()> {
     if runtime.object_store(&root).is_ok() {
         return Ok(());
     }
-    let options = crate::session::config::storage_options(state.config_options());
+    let options = crate::options::session::storage_options(state.config_options());
     let storage = hoodie_format::location::open_location(location, &options)
         .map_err(|e| HoodieError::from(e).into_datafusion())?;
     runtime.register_object_store(root.as_ref(), storage.store().clone());

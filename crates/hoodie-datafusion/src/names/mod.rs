@@ -289,7 +289,7 @@ pub(crate) fn factor_reads(factor: &TableFactor) -> Option<ObjectName> {
         return Some(name.clone());
     };
     let function = crate::frontend::name_of(name);
-    if !crate::scan::functions::TABLE_FUNCTIONS.contains(&function.as_str()) {
+    if !crate::table_functions::TABLE_FUNCTIONS.contains(&function.as_str()) {
         return None;
     }
     let first = match args.args.first()? {

@@ -3,7 +3,6 @@
 
 pub mod cdc;
 pub(crate) mod footers;
-pub(crate) mod functions;
 pub(crate) mod history;
 pub(crate) mod merge_on_read;
 pub(crate) mod opened;

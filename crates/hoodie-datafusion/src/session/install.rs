@@ -9,12 +9,12 @@ use datafusion::catalog::{MemoryCatalogProviderList, SchemaProvider};
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::SessionConfig;
 
-use super::config::{HoodieSessionConfig, SparkSessionConfig};
 use super::planner::HoodieQueryPlanner;
 use crate::ddl::catalog::WarehouseSchema;
 use crate::ddl::factory::HudiTableFactory;
 use crate::ddl::stores::StoreRegisteringFactory;
 use crate::dml::HudiDmlRule;
+use crate::options::session::{HoodieSessionConfig, SparkSessionConfig};
 
 /// The catalog a session's warehouse is registered as, unless [`HoodieOptions::with_catalog`]
 /// names another.
@@ -158,7 +158,7 @@ impl SessionStateBuilderExt for SessionStateBuilder {
                 .map(|f| (f.name().to_string(), f))
                 .collect()
         });
-        for (name, f) in crate::scan::functions::table_functions() {
+        for (name, f) in crate::table_functions::table_functions() {
             functions.insert(
                 name.to_string(),
                 Arc::new(datafusion::catalog::TableFunction::new(name.to_string(), f)),

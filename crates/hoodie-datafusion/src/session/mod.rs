@@ -1,8 +1,6 @@
-//! How hoodie lives in a DataFusion session: its options as config extensions, the one call
-//! that installs it into a `SessionStateBuilder`, and the query planner it composes with the
-//! session's.
+//! How hoodie lives in a DataFusion session: the one call that installs it into a
+//! `SessionStateBuilder`, and the query planner it composes with the session's. Its options
+//! are in [`crate::options`].
 
-pub mod config;
 pub mod install;
 pub mod planner;
-pub mod write_options;

@@ -14,8 +14,8 @@ use hoodie_format::schema::{avro_schema, storage_field};
 
 use super::ddl::{hudi_table, register, warehouse};
 use crate::error::{HoodieError, Result};
+use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
-use crate::session::write_options::SessionOptions;
 use hoodie_format::write::spec::WriteStatement;
 
 /// The table schema with `added` placed before the partition columns `partitions`; an added

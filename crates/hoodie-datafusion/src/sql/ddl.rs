@@ -27,9 +27,9 @@ use crate::ddl::table_name::check_table_name;
 use crate::error::{HoodieError, Result};
 use crate::frontend::{self, CreateTableUsing};
 use crate::names::resolve_names;
+use crate::options::session::{case_sensitive, storage_options, HoodieSessionConfig};
+use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
-use crate::session::config::{case_sensitive, storage_options, HoodieSessionConfig};
-use crate::session::write_options::SessionOptions;
 
 /// The session's warehouse (where `CREATE TABLE` without `LOCATION` creates tables).
 pub(super) fn warehouse(ctx: &SessionContext) -> Result<WarehouseSchema> {

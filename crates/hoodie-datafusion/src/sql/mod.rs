@@ -24,7 +24,7 @@ use sqlparser::ast::Statement;
 use crate::error::{HoodieError, Result};
 use crate::frontend::{self, FrontStatement};
 use crate::names::{resolve_df_names, resolve_names};
-use crate::session::config::case_sensitive;
+use crate::options::session::case_sensitive;
 
 /// Hudi's Spark SQL dialect on a DataFusion [`SessionContext`] built with
 /// [`with_hoodie`](crate::SessionStateBuilderExt::with_hoodie).

@@ -6,7 +6,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 
 use crate::error::{HoodieError, Result};
-use crate::session::config::{HoodieSessionConfig, SparkSessionConfig};
+use crate::options::session::{HoodieSessionConfig, SparkSessionConfig};
 
 /// `SET key = value`.
 pub(super) fn set(ctx: &SessionContext, key: &str, value: &str) -> Result<DataFrame> {

@@ -16,8 +16,8 @@ use hoodie_format::write::spec::WriteStatement;
 use super::ddl::hudi_table;
 use crate::error::{HoodieError, Result};
 use crate::frontend::partition_ddl::PartitionSpec;
+use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
-use crate::session::write_options::SessionOptions;
 
 /// `TRUNCATE TABLE t [PARTITION (...)]` on a Hudi table: every file group of the table (or of
 /// the partition) replaced in one replacecommit.

@@ -19,8 +19,8 @@ use crate::dml::insert::{rewrite_insert, InsertInfo};
 use crate::dml::write_node::HudiWriteNode;
 use crate::error::{HoodieError, Result, ValueDoesNotFit};
 use crate::names::resolve_names;
+use crate::options::write::SessionOptions;
 use crate::provider::as_hudi;
-use crate::session::write_options::SessionOptions;
 use hoodie_format::write::spec::WriteStatement;
 
 /// `MERGE INTO` (or an EXPLAIN of one).

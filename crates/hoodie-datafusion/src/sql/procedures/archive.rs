@@ -14,7 +14,7 @@ use hoodie_format::{HudiTable, TableType};
 use super::commits::{commit_rows, commit_stat_rows, Columns};
 use super::{call_options, target, Args};
 use crate::error::Result;
-use crate::session::write_options::WriteOptions;
+use crate::options::write::WriteOptions;
 
 /// The call's arguments as the keys they set.
 const ARGUMENT_KEYS: &[(&str, ConfigKey)] = &[

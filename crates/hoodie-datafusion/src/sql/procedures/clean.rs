@@ -12,7 +12,7 @@ use hoodie_format::timeline::instant::{Action, Instant, State};
 use super::commits::Columns;
 use super::{call_options, target, Args};
 use crate::error::{HoodieError, Result};
-use crate::session::write_options::WriteOptions;
+use crate::options::write::WriteOptions;
 
 /// The call's arguments as the cleaner keys they set.
 const ARGUMENT_KEYS: &[(&str, ConfigKey)] = &[

@@ -15,7 +15,7 @@ use hoodie_format::{HudiTable, TableType};
 
 use super::{target, Args};
 use crate::error::{HoodieError, Result};
-use crate::session::write_options::WriteOptions;
+use crate::options::write::WriteOptions;
 
 /// The base-file settings a compaction writes with: the session's and table's options, and
 /// the call's `options => 'k1=v1,k2=v2'` over them.

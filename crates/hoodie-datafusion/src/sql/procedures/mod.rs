@@ -17,8 +17,8 @@ use hoodie_format::HudiTable;
 
 use crate::error::{HoodieError, Result};
 use crate::frontend::procedure::ProcedureCall;
+use crate::options::write::SessionOptions;
 use crate::provider::as_hudi;
-use crate::session::write_options::SessionOptions;
 
 /// One parameter of a procedure.
 pub(super) struct Param {
@@ -391,7 +391,7 @@ pub(super) async fn target(ctx: &SessionContext, args: &Args) -> Result<HudiTabl
         }
         (None, Some(path)) => {
             let session =
-                crate::session::config::storage_options(ctx.state_ref().read().config_options());
+                crate::options::session::storage_options(ctx.state_ref().read().config_options());
             Ok(crate::ddl::factory::open_or_create(path, None, &session)
                 .await?
                 .0

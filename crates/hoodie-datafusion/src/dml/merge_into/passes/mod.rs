@@ -46,7 +46,7 @@ pub use udf::{Pass, PassSelector};
 
 use super::source_keys::SourceKeys;
 use crate::error::HoodieError;
-use crate::session::write_options::WriteOptions;
+use crate::options::write::WriteOptions;
 
 /// What `hoodie.merge.join.passes` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

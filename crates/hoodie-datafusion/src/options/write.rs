@@ -19,7 +19,7 @@ impl SessionOptions {
     /// The options of a session's config.
     pub fn of(config: &ConfigOptions) -> Self {
         Self {
-            values: super::config::hoodie_options(config),
+            values: super::session::hoodie_options(config),
         }
     }
 

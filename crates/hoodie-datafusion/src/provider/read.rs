@@ -1,217 +1,39 @@
-//! [`HudiTableProvider`]: a Hudi table as a DataFusion table.
+//! The read side of [`HudiTableProvider`]: the file slices a scan reads, pruned by partition,
+//! as DataFusion's parquet scan for base files and a merge-on-read plan for slices with logs.
 
-use std::any::Any;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
-use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
-use datafusion::datasource::{TableProvider, TableType};
-use datafusion::error::{DataFusionError, Result as DFResult};
+use datafusion::error::Result as DFResult;
 use datafusion::execution::object_store::ObjectStoreUrl;
-use datafusion::execution::runtime_env::RuntimeEnv;
-use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
-use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
-use hoodie_format::timeline::Timeline;
-use hoodie_format::write::spec::{WriteSpec, WriteStatement};
-use hoodie_format::HudiTable;
 
 use crate::error::{df_err, HoodieError};
-use crate::scan::opened::OpenRead;
+use crate::options::write::SessionOptions;
 use crate::scan::read_kind::ReadKind;
-use crate::scan::snapshot::PlanRead;
-use crate::session::write_options::{SessionOptions, WriteOptions};
-use crate::sink::HudiSink;
+
 use hoodie_format::FormatError;
 
-/// A Hudi table registered in a DataFusion session.
-#[derive(Debug)]
-pub struct HudiTableProvider {
-    name: String,
-    table: HudiTable,
-    schema: SchemaRef,
-    /// The query a read runs; `None`: the session's read options decide (the snapshot query
-    /// when they name none).
-    read: Option<ReadKind>,
-    /// A read-only view of the table (an `_ro`/`_rt` table, a table function's result).
-    read_only: bool,
-    /// What opening the table read, for the statement that opened it.
-    opened: OpenRead,
-}
+use super::HudiTableProvider;
 
 impl HudiTableProvider {
-    /// Opens the provider for `table`, reading its schema from the latest snapshot.
-    ///
-    /// The first statement that reads or writes the table through the provider starts from
-    /// what this read (the timeline's listing, the newest base file's footer) when it is
-    /// planned moments later, as it is when a catalog or `CREATE EXTERNAL TABLE` opens the
-    /// table for that statement.
-    pub async fn try_new(name: impl Into<String>, table: HudiTable) -> Result<Self, HoodieError> {
-        let (opened, schema) = OpenRead::open(&table).await?;
-        Ok(Self {
-            name: name.into(),
-            table,
-            schema,
-            read: None,
-            read_only: false,
-            opened,
-        })
-    }
-
-    /// The timeline a statement planned now reads: the open's listing while it is current,
-    /// else a new listing.
-    async fn statement_timeline(&self, runtime: &RuntimeEnv) -> DFResult<Timeline> {
-        match self.opened.take_timeline(&self.table, runtime) {
-            Some(t) => Ok(t),
-            None => self.table.timeline().await.map_err(df_err),
-        }
-    }
-
-    /// What `input`, the plan feeding a write, read of the table, or else what the open read.
-    fn plan_read(&self, input: &Arc<dyn ExecutionPlan>) -> PlanRead {
-        let read = PlanRead::of(input, self.table.storage().location());
-        match self.opened.take() {
-            Some(opened) => read.or_opened(opened, &self.table),
-            None => read,
-        }
-    }
-
-    /// A read-only view of this table: the read-optimized query (base files alone) or the
-    /// snapshot query, as Hudi's `_ro` and `_rt` tables and `hudi_query` give them.
-    pub fn view(&self, read_optimized: bool) -> Self {
-        self.read_view(if read_optimized {
-            ReadKind::ReadOptimized
-        } else {
-            ReadKind::Snapshot
-        })
-    }
-
-    /// A read-only view of this table that runs `read` (time travel, an incremental query, ...).
-    pub fn read_view(&self, read: ReadKind) -> Self {
-        Self {
-            name: self.name.clone(),
-            table: self.table.clone(),
-            schema: self.schema.clone(),
-            read: Some(read),
-            read_only: true,
-            opened: self.opened.clone(),
-        }
-    }
-
-    /// Whether writes are refused (a view of the table).
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
-    }
-
-    /// The error a write to a view gets.
-    pub fn refuse_write(&self) -> Result<(), HoodieError> {
-        if !self.read_only {
-            return Ok(());
-        }
-        Err(HoodieError::Invalid {
-            message: format!(
-                "{} is a read-only {} view of a Hudi table; write to the table itself",
-                self.name,
-                self.read.as_ref().unwrap_or(&ReadKind::Snapshot).describe()
-            ),
-        })
-    }
-
-    /// Whether this provider reads base files alone.
-    pub fn is_read_optimized(&self) -> bool {
-        self.read == Some(ReadKind::ReadOptimized)
-    }
-
-    /// The query a read in a session with `session` options runs: the view's own, else the
-    /// one the session's read options name, else the snapshot query.
-    pub fn read_kind(&self, session: &SessionOptions) -> Result<ReadKind, HoodieError> {
-        if let Some(r) = &self.read {
-            return Ok(r.clone());
-        }
-        let zone = crate::scan::read_kind::instant_zone(self.table.config());
-        match crate::scan::read_kind::read_from_options(|k| session.get(k), zone)? {
-            // change rows are not the table's columns, which the statement was planned with
-            Some(ReadKind::Changes { .. }) => Err(HoodieError::Invalid {
-                message: format!(
-                    "a CDC read (hoodie.datasource.query.incremental.format = cdc) as a session option of {}: CDC rows have their own columns; use hudi_table_changes('{}', 'cdc', ...) or CREATE EXTERNAL TABLE ... OPTIONS with the read options",
-                    self.name, self.name
-                ),
-            }),
-            other => Ok(other.unwrap_or(ReadKind::Snapshot)),
-        }
-    }
-
-    /// The change rows a CDC view reads, if this is one.
-    fn changes(&self) -> Option<Result<crate::scan::cdc::CdcTableProvider, HoodieError>> {
-        let Some(ReadKind::Changes { begin, end, images }) = &self.read else {
-            return None;
-        };
-        Some(crate::scan::cdc::CdcTableProvider::try_new(
-            self.table.clone(),
-            self.schema.clone(),
-            begin.clone(),
-            end.clone(),
-            *images,
-        ))
-    }
-
-    /// Fails unless this view can be read (a CDC view of a table that logs no changes).
-    pub fn check_readable(&self) -> Result<(), HoodieError> {
-        self.changes().transpose().map(|_| ())
-    }
-
-    /// The table.
-    pub fn table(&self) -> &HudiTable {
-        &self.table
-    }
-
-    /// The table name in the session.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The options a write to this table sees in a session with `session` options.
-    pub fn write_options(&self, session: &SessionOptions) -> WriteOptions {
-        WriteOptions::new(session.all().clone(), self.table.config())
-    }
-
-    /// The write `statement` runs into this table in a session with `session` options,
-    /// resolved and validated.
-    pub fn write_spec(
-        &self,
-        session: &SessionOptions,
-        statement: WriteStatement,
-    ) -> Result<WriteSpec, HoodieError> {
-        // UPDATE, DELETE and MERGE find their rows in the latest snapshot, whatever the
-        // session's read options ask other reads for
-        if matches!(statement, WriteStatement::ChangeSet { .. }) {
-            let read = self.read_kind(session)?;
-            if read != ReadKind::Snapshot {
-                return Err(HoodieError::Invalid {
-                    message: format!("UPDATE, DELETE and MERGE change the latest snapshot of {}, but the session's read options ask for another query ({}); RESET hoodie.datasource.query.type first", self.name, read.describe()),
-                });
-            }
-        }
-        Ok(WriteSpec::resolve(&self.write_options(session), statement)?)
-    }
-
     /// The partition columns the data files leave out (`drop.partition.columns`), as the last
     /// fields of the table schema, in order.
-    fn dropped_partition_fields(
+    pub(super) fn dropped_partition_fields(
         &self,
     ) -> Result<Vec<datafusion::arrow::datatypes::FieldRef>, HoodieError> {
         let dropped = self.table.config().dropped_columns()?;
@@ -226,7 +48,7 @@ impl HudiTableProvider {
     }
 
     /// The values of the partition columns `fields` for the files under `partition_path`.
-    fn partition_values(
+    pub(super) fn partition_values(
         &self,
         partition_path: &str,
         fields: &[datafusion::arrow::datatypes::FieldRef],
@@ -242,69 +64,6 @@ impl HudiTableProvider {
             .zip(fields)
             .map(|(v, f)| Ok(ScalarValue::Utf8(v).cast_to(f.data_type())?))
             .collect()
-    }
-
-    /// A plan that runs `input` through `mode` as one commit.
-    pub fn write_plan(
-        &self,
-        input: Arc<dyn ExecutionPlan>,
-        mode: WriteSpec,
-    ) -> Arc<dyn ExecutionPlan> {
-        let read = self.plan_read(&input);
-        let sink = HudiSink::new(
-            self.table.clone(),
-            self.name.clone(),
-            self.schema.clone(),
-            mode,
-        )
-        .with_read(read);
-        Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
-    }
-
-    /// A plan that writes a change set (the table's columns plus a delete flag) as one commit;
-    /// `rows_in_memory` caps the bytes of rows the write holds in memory before it spills (so
-    /// that the plan feeding it keeps room in the pool), `None` leaves it to the pool.
-    pub fn change_set_plan(
-        &self,
-        input: Arc<dyn ExecutionPlan>,
-        mode: WriteSpec,
-        rows_in_memory: Option<usize>,
-    ) -> Arc<dyn ExecutionPlan> {
-        let schema = change_set_schema(&input.schema(), &self.schema);
-        let read = self.plan_read(&input);
-        let sink = HudiSink::new(self.table.clone(), self.name.clone(), schema, mode)
-            .with_rows_in_memory(rows_in_memory)
-            .with_read(read);
-        Arc::new(DataSinkExec::new(input, Arc::new(sink), None))
-    }
-
-    /// The partition path prefix of static partition values (`[(column, value)]`), which must
-    /// name leading partition columns. Returns the prefix and whether it names them all.
-    pub fn static_partition_prefix(
-        &self,
-        values: &[(String, String)],
-    ) -> Result<Option<(String, bool)>, HoodieError> {
-        if values.is_empty() {
-            return Ok(None);
-        }
-        let cfg = self.table.config();
-        let fields = cfg.partition_fields();
-        let hive = cfg.hive_style_partitioning()?;
-        let mut parts = Vec::new();
-        for f in &fields {
-            match values.iter().find(|(c, _)| c.eq_ignore_ascii_case(f)) {
-                Some((_, v)) => parts.push(if hive { format!("{f}={v}") } else { v.clone() }),
-                None => break,
-            }
-        }
-        if parts.len() != values.len() {
-            return Err(HoodieError::Unsupported {
-                feature:
-                    "static PARTITION values after a dynamic partition column in INSERT OVERWRITE"
-                        .into(),
-            });
-        }
-        Ok(Some((parts.join("/"), parts.len() == fields.len())))
     }
 
     /// Partition paths of the latest snapshot.
@@ -323,7 +82,7 @@ impl HudiTableProvider {
     }
 
     /// Keeps the slices whose partition values can satisfy the filters on partition columns.
-    fn prune_partitions(
+    pub(super) fn prune_partitions(
         &self,
         state: &dyn Session,
         slices: Vec<FileSlice>,
@@ -399,7 +158,7 @@ impl HudiTableProvider {
     /// The scan of `slices`: DataFusion's parquet scan of the slices without logs (all of them
     /// in a read-optimized read), beside the merge of those with logs (as of `as_of`).
     #[allow(clippy::too_many_arguments)]
-    fn plan_slices(
+    pub(super) fn plan_slices(
         &self,
         state: &dyn Session,
         timeline: &hoodie_format::timeline::Timeline,
@@ -459,7 +218,7 @@ impl HudiTableProvider {
     }
 
     /// DataFusion's parquet scan of the base files of `slices` (`None`: they have none).
-    fn parquet_scan(
+    pub(super) fn parquet_scan(
         &self,
         state: &dyn Session,
         slices: &[FileSlice],
@@ -530,7 +289,7 @@ impl HudiTableProvider {
         Ok(Some(DataSourceExec::from_data_source(config)))
     }
     /// The scan of `timeline`'s files (see [`TableProvider::scan`]).
-    async fn scan_files(
+    pub(super) async fn scan_files(
         &self,
         state: &dyn Session,
         timeline: &hoodie_format::timeline::Timeline,
@@ -609,7 +368,7 @@ impl HudiTableProvider {
 
     /// Marks `plan` (a scan of `timeline`) with the timeline it read, for the write it may
     /// feed.
-    fn mark_read(
+    pub(super) fn mark_read(
         &self,
         timeline: &hoodie_format::timeline::Timeline,
         plan: Arc<dyn ExecutionPlan>,
@@ -620,126 +379,4 @@ impl HudiTableProvider {
             timeline.clone(),
         ))
     }
-}
-
-#[async_trait]
-impl TableProvider for HudiTableProvider {
-    fn schema(&self) -> SchemaRef {
-        match self.changes() {
-            Some(Ok(cdc)) => cdc.schema(),
-            _ => self.schema.clone(),
-        }
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-
-    fn supports_filters_pushdown(
-        &self,
-        filters: &[&Expr],
-    ) -> DFResult<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
-    }
-
-    async fn scan(
-        &self,
-        state: &dyn Session,
-        projection: Option<&Vec<usize>>,
-        filters: &[Expr],
-        limit: Option<usize>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        if let Some(cdc) = self.changes() {
-            let cdc = cdc.map_err(HoodieError::into_datafusion)?;
-            return cdc.scan(state, projection, filters, limit).await;
-        }
-        let timeline = self.statement_timeline(state.runtime_env()).await?;
-        let plan = self
-            .scan_files(state, &timeline, projection, filters, limit)
-            .await?;
-        Ok(self.mark_read(&timeline, plan))
-    }
-
-    async fn insert_into(
-        &self,
-        state: &dyn Session,
-        input: Arc<dyn ExecutionPlan>,
-        insert_op: InsertOp,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        self.refuse_write().map_err(HoodieError::into_datafusion)?;
-        let session = SessionOptions::of_session(state);
-        let mode = match insert_op {
-            InsertOp::Append => self.write_spec(&session, WriteStatement::InsertInto),
-            // without a PARTITION clause (the front-end handles INSERT OVERWRITE ... PARTITION)
-            InsertOp::Overwrite => self.write_spec(
-                &session,
-                WriteStatement::InsertOverwrite {
-                    static_prefix: None,
-                    full_static: false,
-                },
-            ),
-            InsertOp::Replace => Err(HoodieError::Unsupported {
-                feature:
-                    "REPLACE INTO on Hudi tables (use INSERT INTO, which upserts on keyed tables)"
-                        .into(),
-            }),
-        }
-        .map_err(HoodieError::into_datafusion)?;
-        Ok(self.write_plan(input, mode))
-    }
-
-    async fn delete_from(
-        &self,
-        _state: &dyn Session,
-        _filters: Vec<Expr>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        Err(planned_by_rule("DELETE"))
-    }
-
-    async fn update(
-        &self,
-        _state: &dyn Session,
-        _a: Vec<(String, Expr)>,
-        _f: Vec<Expr>,
-    ) -> DFResult<Arc<dyn ExecutionPlan>> {
-        Err(planned_by_rule("UPDATE"))
-    }
-
-    async fn truncate(&self, _state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
-        Err(unsupported_dml("TRUNCATE"))
-    }
-}
-
-fn planned_by_rule(what: &str) -> DataFusionError {
-    DataFusionError::Plan(format!("{what} on Hudi tables is planned by hoodie's analyzer rule, which this session lacks: build the session with SessionStateBuilder::with_hoodie (hoodie_datafusion::prelude)"))
-}
-
-fn unsupported_dml(what: &str) -> DataFusionError {
-    HoodieError::Unsupported {
-        feature: format!("{what} on Hudi tables"),
-    }
-    .into_datafusion()
-}
-
-/// For downcasts of `dyn TableProvider`.
-pub fn as_hudi(provider: &Arc<dyn TableProvider>) -> Option<&HudiTableProvider> {
-    let any: &dyn Any = provider.as_ref();
-    any.downcast_ref::<HudiTableProvider>()
-}
-
-/// The schema a change set is written with: the plan's columns, each as nullable as the table
-/// declares it (the plan's nullability describes only the changed rows: a `SET qty = 5` column
-/// is non-null there, while the file group it is written into holds NULLs in `qty`).
-fn change_set_schema(plan: &SchemaRef, table: &SchemaRef) -> SchemaRef {
-    let fields: Vec<Field> = plan
-        .fields()
-        .iter()
-        .map(|f| {
-            let nullable = table
-                .field_with_name(f.name())
-                .map_or(true, |t| t.is_nullable());
-            f.as_ref().clone().with_nullable(nullable)
-        })
-        .collect();
-    Arc::new(Schema::new_with_metadata(fields, plan.metadata().clone()))
 }

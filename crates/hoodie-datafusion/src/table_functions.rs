@@ -12,10 +12,10 @@ use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::Expr;
 use hoodie_format::history::{incremental_instant, query_instant};
 
-use super::cdc::{CdcTableProvider, ImageFormat};
-use super::read_kind::{instant_zone, ReadKind};
 use crate::error::HoodieError;
 use crate::provider::{as_hudi, HudiTableProvider};
+use crate::scan::cdc::{CdcTableProvider, ImageFormat};
+use crate::scan::read_kind::{instant_zone, ReadKind};
 
 /// The names of hoodie's table functions (each reads the table its first argument names).
 pub const TABLE_FUNCTIONS: [&str; 3] = [
@@ -59,7 +59,7 @@ fn with_table<T>(
     f: impl FnOnce(&HudiTableProvider) -> DFResult<T>,
 ) -> DFResult<T> {
     let provider: Option<Arc<dyn TableProvider>> = if target.contains('/') {
-        let session = crate::session::config::storage_options(args.session().config_options());
+        let session = crate::options::session::storage_options(args.session().config_options());
         let opened =
             crate::blocking::block_on(crate::ddl::factory::open_or_create(target, None, &session))?
                 .map_err(HoodieError::into_datafusion)?;
@@ -75,7 +75,7 @@ fn with_table<T>(
                 let warehouse = st
                     .config_options()
                     .extensions
-                    .get::<crate::session::config::HoodieSessionConfig>()
+                    .get::<crate::options::session::HoodieSessionConfig>()
                     .and_then(|c| c.warehouse());
                 if let Some((catalog, schema)) = warehouse {
                     v.push(
@@ -169,7 +169,7 @@ impl TableFunctionImpl for HudiTableChangesFunction {
                 )))
             }
         };
-        let images = crate::session::write_options::SessionOptions::of_session(args.session())
+        let images = crate::options::write::SessionOptions::of_session(args.session())
             .get(hoodie_format::config::CDC_IMAGE_FORMAT.key)
             .map(str::to_string);
         with_table(NAME, &args, &target, |h| {
