@@ -33,7 +33,10 @@ pub use ddl::catalog::WarehouseSchema;
 pub use ddl::factory::HudiTableFactory;
 pub use dml::write_node::HudiWriteNode;
 pub use dml::{HudiDmlNode, HudiDmlRule};
-pub use error::{df_message, HoodieError, ValueDoesNotFit};
+pub use error::{
+    df_message, HoodieError, MergeError, PartitionError, ProcedureError, ProtectedAssignment,
+    ProtectedColumn, ValueDoesNotFit,
+};
 pub use hoodie_format::write::spec::{WriteKind, WriteSpec, WriteStatement};
 pub use options::session::{HoodieSessionConfig, SparkSessionConfig};
 pub use options::write::SessionOptions;

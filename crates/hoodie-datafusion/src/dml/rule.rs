@@ -31,7 +31,7 @@ use crate::dml::merge_into::passes::{PassPlan, PassSetting};
 use crate::dml::merge_into::source_keys::SourceKeys;
 use crate::dml::write_node::count_schema;
 use crate::dml::{named_cast, struct_cast};
-use crate::error::HoodieError;
+use crate::error::{HoodieError, ProtectedAssignment, ProtectedColumn};
 use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
 use hoodie_format::keygen::KeyGenerator;
@@ -381,19 +381,28 @@ fn check_assignments(
             continue;
         }
         if hoodie_format::schema::is_meta_column(name) {
-            return Err(HoodieError::Invalid {
-                message: format!("UPDATE cannot assign the Hudi meta column {name}"),
-            });
+            return Err(ProtectedAssignment {
+                kind: ProtectedColumn::Meta,
+                column: name.to_string(),
+                table: table.to_string(),
+            }
+            .into());
         }
         if keys.iter().any(|k| k.eq_ignore_ascii_case(name)) {
-            return Err(HoodieError::Invalid {
-                message: format!("Detected disallowed assignment clause in UPDATE statement for record key field `{name}` for table `{table}`. Please remove the assignment clause to avoid the error."),
-            });
+            return Err(ProtectedAssignment {
+                kind: ProtectedColumn::RecordKey,
+                column: name.to_string(),
+                table: table.to_string(),
+            }
+            .into());
         }
         if parts.iter().any(|k| k.eq_ignore_ascii_case(name)) {
-            return Err(HoodieError::Invalid {
-                message: format!("Detected disallowed assignment clause in UPDATE statement for partition field `{name}` for table `{table}`. Please remove the assignment clause to avoid the error."),
-            });
+            return Err(ProtectedAssignment {
+                kind: ProtectedColumn::Partition,
+                column: name.to_string(),
+                table: table.to_string(),
+            }
+            .into());
         }
     }
     Ok(())

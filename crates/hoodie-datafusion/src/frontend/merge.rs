@@ -11,7 +11,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Word};
 
-use crate::error::{HoodieError, Result};
+use crate::error::{HoodieError, MergeError, Result};
 
 const STAR: &str = "__hoodie_star__";
 
@@ -88,9 +88,14 @@ pub fn expand_stars(
     };
     let qualifier = source_qualifier(&merge.source);
     let source_ref = |c: &str| -> Result<Expr> {
-        let found = source_columns.iter().find(|s| s.eq_ignore_ascii_case(c)).ok_or_else(|| HoodieError::Invalid {
-            message: format!("MERGE INTO field resolution error: cannot resolve target column `{c}` in the source (UPDATE SET * and INSERT * match columns by name)"),
-        })?;
+        let found = source_columns
+            .iter()
+            .find(|s| s.eq_ignore_ascii_case(c))
+            .ok_or_else(|| {
+                HoodieError::from(MergeError::StarColumnNotInSource {
+                    column: c.to_string(),
+                })
+            })?;
         let col = Ident::with_quote('"', found.clone());
         Ok(match &qualifier {
             Some(q) => Expr::CompoundIdentifier(vec![q.clone(), col]),

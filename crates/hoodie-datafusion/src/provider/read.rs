@@ -22,7 +22,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::keygen::KeyGenerator;
 
-use crate::error::{df_err, HoodieError};
+use crate::error::{df_err, HoodieError, PartitionError};
 use crate::options::write::SessionOptions;
 use crate::scan::read_kind::ReadKind;
 
@@ -55,9 +55,10 @@ impl HudiTableProvider {
     ) -> Result<Vec<ScalarValue>, HoodieError> {
         let keygen = KeyGenerator::from_config(self.table.config())?;
         let values = keygen.parse_partition_path(partition_path).ok_or_else(|| {
-            HoodieError::Invalid {
-                message: format!("partition path {partition_path:?} of table {} does not name its partition columns", self.name),
-            }
+            HoodieError::from(PartitionError::PathUnreadable {
+                path: partition_path.to_string(),
+                table: self.name.clone(),
+            })
         })?;
         values
             .into_iter()

@@ -16,7 +16,7 @@ use hoodie_format::{HudiTable, TableConfig};
 
 use super::write::change_set_schema;
 use super::HudiTableProvider;
-use crate::error::HoodieError;
+use crate::error::{HoodieError, PartitionError};
 use crate::options::write::SessionOptions;
 use crate::scan::read_kind::ReadKind;
 
@@ -88,7 +88,14 @@ async fn a_partition_path_gives_its_values_in_the_columns_types() {
             ScalarValue::Int32(Some(3))
         ]
     );
-    assert!(p.partition_values("", &fields).is_err());
+    let e = p.partition_values("", &fields).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            HoodieError::Partition(PartitionError::PathUnreadable { .. })
+        ),
+        "{e}"
+    );
     // the files keep their partition columns: none is left out
     assert!(p.dropped_partition_fields().unwrap().is_empty());
 }
@@ -106,11 +113,15 @@ async fn a_change_set_is_refused_while_the_session_reads_another_query() {
         ("hoodie.datasource.query.type", "incremental"),
         ("hoodie.datasource.read.begin.instanttime", "000"),
     ]);
-    let e = p
-        .write_spec(&incremental, change())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("RESET hoodie.datasource.query.type"), "{e}");
+    let e = p.write_spec(&incremental, change()).unwrap_err();
+    assert!(
+        matches!(&e, HoodieError::ChangeUnderOtherQuery { table, .. } if table == "Trips"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("RESET hoodie.datasource.query.type"),
+        "{e}"
+    );
     // an INSERT does not read the table: the read options do not matter to it
     assert!(p
         .write_spec(&incremental, WriteStatement::InsertInto)
@@ -124,7 +135,12 @@ async fn views_refuse_writes_naming_the_query_they_run() {
     assert!(p.refuse_write().is_ok() && !p.is_read_only());
     let ro = p.view(true);
     assert!(ro.is_read_only() && ro.is_read_optimized());
-    let e = ro.refuse_write().unwrap_err().to_string();
+    let e = ro.refuse_write().unwrap_err();
+    assert!(
+        matches!(&e, HoodieError::ReadOnlyView { name, .. } if name == "Trips"),
+        "{e}"
+    );
+    let e = e.to_string();
     assert!(
         e.contains("Trips is a read-only") && e.contains("write to the table itself"),
         "{e}"

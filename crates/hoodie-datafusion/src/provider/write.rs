@@ -32,12 +32,14 @@ impl HudiTableProvider {
         if !self.read_only {
             return Ok(());
         }
-        Err(HoodieError::Invalid {
-            message: format!(
-                "{} is a read-only {} view of a Hudi table; write to the table itself",
-                self.name,
-                self.read.as_ref().unwrap_or(&ReadKind::Snapshot).describe()
-            ),
+        Err(HoodieError::ReadOnlyView {
+            name: self.name.clone(),
+            query: self
+                .read
+                .as_ref()
+                .unwrap_or(&ReadKind::Snapshot)
+                .describe()
+                .to_string(),
         })
     }
 
@@ -58,8 +60,9 @@ impl HudiTableProvider {
         if matches!(statement, WriteStatement::ChangeSet { .. }) {
             let read = self.read_kind(session)?;
             if read != ReadKind::Snapshot {
-                return Err(HoodieError::Invalid {
-                    message: format!("UPDATE, DELETE and MERGE change the latest snapshot of {}, but the session's read options ask for another query ({}); RESET hoodie.datasource.query.type first", self.name, read.describe()),
+                return Err(HoodieError::ChangeUnderOtherQuery {
+                    table: self.name.clone(),
+                    query: read.describe().to_string(),
                 });
             }
         }

@@ -79,8 +79,8 @@ pub(super) async fn add_columns(
     added: Vec<Field>,
 ) -> Result<DataFrame> {
     let t = hudi_table(ctx, name).await?;
-    let h = as_hudi(&t).ok_or_else(|| HoodieError::Invalid {
-        message: format!("{name} is not a Hudi table"),
+    let h = as_hudi(&t).ok_or_else(|| HoodieError::NotAHudiTable {
+        name: name.to_string(),
     })?;
     h.refuse_write()?;
     let table = h.table().clone();

@@ -143,8 +143,8 @@ pub(super) async fn hudi_table(ctx: &SessionContext, name: &str) -> Result<Arc<d
             name: name.to_string(),
         })?;
     if as_hudi(&t).is_none() {
-        return Err(HoodieError::Invalid {
-            message: format!("{name} is not a Hudi table"),
+        return Err(HoodieError::NotAHudiTable {
+            name: name.to_string(),
         });
     }
     Ok(t)
@@ -588,8 +588,8 @@ pub(super) async fn alter_properties(
     properties: Vec<(String, String)>,
 ) -> Result<DataFrame> {
     let t = hudi_table(ctx, name).await?;
-    let h = as_hudi(&t).ok_or_else(|| HoodieError::Invalid {
-        message: format!("{name} is not a Hudi table"),
+    let h = as_hudi(&t).ok_or_else(|| HoodieError::NotAHudiTable {
+        name: name.to_string(),
     })?;
     let mut table = h.table().clone();
     let mut config = table.config().clone();

@@ -14,7 +14,7 @@ use hoodie_format::write::delete_partition::{
 use hoodie_format::write::spec::WriteStatement;
 
 use super::ddl::hudi_table;
-use crate::error::{HoodieError, Result};
+use crate::error::{PartitionError, Result};
 use crate::frontend::partition_ddl::PartitionSpec;
 use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
@@ -31,9 +31,11 @@ pub(super) async fn truncate(
     let selection = match partition {
         None => PartitionSelection::All,
         Some(_) if !hudi.table().config().is_partitioned() => {
-            return Err(HoodieError::Invalid {
-                message: format!("Operation not allowed: TRUNCATE TABLE ... PARTITION is not supported for tables that are not partitioned: {name}"),
-            })
+            return Err(PartitionError::NotPartitioned {
+                statement: "TRUNCATE TABLE ... PARTITION",
+                table: name.to_string(),
+            }
+            .into())
         }
         Some(spec) => PartitionSelection::Prefixes(vec![partition_path(hudi, name, &spec)?]),
     };
@@ -53,9 +55,11 @@ pub(super) async fn drop_partitions(
     let provider = hudi_table(ctx, name).await?;
     let hudi = as_hudi(&provider).expect("a Hudi table");
     if !hudi.table().config().is_partitioned() {
-        return Err(HoodieError::Invalid {
-            message: format!("Operation not allowed: ALTER TABLE ... DROP PARTITION is not supported for tables that are not partitioned: {name}"),
-        });
+        return Err(PartitionError::NotPartitioned {
+            statement: "ALTER TABLE ... DROP PARTITION",
+            table: name.to_string(),
+        }
+        .into());
     }
     let paths = specs
         .iter()
@@ -65,9 +69,11 @@ pub(super) async fn drop_partitions(
     let present = selected_partitions(hudi.table(), &selection).await?;
     if !if_exists {
         if let Some(missing) = paths.iter().find(|p| !present.contains(p)) {
-            return Err(HoodieError::Invalid {
-                message: format!("The partition {missing} cannot be found in table {name}: verify the partition specification, or use DROP IF EXISTS PARTITION"),
-            });
+            return Err(PartitionError::NotFound {
+                partition: missing.to_string(),
+                table: name.to_string(),
+            }
+            .into());
         }
     }
     delete(ctx, hudi, &selection).await?;
@@ -91,23 +97,23 @@ fn partition_path(hudi: &HudiTableProvider, name: &str, spec: &PartitionSpec) ->
         .iter()
         .find(|(c, _)| !fields.iter().any(|f| f.eq_ignore_ascii_case(c)))
     {
-        return Err(HoodieError::Invalid {
-            message: format!(
-                "{c} is not a partition column of {name} (its partition columns: {})",
-                fields.join(", ")
-            ),
-        });
+        return Err(PartitionError::NotAPartitionColumn {
+            column: c.to_string(),
+            table: name.to_string(),
+            columns: fields.clone(),
+        }
+        .into());
     }
     let hive = cfg.hive_style_partitioning()?;
     let mut parts = Vec::with_capacity(fields.len());
     for f in &fields {
         let Some((_, v)) = spec.iter().find(|(c, _)| c.eq_ignore_ascii_case(f)) else {
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "the PARTITION spec must give every partition column of {name} ({}); {f} is missing",
-                    fields.join(", ")
-                ),
-            });
+            return Err(PartitionError::ColumnMissing {
+                column: f.to_string(),
+                table: name.to_string(),
+                columns: fields.clone(),
+            }
+            .into());
         };
         let v = v
             .as_deref()

@@ -20,7 +20,7 @@ use hoodie_format::TableConfig;
 use std::ops::Not;
 
 use crate::dml::{named_cast, struct_cast};
-use crate::error::HoodieError;
+use crate::error::{HoodieError, MergeError};
 
 pub(super) const TARGET_FLAG: &str = "__hoodie_t";
 pub(super) const SOURCE_FLAG: &str = "__hoodie_s";
@@ -84,7 +84,11 @@ impl<'a> ClauseRules<'a> {
             .iter()
             .find(|c| !self.data_columns.iter().any(|d| d.eq_ignore_ascii_case(c)))
         {
-            return Err(HoodieError::Invalid { message: format!("MERGE INTO cannot assign `{c}`: it is not a column of {target} (MERGE does not evolve the schema)") });
+            return Err(MergeError::UnknownTargetColumn {
+                column: c.to_string(),
+                table: target.to_string(),
+            }
+            .into());
         }
         // a nested field (`nested.a2`) is assigned with its top-level column
         let has = |name: &str| {
@@ -92,11 +96,10 @@ impl<'a> ClauseRules<'a> {
             assigned.iter().any(|c| c.eq_ignore_ascii_case(top))
         };
         if let Some(o) = self.ordering.as_deref().filter(|o| !has(o)) {
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "No matching assignment found for target table ordering field `{o}`"
-                ),
-            });
+            return Err(MergeError::OrderingNotAssigned {
+                field: o.to_string(),
+            }
+            .into());
         }
         // an INSERT clause assigns the record key; so does a matched UPDATE clause on a
         // merge-on-read table where Hudi 1.2 writes no partial updates (table version 6, or a
@@ -111,17 +114,17 @@ impl<'a> ClauseRules<'a> {
             MergeIntoAction::Delete => false,
         };
         if let Some(k) = self.keys.iter().find(|k| must_assign_key && !has(k)) {
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "No matching assignment found for target table record key field `{k}`"
-                ),
-            });
+            return Err(MergeError::KeyNotAssigned {
+                field: k.to_string(),
+            }
+            .into());
         }
         if let (MergeIntoAction::Update(a), true) = (&clause.action, self.mor) {
             if let Some((c, _)) = a.iter().find(|(_, e)| refers_to_target(e, target)) {
-                return Err(HoodieError::Invalid {
-                    message: format!("MERGE INTO a merge-on-read table cannot read target columns on the right-hand side of an UPDATE assignment (`{c}`)"),
-                });
+                return Err(MergeError::ReadsTargetInUpdate {
+                    column: c.to_string(),
+                }
+                .into());
             }
         }
         Ok(())

@@ -28,7 +28,7 @@ use crate::dml::merge_into::passes::kept::KeptSourceNode;
 use crate::dml::merge_into::passes::udf::pass_filter;
 use crate::dml::merge_into::passes::PassPlan;
 use crate::dml::merge_into::source_keys::{may_match_source, SourceKeys, SourceKeysNode};
-use crate::error::HoodieError;
+use crate::error::{HoodieError, MergeError};
 use crate::provider::HudiTableProvider;
 use hoodie_format::write::spec::WriteSpec;
 
@@ -91,9 +91,10 @@ fn check_on(
                 let on_key = is_target_key(t, target, key);
                 let source_column = column_path(s).is_some();
                 if on_key && !refers_to_target(s, target) && !source_column {
-                    return Err(HoodieError::Invalid {
-                        message: format!("Only simple conditions of the form `t.id = s.id` are allowed on the primary-key and partition path column. Found `{c}`"),
-                    });
+                    return Err(MergeError::ConditionNotSimple {
+                        found: c.to_string(),
+                    }
+                    .into());
                 }
                 if on_key && !refers_to_target(s, target) {
                     found.get_or_insert((*c).clone());
@@ -103,9 +104,10 @@ fn check_on(
                         .any(|col| col.name.eq_ignore_ascii_case(key))
                     && column_path(t).is_none()
                 {
-                    return Err(HoodieError::Invalid {
-                        message: format!("Only simple conditions of the form `t.id = s.id` are allowed on the primary-key and partition path column. Found `{c}`"),
-                    });
+                    return Err(MergeError::ConditionNotSimple {
+                        found: c.to_string(),
+                    }
+                    .into());
                 }
             }
         }
@@ -122,14 +124,17 @@ fn check_on(
         match found.or_else(from_source) {
             Some(eq) => equalities.push(eq),
             None if key_from_source.is_some() => {
-                return Err(HoodieError::Invalid {
-                    message: format!("MERGE INTO field resolution error: Failed to resolve primary key `{key}` w/in the source-table output"),
-                })
+                return Err(MergeError::KeyNotInSource {
+                    key: key.to_string(),
+                }
+                .into())
             }
             None => {
-                return Err(HoodieError::Invalid {
-                    message: format!("Hudi tables with record key are required to match on all record key columns. Column: '{key}' not found in the ON condition `{on}`"),
-                })
+                return Err(MergeError::KeyNotInCondition {
+                    key: key.to_string(),
+                    on: on.to_string(),
+                }
+                .into())
             }
         }
     }
@@ -187,12 +192,10 @@ fn key_match(
         .any(|c| matches!(c.action, MergeIntoAction::Insert { .. }));
     let exempt = global_index && !update_partition_path && !can_insert;
     if !missing.is_empty() && !exempt {
-        return Err(HoodieError::Invalid {
-            message: format!(
-                "MERGE INTO field resolution error: Failed to resolve partition fields `{}` w/in the source-table output; the source must project the partition column(s) by name (neither the ON condition nor an UPDATE assignment can supply them)",
-                missing.join("`, `")
-            ),
-        });
+        return Err(MergeError::PartitionNotInSource {
+            fields: missing.iter().map(|m| m.to_string()).collect(),
+        }
+        .into());
     }
     if !global_index {
         conjuncts.extend(partition_equalities);
@@ -445,11 +448,7 @@ fn check_resolution(
         })
         .count();
     if deletes > 1 {
-        return Err(HoodieError::Invalid {
-            message: format!(
-                "Only one deleting action is supported in MERGE INTO statement (provided {deletes})"
-            ),
-        });
+        return Err(MergeError::TooManyDeletes { count: deletes }.into());
     }
     let columns = source.schema().columns();
     let updates: Vec<&Vec<(String, Expr)>> = merge
@@ -474,9 +473,7 @@ fn check_resolution(
     };
     if !updates.is_empty() {
         if let Some(k) = keys.iter().find(|k| !resolves(k)) {
-            return Err(HoodieError::Invalid {
-                message: format!("MERGE INTO field resolution error: Failed to resolve primary key `{k}` w/in the source-table output"),
-            });
+            return Err(MergeError::KeyNotInSource { key: k.to_string() }.into());
         }
     }
     // hoodie's WHEN NOT MATCHED BY SOURCE compares no source row: a MERGE of such clauses
@@ -486,9 +483,10 @@ fn check_resolution(
         .iter()
         .any(|c| c.kind.canonical() != MergeIntoClauseKind::NotMatchedBySource);
     if let Some(o) = ordering.filter(|o| hudi_clauses && !resolves(o)) {
-        return Err(HoodieError::Invalid {
-            message: format!("MERGE INTO field resolution error: Failed to resolve ordering fields `{o}` w/in the source-table output"),
-        });
+        return Err(MergeError::OrderingNotInSource {
+            field: o.to_string(),
+        }
+        .into());
     }
     Ok(())
 }

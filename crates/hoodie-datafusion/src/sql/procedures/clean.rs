@@ -11,7 +11,7 @@ use hoodie_format::timeline::instant::{Action, Instant, State};
 
 use super::commits::Columns;
 use super::{call_options, target, Args};
-use crate::error::{HoodieError, Result};
+use crate::error::{HoodieError, ProcedureError, Result};
 use crate::options::write::WriteOptions;
 
 /// The call's arguments as the cleaner keys they set.
@@ -44,11 +44,13 @@ pub(super) async fn run_clean(ctx: &SessionContext, args: &Args) -> Result<DataF
         Some(v) if v.eq_ignore_ascii_case("true") => true,
         Some(v) if v.eq_ignore_ascii_case("false") => false,
         Some(v) => {
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "argument schedule_in_line of run_clean must be true or false, got {v:?}"
-                ),
-            })
+            return Err(ProcedureError::BadValue {
+                procedure: "run_clean".into(),
+                argument: "schedule_in_line".into(),
+                expected: "true or false",
+                value: v.to_string(),
+            }
+            .into())
         }
     };
     let options = WriteOptions::new(all, table.config());

@@ -11,7 +11,7 @@ use object_store::ObjectStore;
 
 use super::commits::Columns;
 use super::Args;
-use crate::error::{HoodieError, Result};
+use crate::error::{HoodieError, ProcedureError, Result};
 
 /// What a folder holds, as Hadoop's `ContentSummary`: folders (itself included), files, bytes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -105,11 +105,13 @@ fn flag(args: &Args, name: &str, default: bool) -> Result<bool> {
         None => Ok(default),
         Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
         Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
-        Some(v) => Err(HoodieError::Invalid {
-            message: format!(
-                "argument {name} of show_fs_path_detail must be true or false, got {v:?}"
-            ),
-        }),
+        Some(v) => Err(ProcedureError::BadValue {
+            procedure: "show_fs_path_detail".into(),
+            argument: name.to_string(),
+            expected: "true or false",
+            value: v.to_string(),
+        }
+        .into()),
     }
 }
 

@@ -15,7 +15,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use hoodie_format::HudiTable;
 
-use crate::error::{HoodieError, Result};
+use crate::error::{HoodieError, ProcedureError, Result};
 use crate::frontend::procedure::ProcedureCall;
 use crate::options::write::SessionOptions;
 use crate::provider::as_hudi;
@@ -224,11 +224,13 @@ impl Args {
     pub(super) fn number(&self, name: &str) -> Result<Option<i64>> {
         self.get(name)
             .map(|v| {
-                v.trim().parse::<i64>().map_err(|_| HoodieError::Invalid {
-                    message: format!(
-                        "argument {name} of {} must be a number, got {v:?}",
-                        self.procedure
-                    ),
+                v.trim().parse::<i64>().map_err(|_| {
+                    HoodieError::from(ProcedureError::BadValue {
+                        procedure: self.procedure.to_string(),
+                        argument: name.to_string(),
+                        expected: "a number",
+                        value: v.to_string(),
+                    })
                 })
             })
             .transpose()
@@ -239,13 +241,11 @@ impl Args {
 fn bind(call: &ProcedureCall) -> Result<Args> {
     let Some((procedure, params)) = PROCEDURES.iter().find(|(n, _)| *n == call.name) else {
         let names: Vec<&str> = PROCEDURES.iter().map(|(n, _)| *n).collect();
-        return Err(HoodieError::Invalid {
-            message: format!(
-                "there is no procedure named {}; hoodie has: {}",
-                call.name,
-                names.join(", ")
-            ),
-        });
+        return Err(ProcedureError::NoSuchProcedure {
+            name: call.name.to_string(),
+            known: names.iter().map(|n| n.to_string()).collect(),
+        }
+        .into());
     };
     let list = || params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
     let mut values: HashMap<&'static str, String> = HashMap::new();
@@ -254,37 +254,39 @@ fn bind(call: &ProcedureCall) -> Result<Args> {
             Some(n) => params
                 .iter()
                 .find(|p| p.name.eq_ignore_ascii_case(n))
-                .ok_or_else(|| HoodieError::Invalid {
-                    message: format!(
-                        "procedure {procedure} has no parameter {n}; its parameters are: {}",
-                        list()
-                    ),
+                .ok_or_else(|| {
+                    HoodieError::from(ProcedureError::NoSuchParameter {
+                        procedure: procedure.to_string(),
+                        argument: n.to_string(),
+                        parameters: list(),
+                    })
                 })?,
-            None => params.get(i).ok_or_else(|| HoodieError::Invalid {
-                message: format!(
-                    "procedure {procedure} takes at most {} arguments ({})",
-                    params.len(),
-                    list()
-                ),
+            None => params.get(i).ok_or_else(|| {
+                HoodieError::from(ProcedureError::TooManyArguments {
+                    procedure: procedure.to_string(),
+                    count: params.len(),
+                    parameters: list(),
+                })
             })?,
         };
         if values.insert(param.name, value.clone()).is_some() {
-            return Err(HoodieError::Invalid {
-                message: format!("argument {} of {procedure} is given twice", param.name),
-            });
+            return Err(ProcedureError::GivenTwice {
+                procedure: procedure.to_string(),
+                argument: param.name.to_string(),
+            }
+            .into());
         }
     }
     if let Some(p) = params
         .iter()
         .find(|p| p.required && !values.contains_key(p.name))
     {
-        return Err(HoodieError::Invalid {
-            message: format!(
-                "procedure {procedure} needs argument {}; its parameters are: {}",
-                p.name,
-                list()
-            ),
-        });
+        return Err(ProcedureError::MissingArgument {
+            procedure: procedure.to_string(),
+            argument: p.name.to_string(),
+            parameters: list(),
+        }
+        .into());
     }
     Ok(Args { procedure, values })
 }
@@ -371,11 +373,11 @@ pub(super) fn call_options(
         if pair.trim().is_empty() {
             continue;
         }
-        let (k, v) = pair.split_once('=').ok_or_else(|| HoodieError::Invalid {
-            message: format!(
-                "{} options are k=v pairs separated by commas, got {pair:?}",
-                args.procedure
-            ),
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            HoodieError::from(ProcedureError::BadOptions {
+                procedure: args.procedure.to_string(),
+                pair: pair.to_string(),
+            })
         })?;
         all.insert(k.trim().to_string(), v.trim().to_string());
     }
@@ -398,12 +400,10 @@ pub(super) async fn target(ctx: &SessionContext, args: &Args) -> Result<HudiTabl
                 .table()
                 .clone())
         }
-        (None, None) => Err(HoodieError::Invalid {
-            message: format!(
-                "procedure {} needs table => '<name>' or path => '<location>'",
-                args.procedure
-            ),
-        }),
+        (None, None) => Err(ProcedureError::NoTarget {
+            procedure: args.procedure.to_string(),
+        }
+        .into()),
     }
 }
 
@@ -416,12 +416,11 @@ fn help(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     if let Some(w) = &wanted {
         if !PROCEDURES.iter().any(|(n, _)| n == w) {
             let names: Vec<&str> = PROCEDURES.iter().map(|(n, _)| *n).collect();
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "there is no procedure named {w}; hoodie has: {}",
-                    names.join(", ")
-                ),
-            });
+            return Err(ProcedureError::NoSuchProcedure {
+                name: w.to_string(),
+                known: names.iter().map(|n| n.to_string()).collect(),
+            }
+            .into());
         }
     }
     let (mut names, mut params) = (Vec::new(), Vec::new());

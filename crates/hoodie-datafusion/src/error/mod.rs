@@ -1,7 +1,13 @@
 //! Errors of the DataFusion integration.
 
+mod statement;
+
 use datafusion::error::DataFusionError;
 use hoodie_format::FormatError;
+
+pub use statement::{
+    MergeError, PartitionError, ProcedureError, ProtectedAssignment, ProtectedColumn,
+};
 
 /// Everything that can go wrong while running a statement through hoodie.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +77,41 @@ pub enum HoodieError {
     Invalid {
         /// What is wrong and what to do.
         message: String,
+    },
+    /// A MERGE INTO hoodie refuses, as Hudi does.
+    #[error("{0}")]
+    Merge(#[from] MergeError),
+    /// An UPDATE assigns a column it may not change.
+    #[error("{0}")]
+    ProtectedAssignment(#[from] ProtectedAssignment),
+    /// A `CALL` whose arguments do not bind to the procedure's parameters.
+    #[error("{0}")]
+    Procedure(#[from] ProcedureError),
+    /// A partition spec that names no partition of the table.
+    #[error("{0}")]
+    Partition(#[from] PartitionError),
+    /// A statement that needs a Hudi table names another kind of table.
+    #[error("{name} is not a Hudi table")]
+    NotAHudiTable {
+        /// The table named.
+        name: String,
+    },
+    /// A write to a read-only view of a table (`_ro`, `_rt`, a table function's result).
+    #[error("{name} is a read-only {query} view of a Hudi table; write to the table itself")]
+    ReadOnlyView {
+        /// The view's name.
+        name: String,
+        /// The query it runs.
+        query: String,
+    },
+    /// An UPDATE, DELETE or MERGE while the session's read options ask for another query
+    /// than the latest snapshot.
+    #[error("UPDATE, DELETE and MERGE change the latest snapshot of {table}, but the session's read options ask for another query ({query}); RESET hoodie.datasource.query.type first")]
+    ChangeUnderOtherQuery {
+        /// The table.
+        table: String,
+        /// The query the read options ask for.
+        query: String,
     },
     /// A value written into a column cannot be cast to the column's type.
     #[error("{0}")]
