@@ -79,6 +79,15 @@ pub async fn deliver(signal: Signal) {
     std::process::exit(i32::from(signal.exit_status()));
 }
 
+/// Tests that run statements through [`cancellable`] share the process's one slot for the
+/// running statement: they take turns, or a signal one test sends reaches another's statement
+/// (or none, once the other's statement ended and cleared the slot).
+#[cfg(test)]
+pub(crate) async fn one_statement_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    TURN.lock().await
+}
+
 /// Hands `signal` to the running statement; false when none runs.
 pub fn hand_to_statement(signal: Signal) -> bool {
     let statement = running().take();

@@ -191,6 +191,7 @@ mod tests {
     /// the MERGE is cancelled, its write rolled back, and the shell carries on.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn ctrl_c_cancels_the_running_statement() {
+        let _turn = crate::cancel::one_statement_at_a_time().await;
         let dir = tempfile::tempdir().unwrap();
         let ctx = HoodieContext::new(HoodieConfig::new(dir.path().join("wh")))
             .await

@@ -96,6 +96,7 @@ mod tests {
 
     #[tokio::test]
     async fn prints_each_result_in_order() {
+        let _turn = crate::cancel::one_statement_at_a_time().await;
         let (_dir, ctx) = context().await;
         let mut out = Vec::new();
         let sources = [
@@ -112,6 +113,7 @@ mod tests {
 
     #[tokio::test]
     async fn stops_at_first_error() {
+        let _turn = crate::cancel::one_statement_at_a_time().await;
         let (_dir, ctx) = context().await;
         let mut out = Vec::new();
         let err = run_script(
@@ -129,6 +131,7 @@ mod tests {
 
     #[tokio::test]
     async fn missing_script_is_an_error() {
+        let _turn = crate::cancel::one_statement_at_a_time().await;
         let (dir, ctx) = context().await;
         let mut out = Vec::new();
         let sources = [Source::File(dir.path().join("nope.sql"))];

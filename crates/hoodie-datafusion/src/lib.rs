@@ -34,8 +34,8 @@ pub use ddl::factory::HudiTableFactory;
 pub use dml::write_node::HudiWriteNode;
 pub use dml::{HudiDmlNode, HudiDmlRule};
 pub use error::{
-    df_message, HoodieError, MergeError, PartitionError, ProcedureError, ProtectedAssignment,
-    ProtectedColumn, ValueDoesNotFit,
+    df_message, AddColumnError, DdlError, HoodieError, InsertError, MergeError, PartitionError,
+    ProcedureError, ProtectedAssignment, ProtectedColumn, ValueDoesNotFit,
 };
 pub use hoodie_format::write::spec::{WriteKind, WriteSpec, WriteStatement};
 pub use options::session::{HoodieSessionConfig, SparkSessionConfig};

@@ -18,7 +18,7 @@ use hoodie_format::table_config::{PROPERTIES_BACKUP, PROPERTIES_FILE};
 use hoodie_format::HudiTable;
 
 use crate::ddl::table_name::name_problem;
-use crate::error::HoodieError;
+use crate::error::{DdlError, HoodieError};
 use crate::provider::HudiTableProvider;
 
 /// The warehouse schema of a hoodie session.
@@ -115,8 +115,11 @@ impl WarehouseSchema {
     /// (it holds `.hoodie/`) that is neither the warehouse nor a folder above it: what a DROP
     /// TABLE deletes.
     pub fn check_deletable(&self, location: &str) -> Result<(), HoodieError> {
-        let refuse = |why: &str| HoodieError::Invalid {
-            message: format!("refusing to delete {location}: {why}; nothing was dropped"),
+        let refuse = |why: &str| {
+            HoodieError::from(DdlError::UnsafeDelete {
+                location: location.to_string(),
+                why: why.to_string(),
+            })
         };
         match &self.root {
             Root::Local(warehouse) => {
@@ -234,9 +237,11 @@ pub fn check_not_above(location: &str, warehouse: &str) -> Result<(), HoodieErro
         wh == loc || wh.starts_with(&format!("{loc}/"))
     };
     if above {
-        return Err(HoodieError::Invalid {
-            message: format!("LOCATION '{location}' is the warehouse {warehouse} or a folder above it; give the table a folder of its own (or leave LOCATION out to create it in the warehouse)"),
-        });
+        return Err(DdlError::LocationHoldsWarehouse {
+            location: location.to_string(),
+            warehouse: warehouse.to_string(),
+        }
+        .into());
     }
     Ok(())
 }

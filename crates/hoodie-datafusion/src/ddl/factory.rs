@@ -12,7 +12,7 @@ use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
 use crate::ddl::spec::TableSpec;
-use crate::error::HoodieError;
+use crate::error::{DdlError, HoodieError};
 use crate::provider::HudiTableProvider;
 
 /// The table factory registered for `STORED AS HUDI`.
@@ -86,10 +86,9 @@ pub fn query_view(options: &[(String, String)]) -> Option<Result<bool, HoodieErr
     Some(match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(HoodieError::Invalid {
-            message: format!(
-                "invalid value {v:?} for {k}: true (read-optimized) or false (snapshot)"
-            ),
+        _ => Err(HoodieError::InvalidViewOption {
+            key: k.to_string(),
+            value: v.to_string(),
         }),
     })
 }
@@ -103,19 +102,12 @@ async fn open_view(
     name: Option<String>,
     read_optimized: bool,
 ) -> Result<HudiTableProvider, HoodieError> {
-    let refused = |message: &str| HoodieError::Invalid {
-        message: message.into(),
-    };
     if !HudiTable::exists(&storage).await? {
-        return Err(refused(
-            "Creating ro/rt table need the existence of the base table.",
-        ));
+        return Err(DdlError::ViewWithoutTable.into());
     }
     let table = HudiTable::open(storage).await?;
     if table.config().table_type()? != hoodie_format::TableType::MergeOnRead {
-        return Err(refused(
-            "Creating ro/rt table should only apply to a mor table.",
-        ));
+        return Err(DdlError::ViewOfCopyOnWrite.into());
     }
     let name = name.unwrap_or_else(|| table.config().name().to_string());
     Ok(HudiTableProvider::try_new(name, table)

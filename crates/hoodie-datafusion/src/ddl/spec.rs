@@ -11,7 +11,7 @@ use hoodie_format::schema::is_meta_column;
 use hoodie_format::table_config::{MergeMode, TableType};
 use hoodie_format::TableConfig;
 
-use crate::error::{HoodieError, Result};
+use crate::error::{DdlError, HoodieError, Result};
 
 /// What a CREATE statement asks for.
 #[derive(Debug, Clone)]
@@ -88,9 +88,7 @@ impl TableSpec {
             fields.push(
                 self.columns
                     .field_with_name(p)
-                    .map_err(|e| HoodieError::Invalid {
-                        message: e.to_string(),
-                    })?
+                    .map_err(HoodieError::Arrow)?
                     .clone()
                     .into(),
             );
@@ -106,12 +104,10 @@ impl TableSpec {
             .iter()
             .find(|f| is_meta_column(f.name()))
         {
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "column {} is a Hudi meta column and cannot be declared",
-                    f.name()
-                ),
-            });
+            return Err(DdlError::MetaColumnDeclared {
+                column: f.name().clone(),
+            }
+            .into());
         }
         let split = |s: Option<String>| -> Vec<String> {
             s.map(|s| {

@@ -15,7 +15,7 @@ use sqlparser::ast::{
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
-use crate::error::{HoodieError, Result};
+use crate::error::{HoodieError, InsertError, Result};
 use crate::provider::as_hudi;
 
 /// What the rewrite learned about an INSERT.
@@ -68,9 +68,10 @@ pub async fn rewrite_insert(
             .await?;
     }
     if !static_parts.is_empty() {
-        let source = insert.source.take().ok_or_else(|| HoodieError::Invalid {
-            message: "INSERT ... PARTITION needs VALUES or a SELECT".into(),
-        })?;
+        let source = insert
+            .source
+            .take()
+            .ok_or_else(|| HoodieError::from(InsertError::NoSource))?;
         insert.source = Some(with_static_values(source, &static_parts)?);
         columns.extend(static_parts.iter().map(|(c, _)| c.clone()));
     }
@@ -152,11 +153,10 @@ impl InsertTarget {
                     let col = match *left {
                         Expr::Identifier(i) => i.value,
                         other => {
-                            return Err(HoodieError::Invalid {
-                                message: format!(
-                                    "PARTITION spec entries must be column = value, found {other}"
-                                ),
-                            })
+                            return Err(InsertError::PartitionEntryNotAssignment {
+                                entry: other.to_string(),
+                            }
+                            .into())
                         }
                     };
                     let col = self
@@ -166,9 +166,10 @@ impl InsertTarget {
                 }
                 Expr::Identifier(_) => {}
                 other => {
-                    return Err(HoodieError::Invalid {
-                        message: format!("unsupported PARTITION spec entry {other}"),
-                    })
+                    return Err(InsertError::UnsupportedPartitionEntry {
+                        entry: other.to_string(),
+                    }
+                    .into())
                 }
             }
         }
@@ -237,19 +238,14 @@ impl InsertTarget {
             return Ok(());
         };
         let expected = columns.len();
-        let reason = if arity > expected {
-            "too many data columns"
-        } else {
-            "not enough data columns"
-        };
-        Err(HoodieError::Invalid {
-            message: format!(
-                "Cannot write to {}, the reason is {reason}: table columns: {} ({expected}{}), data columns: {arity}",
-                self.name,
-                columns.join(", "),
-                if static_parts { ", not counting static partition columns" } else { "" }
-            ),
-        })
+        Err(InsertError::ColumnCount {
+            table: self.name.to_string(),
+            columns: columns.to_vec(),
+            expected,
+            static_partitions: static_parts,
+            given: arity,
+        }
+        .into())
     }
 }
 
@@ -269,8 +265,8 @@ fn with_static_values(
     // the shape from a constant text; the source goes in as it was parsed
     let mut q = parse_template("SELECT __hoodie_src.* FROM (SELECT 1) AS __hoodie_src")?;
     let SetExpr::Select(select) = q.body.as_mut() else {
-        return Err(HoodieError::Invalid {
-            message: "the INSERT ... PARTITION template is not a SELECT".into(),
+        return Err(HoodieError::Internal {
+            what: "the INSERT ... PARTITION template is not a SELECT",
         });
     };
     if let Some(TableWithJoins {
@@ -399,8 +395,8 @@ fn select_of(items: Vec<SelectItem>) -> Result<SetExpr> {
             select.projection = items;
             Ok(*q.body)
         }
-        _ => Err(HoodieError::Invalid {
-            message: "the SELECT template is not a SELECT".into(),
+        _ => Err(HoodieError::Internal {
+            what: "the SELECT template is not a SELECT",
         }),
     }
 }

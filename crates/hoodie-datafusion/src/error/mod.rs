@@ -6,7 +6,8 @@ use datafusion::error::DataFusionError;
 use hoodie_format::FormatError;
 
 pub use statement::{
-    MergeError, PartitionError, ProcedureError, ProtectedAssignment, ProtectedColumn,
+    AddColumnError, DdlError, InsertError, MergeError, PartitionError, ProcedureError,
+    ProtectedAssignment, ProtectedColumn,
 };
 
 /// Everything that can go wrong while running a statement through hoodie.
@@ -72,12 +73,6 @@ pub enum HoodieError {
         /// The columns it matches, joined by "`, `".
         candidates: String,
     },
-    /// A statement is valid SQL but not allowed on this table.
-    #[error("{message}")]
-    Invalid {
-        /// What is wrong and what to do.
-        message: String,
-    },
     /// A MERGE INTO hoodie refuses, as Hudi does.
     #[error("{0}")]
     Merge(#[from] MergeError),
@@ -90,6 +85,67 @@ pub enum HoodieError {
     /// A partition spec that names no partition of the table.
     #[error("{0}")]
     Partition(#[from] PartitionError),
+    /// A CREATE, DROP, ALTER or RENAME of a table that hoodie refuses.
+    #[error("{0}")]
+    Ddl(#[from] DdlError),
+    /// An INSERT hoodie refuses.
+    #[error("{0}")]
+    Insert(#[from] InsertError),
+    /// An `ALTER TABLE ... ADD COLUMNS` hoodie refuses.
+    #[error("{0}")]
+    AddColumn(#[from] AddColumnError),
+    /// A `SET hoodie.*` in a session hoodie is not installed in.
+    #[error("cannot set {key}: hoodie is not installed in this session (build it with SessionStateBuilder::with_hoodie)")]
+    NotInstalled {
+        /// The option.
+        key: String,
+    },
+    /// `VERSION AS OF`, which Hudi does not have.
+    #[error(
+        "Version expression is not supported for time travel (use TIMESTAMP AS OF '<instant>')"
+    )]
+    VersionAsOf,
+    /// `TIMESTAMP AS OF` on the table a statement writes to.
+    #[error("TIMESTAMP AS OF reads a table as it was; the table a statement writes to cannot take it (write to the table itself, or read the old state in the statement's source)")]
+    TimeTravelTarget,
+    /// A column type hoodie cannot store.
+    #[error("unsupported column type {type_name}")]
+    UnsupportedColumnType {
+        /// The type as written.
+        type_name: String,
+    },
+    /// A decimal type outside Spark's bounds.
+    #[error("invalid decimal type {type_name}: precision 1..38, 0 <= scale <= precision")]
+    InvalidDecimal {
+        /// The type as written.
+        type_name: String,
+    },
+    /// An incremental read without its begin instant.
+    #[error("Specify the start completion time to pull from using option {key}")]
+    NoBeginInstant {
+        /// The option to set.
+        key: &'static str,
+    },
+    /// A CDC read asked for by a session option (its rows are not the table's columns).
+    #[error("a CDC read (hoodie.datasource.query.incremental.format = cdc) as a session option of {table}: CDC rows have their own columns; use hudi_table_changes('{table}', 'cdc', ...) or CREATE EXTERNAL TABLE ... OPTIONS with the read options")]
+    CdcAsSessionOption {
+        /// The table.
+        table: String,
+    },
+    /// `hoodie.query.as.ro.table` with a value other than true or false.
+    #[error("invalid value {value:?} for {key}: true (read-optimized) or false (snapshot)")]
+    InvalidViewOption {
+        /// The option.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// A state hoodie's own code should never reach.
+    #[error("internal error: {what} (a bug in hoodie)")]
+    Internal {
+        /// What went wrong.
+        what: &'static str,
+    },
     /// A statement that needs a Hudi table names another kind of table.
     #[error("{name} is not a Hudi table")]
     NotAHudiTable {

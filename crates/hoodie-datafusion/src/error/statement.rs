@@ -176,6 +176,61 @@ pub enum ProcedureError {
         /// The value given.
         value: String,
     },
+    /// An argument value hoodie does not support yet.
+    #[error("{procedure}({argument}) is not supported yet{why}")]
+    UnsupportedArgument {
+        /// The procedure.
+        procedure: String,
+        /// The argument as given (`include_in_flight => true`).
+        argument: &'static str,
+        /// What to do instead, with its lead-in (`; filter the result with WHERE`).
+        why: &'static str,
+    },
+    /// A local path that does not exist.
+    #[error("{procedure}: {path} does not exist (give a local folder or file)")]
+    NoSuchPath {
+        /// The procedure.
+        procedure: String,
+        /// The path.
+        path: String,
+    },
+    /// A folder of an object store that cannot be listed.
+    #[error("{procedure} cannot list {path:?}: {reason}")]
+    CannotList {
+        /// The procedure.
+        procedure: String,
+        /// The folder.
+        path: String,
+        /// The store's error.
+        reason: String,
+    },
+    /// An instant that is not a completed write of the table.
+    #[error("Commit {instant} not found in Commits of {table}: give the instant of a completed write (CALL show_commits lists them)")]
+    NoSuchCommit {
+        /// The instant.
+        instant: String,
+        /// The table's location.
+        table: String,
+    },
+    /// A compaction operation `run_compaction` does not know.
+    #[error("unsupported compaction operation {operation:?}: use schedule, execute, scheduleandexecute or run")]
+    UnknownCompactionOperation {
+        /// The operation given.
+        operation: String,
+    },
+    /// An instant that is not a pending compaction.
+    #[error("{instant} is not a pending compaction instant of {table} (pending: {})", if .pending.is_empty() { "none".to_string() } else { .pending.join(", ") })]
+    NotPendingCompaction {
+        /// The instant given.
+        instant: String,
+        /// The table.
+        table: String,
+        /// The pending compactions.
+        pending: Vec<String>,
+    },
+    /// A compaction procedure on a copy-on-write table.
+    #[error("Cannot show compaction on a Non Merge On Read table.")]
+    NotMergeOnRead,
     /// `options => '...'` that is not `k=v` pairs.
     #[error("{procedure} options are k=v pairs separated by commas, got {pair:?}")]
     BadOptions {
@@ -233,5 +288,157 @@ pub enum PartitionError {
         path: String,
         /// The table.
         table: String,
+    },
+}
+
+/// A CREATE, DROP, ALTER or RENAME of a table that hoodie refuses.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DdlError {
+    /// The session has no warehouse to create the table in.
+    #[error(
+        "this session has no hoodie warehouse: build it with SessionStateBuilder::with_hoodie"
+    )]
+    NoWarehouse,
+    /// A table name qualified with a database other than the warehouse's.
+    #[error("database {database} does not exist: the warehouse is database {warehouse} (create the table as {warehouse}.{table} or {table})")]
+    NoSuchDatabase {
+        /// The database named.
+        database: String,
+        /// The warehouse's database.
+        warehouse: String,
+        /// The table.
+        table: String,
+    },
+    /// Two declared columns whose names differ only in case.
+    #[error("[COLUMN_ALREADY_EXISTS] The column `{column}` already exists: names differ only in case (SET spark.sql.caseSensitive = true to tell them apart)")]
+    ColumnExists {
+        /// The column, lower-cased (as Spark names it).
+        column: String,
+    },
+    /// A declared column named like one of Hudi's meta columns.
+    #[error("column {column} is a Hudi meta column and cannot be declared")]
+    MetaColumnDeclared {
+        /// The column.
+        column: String,
+    },
+    /// CREATE TABLE ... AS SELECT of an `_ro`/`_rt` view.
+    #[error("Not support CTAS for the ro/rt table")]
+    CtasOfView,
+    /// CREATE TABLE ... AS SELECT with a column list.
+    #[error("CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list")]
+    CtasColumnList,
+    /// CREATE TABLE ... AS SELECT where a Hudi table already is.
+    #[error("CREATE TABLE ... AS SELECT: a Hudi table already exists at {location}")]
+    CtasOverTable {
+        /// The location.
+        location: String,
+    },
+    /// An `_ro`/`_rt` table over a location without a Hudi table.
+    #[error("Creating ro/rt table need the existence of the base table.")]
+    ViewWithoutTable,
+    /// An `_ro`/`_rt` table over a copy-on-write table.
+    #[error("Creating ro/rt table should only apply to a mor table.")]
+    ViewOfCopyOnWrite,
+    /// A RENAME onto a table or folder that exists.
+    #[error("cannot rename {name} to {new_name}: {existing} exists")]
+    RenameOntoExisting {
+        /// The table.
+        name: String,
+        /// The name asked for.
+        new_name: String,
+        /// What is in the way (`table <name> already`, or a folder).
+        existing: String,
+    },
+    /// ALTER TABLE ... SET TBLPROPERTIES of a property fixed at creation.
+    #[error("{key} cannot be changed after the table is created")]
+    FixedProperty {
+        /// The property.
+        key: String,
+    },
+    /// A DROP TABLE that would delete what is not one table's folder.
+    #[error("refusing to delete {location}: {why}; nothing was dropped")]
+    UnsafeDelete {
+        /// The folder.
+        location: String,
+        /// Why it is not deleted.
+        why: String,
+    },
+    /// A LOCATION that is the warehouse or above it.
+    #[error("LOCATION '{location}' is the warehouse {warehouse} or a folder above it; give the table a folder of its own (or leave LOCATION out to create it in the warehouse)")]
+    LocationHoldsWarehouse {
+        /// The location given.
+        location: String,
+        /// The warehouse.
+        warehouse: String,
+    },
+}
+
+/// An INSERT (or INSERT OVERWRITE) hoodie refuses.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InsertError {
+    /// `INSERT ... PARTITION (...)` without VALUES or a query.
+    #[error("INSERT ... PARTITION needs VALUES or a SELECT")]
+    NoSource,
+    /// A PARTITION spec entry that is not `column = value`.
+    #[error("PARTITION spec entries must be column = value, found {entry}")]
+    PartitionEntryNotAssignment {
+        /// The entry as written.
+        entry: String,
+    },
+    /// A PARTITION spec entry hoodie cannot read.
+    #[error("unsupported PARTITION spec entry {entry}")]
+    UnsupportedPartitionEntry {
+        /// The entry as written.
+        entry: String,
+    },
+    /// As many data columns as the table's, Spark's arity rule.
+    #[error("Cannot write to {table}, the reason is {}: table columns: {} ({expected}{}), data columns: {given}", if .given > .expected { "too many data columns" } else { "not enough data columns" }, .columns.join(", "), if *.static_partitions { ", not counting static partition columns" } else { "" })]
+    ColumnCount {
+        /// The table.
+        table: String,
+        /// The table's columns the data fills.
+        columns: Vec<String>,
+        /// How many that is.
+        expected: usize,
+        /// Whether static partition values fill the others.
+        static_partitions: bool,
+        /// How many data columns were given.
+        given: usize,
+    },
+    /// The statement's target is not a table name.
+    #[error("{statement} needs a table name")]
+    TargetNotATable {
+        /// The statement.
+        statement: &'static str,
+    },
+}
+
+/// An `ALTER TABLE ... ADD COLUMNS` hoodie refuses.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AddColumnError {
+    /// The table has a column of that name (in any case).
+    #[error("Cannot add column {column}: table {table} already has a column {existing}")]
+    Exists {
+        /// The column added.
+        column: String,
+        /// The table.
+        table: String,
+        /// The table's column of that name.
+        existing: String,
+    },
+    /// The statement adds one column twice.
+    #[error("column {column} is added twice")]
+    Twice {
+        /// The column.
+        column: String,
+    },
+    /// A NOT NULL column, which the rows written before have no value for.
+    #[error("column {column} cannot be NOT NULL: the rows written before it was added have no value for it")]
+    NotNull {
+        /// The column.
+        column: String,
     },
 }

@@ -39,9 +39,7 @@ pub fn rewrite(sql: &str) -> Result<Option<String>> {
                 && sig.at(k + 2).is_some_and(|t| word_is(t, "OF"))
         };
         if is_clause("VERSION") || is_clause("SYSTEM_VERSION") {
-            return Err(HoodieError::Invalid {
-                message: "Version expression is not supported for time travel (use TIMESTAMP AS OF '<instant>')".into(),
-            });
+            return Err(HoodieError::VersionAsOf);
         }
         if is_clause("TIMESTAMP") || is_clause("SYSTEM_TIME") {
             edits.push(sig.time_travel_edit(k)?);
@@ -154,9 +152,7 @@ impl Significant<'_> {
                         .is_some_and(|d| word_is(d, "DELETE")))
         });
         if written {
-            return Err(HoodieError::Invalid {
-                message: "TIMESTAMP AS OF reads a table as it was; the table a statement writes to cannot take it (write to the table itself, or read the old state in the statement's source)".into(),
-            });
+            return Err(HoodieError::TimeTravelTarget);
         }
         Ok(())
     }

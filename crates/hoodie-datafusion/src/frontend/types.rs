@@ -10,8 +10,8 @@ use crate::error::{HoodieError, Result};
 /// to the Arrow type hoodie stores.
 pub fn arrow_type(type_name: &str) -> Result<DataType> {
     let t = type_name.trim().to_ascii_lowercase();
-    let unsupported = || HoodieError::Invalid {
-        message: format!("unsupported column type {type_name}"),
+    let unsupported = || HoodieError::UnsupportedColumnType {
+        type_name: type_name.to_string(),
     };
     if let Some(inner) = t.strip_prefix("array<").and_then(|s| s.strip_suffix('>')) {
         return Ok(DataType::List(Arc::new(Field::new(
@@ -86,10 +86,8 @@ pub fn arrow_type(type_name: &str) -> Result<DataType> {
             .transpose()?
             .unwrap_or(0);
         if p == 0 || p > 38 || s < 0 || s as u8 > p {
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "invalid decimal type {type_name}: precision 1..38, 0 <= scale <= precision"
-                ),
+            return Err(HoodieError::InvalidDecimal {
+                type_name: type_name.to_string(),
             });
         }
         return Ok(DataType::Decimal128(p, s));

@@ -111,11 +111,8 @@ impl HudiTableProvider {
         let zone = crate::scan::read_kind::instant_zone(self.table.config());
         match crate::scan::read_kind::read_from_options(|k| session.get(k), zone)? {
             // change rows are not the table's columns, which the statement was planned with
-            Some(ReadKind::Changes { .. }) => Err(HoodieError::Invalid {
-                message: format!(
-                    "a CDC read (hoodie.datasource.query.incremental.format = cdc) as a session option of {}: CDC rows have their own columns; use hudi_table_changes('{}', 'cdc', ...) or CREATE EXTERNAL TABLE ... OPTIONS with the read options",
-                    self.name, self.name
-                ),
+            Some(ReadKind::Changes { .. }) => Err(HoodieError::CdcAsSessionOption {
+                table: self.name.clone(),
             }),
             other => Ok(other.unwrap_or(ReadKind::Snapshot)),
         }

@@ -89,11 +89,8 @@ pub fn read_from_options<'a>(
         Some("incremental") => {
             let cdc =
                 value(&INCREMENTAL_FORMAT)?.is_some_and(|f| f.trim().eq_ignore_ascii_case("cdc"));
-            let begin = value(&READ_BEGIN_INSTANT)?.ok_or_else(|| HoodieError::Invalid {
-                message: format!(
-                    "Specify the start completion time to pull from using option {}",
-                    READ_BEGIN_INSTANT.key
-                ),
+            let begin = value(&READ_BEGIN_INSTANT)?.ok_or_else(|| HoodieError::NoBeginInstant {
+                key: READ_BEGIN_INSTANT.key,
             })?;
             let end = value(&READ_END_INSTANT)?
                 .map(|e| incremental_instant(e, zone))

@@ -13,7 +13,7 @@ use datafusion::prelude::SessionContext;
 use hoodie_format::schema::{avro_schema, storage_field};
 
 use super::ddl::{hudi_table, register, warehouse};
-use crate::error::{HoodieError, Result};
+use crate::error::{AddColumnError, HoodieError, Result};
 use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
 use hoodie_format::write::spec::WriteStatement;
@@ -26,7 +26,6 @@ fn with_columns(
     partitions: &[String],
     table: &str,
 ) -> Result<Schema> {
-    let invalid = |message: String| HoodieError::Invalid { message };
     let mut seen: Vec<&str> = Vec::new();
     for c in added {
         if let Some(f) = current
@@ -34,20 +33,24 @@ fn with_columns(
             .iter()
             .find(|f| f.name().eq_ignore_ascii_case(c.name()))
         {
-            return Err(invalid(format!(
-                "Cannot add column {}: table {table} already has a column {}",
-                c.name(),
-                f.name()
-            )));
+            return Err(AddColumnError::Exists {
+                column: c.name().clone(),
+                table: table.to_string(),
+                existing: f.name().clone(),
+            }
+            .into());
         }
         if seen.iter().any(|s| s.eq_ignore_ascii_case(c.name())) {
-            return Err(invalid(format!("column {} is added twice", c.name())));
+            return Err(AddColumnError::Twice {
+                column: c.name().clone(),
+            }
+            .into());
         }
         if !c.is_nullable() {
-            return Err(invalid(format!(
-                "column {} cannot be NOT NULL: the rows written before it was added have no value for it",
-                c.name()
-            )));
+            return Err(AddColumnError::NotNull {
+                column: c.name().clone(),
+            }
+            .into());
         }
         seen.push(c.name());
     }

@@ -24,7 +24,7 @@ use crate::ddl::catalog::WarehouseSchema;
 use crate::ddl::factory::open_or_create;
 use crate::ddl::spec::TableSpec;
 use crate::ddl::table_name::check_table_name;
-use crate::error::{HoodieError, Result};
+use crate::error::{DdlError, HoodieError, Result};
 use crate::frontend::{self, CreateTableUsing};
 use crate::names::resolve_names;
 use crate::options::session::{case_sensitive, storage_options, HoodieSessionConfig};
@@ -40,11 +40,7 @@ pub(super) fn warehouse(ctx: &SessionContext) -> Result<WarehouseSchema> {
         .extensions
         .get::<HoodieSessionConfig>()
         .and_then(|c| c.warehouse().map(|(c, s)| (c.to_string(), s.to_string())));
-    let missing = || HoodieError::Invalid {
-        message:
-            "this session has no hoodie warehouse: build it with SessionStateBuilder::with_hoodie"
-                .into(),
-    };
+    let missing = || HoodieError::from(DdlError::NoWarehouse);
     let (catalog, schema) = names.ok_or_else(missing)?;
     let schema = ctx
         .catalog(&catalog)
@@ -65,9 +61,12 @@ fn in_warehouse_database(ctx: &SessionContext, name: &str) -> Result<String> {
     };
     match warehouse_names(ctx) {
         Some((_, schema)) if schema.eq_ignore_ascii_case(db) => Ok(table.to_string()),
-        Some((_, schema)) => Err(HoodieError::Invalid {
-            message: format!("database {db} does not exist: the warehouse is database {schema} (create the table as {schema}.{table} or {table})"),
-        }),
+        Some((_, schema)) => Err(DdlError::NoSuchDatabase {
+            database: db.to_string(),
+            warehouse: schema.to_string(),
+            table: table.to_string(),
+        }
+        .into()),
         None => Ok(name.to_string()),
     }
 }
@@ -189,9 +188,10 @@ fn check_distinct_names(columns: &[datafusion::arrow::datatypes::Field]) -> Resu
             .iter()
             .any(|d| d.name().eq_ignore_ascii_case(name))
         {
-            return Err(HoodieError::Invalid {
-                message: format!("[COLUMN_ALREADY_EXISTS] The column `{}` already exists: names differ only in case (SET spark.sql.caseSensitive = true to tell them apart)", name.to_lowercase()),
-            });
+            return Err(DdlError::ColumnExists {
+                column: name.to_lowercase(),
+            }
+            .into());
         }
     }
     Ok(())
@@ -265,16 +265,10 @@ async fn create_hudi(
         return register(ctx, warehouse, &c.name, provider, managed);
     };
     if crate::ddl::factory::query_view(&c.options).is_some() {
-        return Err(HoodieError::Invalid {
-            message: "Not support CTAS for the ro/rt table".into(),
-        });
+        return Err(DdlError::CtasOfView.into());
     }
     if !c.columns.is_empty() {
-        return Err(HoodieError::Invalid {
-            message:
-                "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list"
-                    .into(),
-        });
+        return Err(DdlError::CtasColumnList.into());
     }
     let mut query = sqlparser::ast::Statement::Query(query);
     let exact = case_sensitive(ctx.state_ref().read().config_options());
@@ -329,11 +323,10 @@ async fn ctas(
     let session = storage_options(ctx.state_ref().read().config_options());
     let (provider, created) = open_or_create(location, Some(spec), &session).await?;
     if !created {
-        return Err(HoodieError::Invalid {
-            message: format!(
-                "CREATE TABLE ... AS SELECT: a Hudi table already exists at {location}"
-            ),
-        });
+        return Err(DdlError::CtasOverTable {
+            location: location.to_string(),
+        }
+        .into());
     }
     // meta columns (filled by the writer) first, then the data columns in table order
     let mut exprs: Vec<Expr> = hoodie_format::meta::META_COLUMNS
@@ -412,11 +405,7 @@ async fn create_plain(
                 .map(|f| f.as_ref().clone());
             (fields.collect::<Vec<_>>(), Some(q.to_string()))
         }
-        (Some(_), false) => return Err(HoodieError::Invalid {
-            message:
-                "CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list"
-                    .into(),
-        }),
+        (Some(_), false) => return Err(DdlError::CtasColumnList.into()),
         (None, _) => (c.columns.clone(), None),
     };
     let cols: Vec<String> = columns
@@ -540,9 +529,12 @@ pub(super) async fn rename_table(
     let h = as_hudi(&t).expect("a Hudi table");
     h.refuse_write()?;
     if table_provider(ctx, new_name).await?.is_some() {
-        return Err(HoodieError::Invalid {
-            message: format!("cannot rename {name} to {new_name}: table {new_name} already exists"),
-        });
+        return Err(DdlError::RenameOntoExisting {
+            name: name.to_string(),
+            new_name: new_name.to_string(),
+            existing: format!("table {new_name} already"),
+        }
+        .into());
     }
     let warehouse = warehouse(ctx)?;
     let location = PathBuf::from(h.table().storage().location());
@@ -555,12 +547,12 @@ pub(super) async fn rename_table(
         };
         let to = dir.join(new_name);
         if to.exists() {
-            return Err(HoodieError::Invalid {
-                message: format!(
-                    "cannot rename {name} to {new_name}: {} exists",
-                    to.display()
-                ),
-            });
+            return Err(DdlError::RenameOntoExisting {
+                name: name.to_string(),
+                new_name: new_name.to_string(),
+                existing: to.display().to_string(),
+            }
+            .into());
         }
         std::fs::rename(&location, &to).map_err(|source| HoodieError::Io {
             path: location.display().to_string(),
@@ -607,9 +599,7 @@ pub(super) async fn alter_properties(
     for (k, v) in properties {
         let key = c::lookup(&k);
         if key.is_some_and(|c| structural.contains(&c)) {
-            return Err(HoodieError::Invalid {
-                message: format!("{k} cannot be changed after the table is created"),
-            });
+            return Err(DdlError::FixedProperty { key: k.to_string() }.into());
         }
         let key = key.map(|c| c.key.to_string()).unwrap_or(k);
         config.set(&key, v);

@@ -103,7 +103,7 @@ pub(super) fn reset(ctx: &SessionContext, key: Option<&str>) -> Result<DataFrame
 }
 
 fn not_installed(key: &str) -> HoodieError {
-    HoodieError::Invalid {
-        message: format!("cannot set {key}: hoodie is not installed in this session (build it with SessionStateBuilder::with_hoodie)"),
+    HoodieError::NotInstalled {
+        key: key.to_string(),
     }
 }

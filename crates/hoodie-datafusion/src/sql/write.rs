@@ -17,7 +17,7 @@ use super::ddl::{hudi_table, table_provider};
 use super::plan_statement;
 use crate::dml::insert::{rewrite_insert, InsertInfo};
 use crate::dml::write_node::HudiWriteNode;
-use crate::error::{HoodieError, Result, ValueDoesNotFit};
+use crate::error::{HoodieError, InsertError, Result, ValueDoesNotFit};
 use crate::names::resolve_names;
 use crate::options::write::SessionOptions;
 use crate::provider::as_hudi;
@@ -178,15 +178,16 @@ async fn overwrite_partitions(
     info: &InsertInfo,
 ) -> Result<DataFrame> {
     let Statement::Insert(insert) = stmt else {
-        return Err(HoodieError::Invalid {
-            message: "expected an INSERT".into(),
+        return Err(HoodieError::Internal {
+            what: "an INSERT OVERWRITE ... PARTITION that is not an INSERT",
         });
     };
     insert.overwrite = false;
     let TableObject::TableName(name) = &insert.table else {
-        return Err(HoodieError::Invalid {
-            message: "INSERT OVERWRITE needs a table name".into(),
-        });
+        return Err(InsertError::TargetNotATable {
+            statement: "INSERT OVERWRITE",
+        }
+        .into());
     };
     let table_name = crate::frontend::name_of(name);
     let provider = hudi_table(ctx, &table_name).await?;
@@ -205,8 +206,8 @@ async fn overwrite_partitions(
         .statement_to_plan(DFStatement::Statement(Box::new(stmt.clone())))
         .await?;
     let LogicalPlan::Dml(dml) = plan else {
-        return Err(HoodieError::Invalid {
-            message: "INSERT did not plan as DML".into(),
+        return Err(HoodieError::Internal {
+            what: "an INSERT that did not plan as DML",
         });
     };
     let node = HudiWriteNode::new(
@@ -227,9 +228,10 @@ async fn expand_merge_stars(ctx: &SessionContext, stmt: &mut Statement) -> Resul
         return Ok(());
     };
     let TableFactor::Table { name, .. } = &m.table else {
-        return Err(HoodieError::Invalid {
-            message: "MERGE INTO needs a table name as its target".into(),
-        });
+        return Err(InsertError::TargetNotATable {
+            statement: "MERGE INTO",
+        }
+        .into());
     };
     let target_name = crate::frontend::name_of(name);
     let target =

@@ -490,3 +490,7 @@ fn check_resolution(
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

@@ -11,7 +11,7 @@ use hoodie_format::timeline::instant::{Action, Instant, State};
 
 use super::commits::Columns;
 use super::{call_options, target, Args};
-use crate::error::{HoodieError, ProcedureError, Result};
+use crate::error::{ProcedureError, Result};
 use crate::options::write::WriteOptions;
 
 /// The call's arguments as the cleaner keys they set.
@@ -120,11 +120,12 @@ pub(super) async fn show_cleans(ctx: &SessionContext, args: &Args) -> Result<Dat
         .get("showarchived")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
     if args.get("filter").is_some() {
-        return Err(HoodieError::Invalid {
-            message:
-                "show_cleans(filter => ...) is not supported yet; filter the result with WHERE"
-                    .into(),
-        });
+        return Err(ProcedureError::UnsupportedArgument {
+            procedure: "show_cleans".into(),
+            argument: "filter => ...",
+            why: "; filter the result with WHERE",
+        }
+        .into());
     }
     let limit = args.number("limit")?.unwrap_or(10).max(0) as usize;
     let mut cleans: Vec<_> = list_cleans(&table)

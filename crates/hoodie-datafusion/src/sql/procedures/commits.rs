@@ -228,12 +228,11 @@ pub(super) async fn show_commit_files(ctx: &SessionContext, args: &Args) -> Resu
     let limit = args.number("limit")?.unwrap_or(DEFAULT_LIMIT).max(0) as usize;
     let timeline = table.timeline().await?;
     let Some(instant) = timeline.completed_writes().find(|i| i.timestamp == wanted) else {
-        return Err(crate::error::HoodieError::Invalid {
-            message: format!(
-                "Commit {wanted} not found in Commits of {}: give the instant of a completed write (CALL show_commits lists them)",
-                table.storage().location().trim_end_matches('/')
-            ),
-        });
+        return Err(crate::error::ProcedureError::NoSuchCommit {
+            instant: wanted.to_string(),
+            table: table.storage().location().trim_end_matches('/').to_string(),
+        }
+        .into());
     };
     let metadata = timeline
         .read_commit_metadata(table.storage(), instant)

@@ -14,7 +14,7 @@ use hoodie_format::write::spec::{WriteSpec, WriteStatement};
 use hoodie_format::{HudiTable, TableType};
 
 use super::{target, Args};
-use crate::error::{HoodieError, Result};
+use crate::error::{ProcedureError, Result};
 use crate::options::write::WriteOptions;
 
 /// The base-file settings a compaction writes with: the session's and table's options, and
@@ -60,9 +60,10 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
         "execute" => (false, true),
         "scheduleandexecute" => (true, true),
         other => {
-            return Err(HoodieError::Invalid {
-                message: format!("unsupported compaction operation {other:?}: use schedule, execute, scheduleandexecute or run"),
-            })
+            return Err(ProcedureError::UnknownCompactionOperation {
+                operation: other.to_string(),
+            }
+            .into())
         }
     };
     let (schedule, execute) = match (&timestamp, instants.is_none()) {
@@ -77,17 +78,12 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
     let mut affected: Vec<String> = match &instants {
         Some(list) => {
             if let Some(i) = list.iter().find(|i| !pending.contains(i)) {
-                return Err(HoodieError::Invalid {
-                    message: format!(
-                        "{i} is not a pending compaction instant of {} (pending: {})",
-                        table.config().name(),
-                        if pending.is_empty() {
-                            "none".to_string()
-                        } else {
-                            pending.join(", ")
-                        }
-                    ),
-                });
+                return Err(ProcedureError::NotPendingCompaction {
+                    instant: i.to_string(),
+                    table: table.config().name().to_string(),
+                    pending: pending.iter().map(|p| p.to_string()).collect(),
+                }
+                .into());
             }
             list.clone()
         }
@@ -157,9 +153,7 @@ struct ShowRow {
 pub(super) async fn show_compaction(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
     if table.config().table_type()? != TableType::MergeOnRead {
-        return Err(HoodieError::Invalid {
-            message: "Cannot show compaction on a Non Merge On Read table.".into(),
-        });
+        return Err(ProcedureError::NotMergeOnRead.into());
     }
     let rows = show_rows(&table, args).await?;
     let s = |f: &dyn Fn(&ShowRow) -> Option<String>| -> ArrayRef {

@@ -27,13 +27,13 @@ async fn summarise(store: &LocalFileSystem, at: Option<StorePath>) -> Result<Sum
     let mut pending = vec![at];
     while let Some(dir) = pending.pop() {
         out.folders += 1;
-        let listing =
-            store
-                .list_with_delimiter(dir.as_ref())
-                .await
-                .map_err(|e| HoodieError::Invalid {
-                    message: format!("show_fs_path_detail cannot list {dir:?}: {e}"),
-                })?;
+        let listing = store.list_with_delimiter(dir.as_ref()).await.map_err(|e| {
+            HoodieError::from(ProcedureError::CannotList {
+                procedure: "show_fs_path_detail".into(),
+                path: dir.as_ref().map(|d| d.to_string()).unwrap_or_default(),
+                reason: e.to_string(),
+            })
+        })?;
         for o in listing.objects {
             out.files += 1;
             out.bytes += o.size as i64;
@@ -60,11 +60,11 @@ fn human(size: i64) -> String {
 /// The entries a call looks at: the path itself, or with `is_sub => true` what it holds
 /// (each as (path, summary)).
 async fn entries(path: &Path, is_sub: bool) -> Result<Vec<(String, Summary)>> {
-    let missing = || HoodieError::Invalid {
-        message: format!(
-            "show_fs_path_detail: {} does not exist (give a local folder or file)",
-            path.display()
-        ),
+    let missing = || {
+        HoodieError::from(ProcedureError::NoSuchPath {
+            procedure: "show_fs_path_detail".into(),
+            path: path.display().to_string(),
+        })
     };
     let meta = std::fs::metadata(path).map_err(|_| missing())?;
     if meta.is_file() {

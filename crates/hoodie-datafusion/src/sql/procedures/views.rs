@@ -206,12 +206,12 @@ async fn fsview_slices(table: &HudiTable, args: &Args, latest: bool) -> Result<V
         .get("include_in_flight")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
     {
-        return Err(crate::error::HoodieError::Invalid {
-            message: format!(
-                "{}(include_in_flight => true) is not supported yet: the views show the files of completed instants",
-                args.procedure
-            ),
-        });
+        return Err(crate::error::ProcedureError::UnsupportedArgument {
+            procedure: args.procedure.to_string(),
+            argument: "include_in_flight => true",
+            why: ": the views show the files of completed instants",
+        }
+        .into());
     }
     let timeline = table.timeline().await?;
     let listing = TableListing::read(table.storage()).await?;
