@@ -2,7 +2,7 @@
 //!
 //! One task ([`listen`]) receives the signals for the whole process. While a statement runs
 //! (inside [`cancellable`]) a signal is handed to it: its future is dropped, which abandons its
-//! write (`hoodie_format::write::abandoned`), and [`roll_back_cancelled`] rolls that write back
+//! write (`hoodie_format::write::rollback_abandoned_writes`), and [`roll_back_cancelled`] rolls that write back
 //! before anything else happens, so the table is as before. The interactive shell then
 //! returns to the prompt on SIGINT (Ctrl-C); everything else exits with 128 + the signal's
 //! number. A signal while no statement runs (the shell at its prompt, where Ctrl-C is a key
@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use hoodie_datafusion::HoodieContext;
-use hoodie_format::write::abandoned::{rollback_abandoned_writes, wait_for_no_writes};
+use hoodie_format::write::{rollback_abandoned_writes, wait_for_no_writes};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 

@@ -18,7 +18,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hoodie_format::write::abandoned::{rollback_abandoned_writes, wait_for_no_writes, RolledBack};
+use hoodie_format::write::{rollback_abandoned_writes, wait_for_no_writes, RolledBack};
 
 use crate::error::{HoodieError, Result};
 use crate::options::session::HoodieSessionConfig;

@@ -37,7 +37,7 @@ pub use error::{
     df_message, AddColumnError, DdlError, HoodieError, InsertError, MergeError, PartitionError,
     ProcedureError, ProtectedAssignment, ProtectedColumn, ValueDoesNotFit,
 };
-pub use hoodie_format::write::spec::{WriteKind, WriteSpec, WriteStatement};
+pub use hoodie_format::write::{WriteKind, WriteSpec, WriteStatement};
 pub use options::session::{HoodieSessionConfig, SparkSessionConfig};
 pub use options::write::SessionOptions;
 pub use provider::HudiTableProvider;

@@ -12,7 +12,7 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::compaction::{execute_compaction, pending_compactions, schedule_compaction};
 use hoodie_format::storage::TableStorage;
-use hoodie_format::write::writer::FileSpec;
+use hoodie_format::write::FileSpec;
 use hoodie_format::HudiTable;
 
 async fn rows(ctx: &HoodieContext, sql: &str) -> Vec<Vec<String>> {

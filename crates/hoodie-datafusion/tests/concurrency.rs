@@ -13,7 +13,7 @@ use hoodie_datafusion::HoodieContext;
 use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::storage::TableStorage;
 use hoodie_format::timeline::instant::{Action, State};
-use hoodie_format::write::transaction::{Transaction, WriteOperation};
+use hoodie_format::write::{Transaction, WriteOperation};
 use hoodie_format::HudiTable;
 
 const QUERY: &str = "SELECT id, v, p FROM t ORDER BY id";

@@ -14,7 +14,7 @@ use hoodie_datafusion::HudiTableProvider;
 use hoodie_datafusion::{to_table_batch, write_batches, WriteKind, WriteStatement};
 use hoodie_datafusion::{HoodieContext, StatementOutput};
 use hoodie_format::storage::TableStorage;
-use hoodie_format::write::transaction::WriteOperation;
+use hoodie_format::write::WriteOperation;
 use hoodie_format::HudiTable;
 
 use common::failing::FailingStore;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use common::failing::FailingStore;
 use common::{copy_dir, files_under, reader, session_with_table, text};
 use hoodie_format::storage::TableStorage;
-use hoodie_format::write::rollback::rollback_completed;
+use hoodie_format::write::rollback_completed;
 use hoodie_format::HudiTable;
 
 const QUERY: &str = "SELECT id, v, p FROM t ORDER BY id";

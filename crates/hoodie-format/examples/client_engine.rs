@@ -22,11 +22,11 @@ use hoodie_format::new_table::NewTable;
 use hoodie_format::schema::{avro_schema, is_meta_column, table_schema};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::table_config::{MergeMode, TableType};
-use hoodie_format::write::incoming::{Budgets, Incoming, IncomingBuilder, KeySource};
-use hoodie_format::write::insert::write_inserts;
-use hoodie_format::write::options::WriteOptions;
-use hoodie_format::write::spec::{WriteKind, WriteSpec, WriteStatement};
-use hoodie_format::write::status::{FileGroupWriter, WriteHandle, WriteStatus};
+use hoodie_format::write::write_inserts;
+use hoodie_format::write::WriteOptions;
+use hoodie_format::write::{Budgets, Incoming, IncomingBuilder, KeySource};
+use hoodie_format::write::{FileGroupWriter, WriteHandle, WriteStatus};
+use hoodie_format::write::{WriteKind, WriteSpec, WriteStatement};
 use hoodie_format::{FormatError, HudiTable, Result, TableConfig};
 
 /// One row of the engine's table: id, name, ts, region (the partition column).

@@ -132,7 +132,7 @@ async fn a_status_of_another_write_is_refused_at_the_commit() {
         .begin(hoodie_format::client::StatementRead::default())
         .await
         .unwrap();
-    let stray = hoodie_format::write::status::WriteStatus {
+    let stray = hoodie_format::write::WriteStatus {
         instant: "20000101000000000".into(),
         ..Default::default()
     };

@@ -36,8 +36,8 @@ use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::meta::RECORD_KEY;
-use hoodie_format::write::change_set::DELETE_FLAG;
-use hoodie_format::write::spec::{WriteSpec, WriteStatement};
+use hoodie_format::write::DELETE_FLAG;
+use hoodie_format::write::{WriteSpec, WriteStatement};
 use hoodie_format::TableType;
 
 /// What a DML statement does.

@@ -13,7 +13,7 @@ use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 
-use hoodie_format::write::spec::WriteSpec;
+use hoodie_format::write::WriteSpec;
 
 /// Writes its input into a Hudi table with a decided [`WriteSpec`].
 #[derive(Clone)]

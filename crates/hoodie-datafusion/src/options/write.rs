@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use datafusion::catalog::Session;
 use datafusion::config::ConfigOptions;
 
-pub use hoodie_format::write::options::WriteOptions;
+pub use hoodie_format::write::WriteOptions;
 
 /// The `hoodie.*` options a statement sees: a snapshot of its session's config, taken from
 /// the `&dyn Session` (or `ConfigOptions`) DataFusion hands a provider, rule or planner.

@@ -13,7 +13,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::timeline::Timeline;
-use hoodie_format::write::spec::WriteStatement;
+use hoodie_format::write::WriteStatement;
 use hoodie_format::HudiTable;
 
 use crate::error::{df_err, HoodieError};

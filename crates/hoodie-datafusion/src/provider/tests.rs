@@ -11,7 +11,7 @@ use datafusion::datasource::TableProvider;
 use hoodie_format::new_table::NewTable;
 use hoodie_format::storage::TableStorage;
 use hoodie_format::table_config::TableType;
-use hoodie_format::write::spec::WriteStatement;
+use hoodie_format::write::WriteStatement;
 use hoodie_format::{HudiTable, TableConfig};
 
 use super::write::change_set_schema;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::physical_plan::ExecutionPlan;
-use hoodie_format::write::spec::{WriteSpec, WriteStatement};
+use hoodie_format::write::{WriteSpec, WriteStatement};
 
 use crate::error::HoodieError;
 use crate::options::write::{SessionOptions, WriteOptions};

@@ -11,7 +11,7 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use hoodie_format::footer::FooterCache;
 use hoodie_format::timeline::Timeline;
-use hoodie_format::write::transaction::LISTING_REUSE_AGE;
+use hoodie_format::write::LISTING_REUSE_AGE;
 use hoodie_format::HudiTable;
 use object_store::path::Path;
 

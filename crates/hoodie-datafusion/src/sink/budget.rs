@@ -8,7 +8,7 @@ use std::sync::Arc;
 use datafusion::execution::disk_manager::DiskManager;
 use datafusion::execution::memory_pool::MemoryReservation;
 use hoodie_format::error::FormatError;
-use hoodie_format::write::incoming::{MemoryBudget, SpillFile, SpillSpace};
+use hoodie_format::write::{MemoryBudget, SpillFile, SpillSpace};
 
 /// A memory pool reservation as a write's memory budget.
 pub(super) struct PoolBudget {

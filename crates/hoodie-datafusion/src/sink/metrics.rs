@@ -47,7 +47,7 @@ impl WriteCounts {
     }
 
     /// Counts of a keyed write.
-    pub(crate) fn of_upsert(r: &hoodie_format::write::upsert::UpsertResult) -> Self {
+    pub(crate) fn of_upsert(r: &hoodie_format::write::UpsertResult) -> Self {
         WriteCounts {
             inserted: r.inserted,
             updated: r.updated,

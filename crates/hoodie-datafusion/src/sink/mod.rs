@@ -18,9 +18,9 @@ use futures::StreamExt;
 use hoodie_format::client::{StatementRead, WriteClient, Written};
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::schema::is_meta_column;
-use hoodie_format::write::change_set::ChangeSetSchema;
-use hoodie_format::write::incoming::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
-use hoodie_format::write::spec::{WriteKind, WriteSpec};
+use hoodie_format::write::ChangeSetSchema;
+use hoodie_format::write::{Budgets, Incoming, IncomingBuilder, KeySource, SpillSpace};
+use hoodie_format::write::{WriteKind, WriteSpec};
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;

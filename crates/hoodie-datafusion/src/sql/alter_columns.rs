@@ -16,7 +16,7 @@ use super::ddl::{hudi_table, register, warehouse};
 use crate::error::{AddColumnError, HoodieError, Result};
 use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
-use hoodie_format::write::spec::WriteStatement;
+use hoodie_format::write::WriteStatement;
 
 /// The table schema with `added` placed before the partition columns `partitions`; an added
 /// column that exists already (in any case), repeats, or is NOT NULL is an error.
@@ -96,7 +96,7 @@ pub(super) async fn add_columns(
     let avro = avro_schema(table.config().name(), &Arc::new(schema))?.to_string();
     let session = SessionOptions::of(ctx.state_ref().read().config_options());
     let spec = h.write_spec(&session, WriteStatement::InsertInto)?;
-    hoodie_format::write::alter_schema::commit_schema(&table, avro, &spec.concurrency).await?;
+    hoodie_format::write::commit_schema(&table, avro, &spec.concurrency).await?;
     let table = hoodie_format::HudiTable::open(table.storage().clone()).await?;
     let warehouse = warehouse(ctx)?;
     let managed = warehouse.is_managed(table.storage().location());

@@ -17,7 +17,7 @@ use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::{collect, ExecutionPlanProperties};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
-use hoodie_format::write::spec::WriteStatement;
+use hoodie_format::write::WriteStatement;
 
 use super::run_datafusion;
 use crate::ddl::catalog::WarehouseSchema;

@@ -1,6 +1,6 @@
 //! `TRUNCATE TABLE` and `ALTER TABLE ... DROP PARTITION` on Hudi tables: Hudi's
 //! `delete_partition` write, a replacecommit of the partitions' file groups
-//! (`hoodie_format::write::delete_partition`), followed by the table services a commit runs.
+//! (`hoodie_format::write::delete_partitions`), followed by the table services a commit runs.
 
 use datafusion::catalog::TableProvider;
 use datafusion::dataframe::DataFrame;
@@ -8,10 +8,8 @@ use datafusion::prelude::SessionContext;
 use hoodie_format::client::WriteClient;
 use hoodie_format::keygen::HIVE_DEFAULT_PARTITION;
 use hoodie_format::schema::avro_schema;
-use hoodie_format::write::delete_partition::{
-    delete_partitions, selected_partitions, PartitionSelection,
-};
-use hoodie_format::write::spec::WriteStatement;
+use hoodie_format::write::WriteStatement;
+use hoodie_format::write::{delete_partitions, selected_partitions, PartitionSelection};
 
 use super::ddl::hudi_table;
 use crate::error::{PartitionError, Result};

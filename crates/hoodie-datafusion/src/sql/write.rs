@@ -21,7 +21,7 @@ use crate::error::{HoodieError, InsertError, Result, ValueDoesNotFit};
 use crate::names::resolve_names;
 use crate::options::write::SessionOptions;
 use crate::provider::as_hudi;
-use hoodie_format::write::spec::WriteStatement;
+use hoodie_format::write::WriteStatement;
 
 /// `MERGE INTO` (or an EXPLAIN of one).
 pub(super) async fn merge(
@@ -80,7 +80,7 @@ async fn warn_ignored_options(ctx: &SessionContext, table: &str) {
         return;
     };
     let options = hudi.write_options(&session);
-    for warning in hoodie_format::write::spec::ignored_options(&options, &spec) {
+    for warning in hoodie_format::write::ignored_options(&options, &spec) {
         super::ddl::warn(ctx, warning);
     }
 }

@@ -6,10 +6,10 @@
 //! ([`Incoming`]) and takes back what the write did.
 //!
 //! A write may also be split: [`WriteClient::begin`] gives the pending write, whose
-//! [`WriteHandle`](crate::write::status::WriteHandle) lets any number of
-//! [`FileGroupWriter`](crate::write::status::FileGroupWriter)s (other tasks, other
+//! [`WriteHandle`](crate::write::WriteHandle) lets any number of
+//! [`FileGroupWriter`](crate::write::FileGroupWriter)s (other tasks, other
 //! processes) add file groups, each reporting a
-//! [`WriteStatus`](crate::write::status::WriteStatus); [`WriteClient::commit`] takes them all
+//! [`WriteStatus`](crate::write::WriteStatus); [`WriteClient::commit`] takes them all
 //! and runs the services after the commit.
 
 mod services;
@@ -30,9 +30,9 @@ use crate::write::incoming::Incoming;
 use crate::write::insert::{write_inserts, InsertResult};
 use crate::write::overwrite::write_overwrite;
 use crate::write::spec::{WriteKind, WriteSpec};
-use crate::write::status::WriteStatus;
 use crate::write::transaction::{is_reusable, Transaction};
 use crate::write::upsert::{check_change_set, check_ordering_values, write_upserts, UpsertResult};
+use crate::write::WriteStatus;
 
 pub use services::locked;
 

@@ -8,7 +8,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, SortField};
 
-use crate::error::{FormatError, Result};
+use crate::error::Result;
 use crate::file_name::{new_file_id, write_token};
 use crate::keygen::{generated_key, KeyGenerator};
 use crate::meta::{with_meta_columns, MetaValues};
@@ -32,13 +32,16 @@ pub struct InsertResult {
 /// Keeps, for each record key, the row with the greatest value of `field` (ties: the last
 /// seen, as Hudi's payloads pre-combine: the later record wins unless the earlier one's
 /// ordering value is greater). Returns the indices of the surviving rows in input order.
-pub fn precombine(batch: &RecordBatch, keys: &StringArray, field: &str) -> Result<Vec<u32>> {
+/// (The writes pre-combine through [`precombine_values`]; this names the column, for tests.)
+#[cfg(test)]
+fn precombine(batch: &RecordBatch, keys: &StringArray, field: &str) -> Result<Vec<u32>> {
     precombine_by(batch, |i| keys.value(i), field)
 }
 
 /// [`precombine`] with the record of row `i` identified by `key(i)` (e.g. a partition path and
 /// a key), for `batch.num_rows()` rows.
-pub fn precombine_by<'a, K: std::hash::Hash + Eq>(
+#[cfg(test)]
+fn precombine_by<'a, K: std::hash::Hash + Eq>(
     batch: &RecordBatch,
     key: impl Fn(usize) -> K + 'a,
     field: &str,
@@ -48,7 +51,7 @@ pub fn precombine_by<'a, K: std::hash::Hash + Eq>(
         .fields()
         .iter()
         .position(|f| f.name().eq_ignore_ascii_case(field))
-        .ok_or_else(|| FormatError::MissingColumn {
+        .ok_or_else(|| crate::error::FormatError::MissingColumn {
             column: field.to_string(),
         })?;
     precombine_values(batch.column(idx), batch.num_rows(), key)
@@ -405,7 +408,7 @@ mod tests {
         assert_eq!(precombine(&b, &keys, "ts").unwrap(), vec![2, 3]);
         assert!(matches!(
             precombine(&b, &keys, "nope"),
-            Err(FormatError::MissingColumn { .. })
+            Err(crate::error::FormatError::MissingColumn { .. })
         ));
     }
 }

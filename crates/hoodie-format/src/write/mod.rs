@@ -6,23 +6,45 @@
 //! [`change_set`] of UPDATE/DELETE/MERGE, and the base-file [`writer`]. A write's files may
 //! come from many writers at once, each reporting a [`status::WriteStatus`] to the commit.
 //! What a write does is one [`spec::WriteSpec`], resolved from the [`options`] it sees.
+//!
+//! The submodules are the crate's own; an engine uses what this module re-exports.
 
-pub mod abandoned;
-pub mod alter_schema;
+pub(crate) mod abandoned;
+pub(crate) mod alter_schema;
 pub(crate) mod cdc_log;
-pub mod change_set;
+pub(crate) mod change_set;
 pub(crate) mod column_diff;
-pub mod delete_partition;
-pub mod incoming;
-pub mod insert;
+pub(crate) mod delete_partition;
+pub(crate) mod incoming;
+pub(crate) mod insert;
 mod markers;
-pub mod options;
+pub(crate) mod options;
 pub(crate) mod overwrite;
-pub mod rollback;
-pub mod spec;
+pub(crate) mod rollback;
+pub(crate) mod spec;
 pub(crate) mod splice;
-pub mod status;
-pub mod transaction;
+pub(crate) mod status;
+pub(crate) mod transaction;
 mod upload;
-pub mod upsert;
-pub mod writer;
+pub(crate) mod upsert;
+pub(crate) mod writer;
+
+// What an engine writes with: the spec and options of a write, its rows, the statuses of a
+// split write's file groups, and the writes that change the timeline outside a commit of rows.
+pub use abandoned::{
+    has_abandoned_writes, rollback_abandoned_writes, wait_for_no_writes, RolledBack,
+};
+pub use alter_schema::commit_schema;
+pub use change_set::{ChangeSetSchema, DELETE_FLAG};
+pub use delete_partition::{delete_partitions, selected_partitions, PartitionSelection};
+pub use incoming::{
+    Budgets, Incoming, IncomingBuilder, KeySource, MemoryBudget, SpillFile, SpillSpace,
+};
+pub use insert::{write_inserts, InsertResult};
+pub use options::WriteOptions;
+pub use rollback::rollback_completed;
+pub use spec::{ignored_options, WriteKind, WriteSpec, WriteStatement};
+pub use status::{FileGroupWriter, WriteHandle, WriteStatus};
+pub use transaction::{Transaction, WriteOperation, LISTING_REUSE_AGE};
+pub use upsert::UpsertResult;
+pub use writer::FileSpec;

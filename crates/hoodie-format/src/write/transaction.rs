@@ -34,7 +34,6 @@ use crate::write::writer::FileSpec;
 use crate::write::abandoned::WriteGuard;
 use crate::write::markers::delete_prefix;
 pub use crate::write::markers::marker_dir;
-pub use crate::write::rollback::rollback_failed_writes;
 use crate::write::rollback::{rollback_own, rollback_stale_writes};
 
 /// Java `WriteOperationType`.

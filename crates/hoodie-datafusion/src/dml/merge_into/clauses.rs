@@ -14,8 +14,8 @@ use datafusion::scalar::ScalarValue;
 use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
 use hoodie_format::schema::is_meta_column;
 use hoodie_format::table_config::{MergeMode, TableType};
-use hoodie_format::write::change_set::DELETE_FLAG;
-use hoodie_format::write::spec::WriteSpec;
+use hoodie_format::write::WriteSpec;
+use hoodie_format::write::DELETE_FLAG;
 use hoodie_format::TableConfig;
 use std::ops::Not;
 
@@ -300,8 +300,8 @@ mod tests {
     use datafusion::arrow::datatypes::Schema;
     use datafusion::prelude::col;
     use hoodie_format::new_table::NewTable;
-    use hoodie_format::write::options::WriteOptions;
-    use hoodie_format::write::spec::WriteStatement;
+    use hoodie_format::write::WriteOptions;
+    use hoodie_format::write::WriteStatement;
 
     fn config(table_type: TableType) -> TableConfig {
         let columns = Schema::new(vec![

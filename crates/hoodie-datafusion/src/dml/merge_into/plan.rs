@@ -30,7 +30,7 @@ use crate::dml::merge_into::passes::PassPlan;
 use crate::dml::merge_into::source_keys::{may_match_source, SourceKeys, SourceKeysNode};
 use crate::error::{HoodieError, MergeError};
 use crate::provider::HudiTableProvider;
-use hoodie_format::write::spec::WriteSpec;
+use hoodie_format::write::WriteSpec;
 
 fn unwrap_cast(e: &Expr) -> &Expr {
     match e {

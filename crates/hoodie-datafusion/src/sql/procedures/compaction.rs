@@ -10,7 +10,7 @@ use hoodie_format::compaction::{
     execute_compaction, list_compactions, pending_compactions, read_plan, schedule_compaction,
 };
 use hoodie_format::timeline::instant::{Action, State};
-use hoodie_format::write::spec::{WriteSpec, WriteStatement};
+use hoodie_format::write::{WriteSpec, WriteStatement};
 use hoodie_format::{HudiTable, TableType};
 
 use super::{target, Args};
@@ -23,7 +23,7 @@ fn file_spec(
     ctx: &SessionContext,
     table: &HudiTable,
     args: &Args,
-) -> Result<hoodie_format::write::writer::FileSpec> {
+) -> Result<hoodie_format::write::FileSpec> {
     let all = super::call_options(ctx, args)?;
     let options = WriteOptions::new(all, table.config());
     options.validate()?;

@@ -324,8 +324,7 @@ pub(super) fn concurrency(
     args: &Args,
     table: &HudiTable,
 ) -> Result<hoodie_format::concurrency::ConcurrencySpec> {
-    let options =
-        hoodie_format::write::options::WriteOptions::new(call_options(ctx, args)?, table.config());
+    let options = hoodie_format::write::WriteOptions::new(call_options(ctx, args)?, table.config());
     Ok(hoodie_format::concurrency::ConcurrencySpec::resolve(|k| {
         options.get(k)
     })?)

@@ -31,7 +31,7 @@ fn instant<'a>(args: &'a Args, name: &str) -> &'a str {
 pub(super) async fn rollback_to_instant(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
     let t = instant(args, "instant_time");
-    hoodie_format::write::rollback::rollback_completed(&table, t).await?;
+    hoodie_format::write::rollback_completed(&table, t).await?;
     done(ctx, "rollback_result")
 }
 
