@@ -15,8 +15,8 @@ use hoodie_format::archive::{archived_entries, run_archive, ArchiveSpec};
 use hoodie_format::clean::{CleanPolicy, CleanSpec};
 use hoodie_format::inspect::parse_archive_file;
 use hoodie_format::storage::TableStorage;
-use hoodie_format::timeline::commit_metadata::CommitMetadata;
-use hoodie_format::timeline::instant::{Action, State};
+use hoodie_format::timeline::CommitMetadata;
+use hoodie_format::timeline::{Action, State};
 use hoodie_format::HudiTable;
 
 /// The timeline files of a table (the `.hoodie` folder's own files).

@@ -12,7 +12,7 @@ use datafusion::physical_plan::collect;
 use hoodie_datafusion::HoodieContext;
 use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::storage::TableStorage;
-use hoodie_format::timeline::instant::{Action, State};
+use hoodie_format::timeline::{Action, State};
 use hoodie_format::write::{Transaction, WriteOperation};
 use hoodie_format::HudiTable;
 
@@ -177,7 +177,7 @@ async fn procedures_that_change_the_timeline_wait_for_the_table_lock() {
         .unwrap();
     let table = table_at(&loc).await;
     let spec = ConcurrencySpec::of_table(table.config()).unwrap();
-    let held = hoodie_format::concurrency::lock::TableLock::acquire(table.storage(), &spec.lock)
+    let held = hoodie_format::concurrency::TableLock::acquire(table.storage(), &spec.lock)
         .await
         .unwrap();
     for call in [
@@ -208,7 +208,7 @@ async fn compaction_commands_wait_for_the_table_lock() {
         .unwrap();
     let table = table_at(&loc).await;
     let spec = ConcurrencySpec::of_table(table.config()).unwrap();
-    let held = hoodie_format::concurrency::lock::TableLock::acquire(table.storage(), &spec.lock)
+    let held = hoodie_format::concurrency::TableLock::acquire(table.storage(), &spec.lock)
         .await
         .unwrap();
     for command in [

@@ -36,7 +36,7 @@ async fn two_writers_commit_once_then_two_upserts_and_a_clean() {
     let mut done: Vec<(String, String)> = timeline
         .files()
         .iter()
-        .filter(|i| i.state == hoodie_format::timeline::instant::State::Completed)
+        .filter(|i| i.state == hoodie_format::timeline::State::Completed)
         .map(|i| (i.timestamp.clone(), i.action.as_str().to_string()))
         .collect();
     done.sort();

@@ -1,6 +1,6 @@
 //! CDC reads: `hudi_table_changes(t, 'cdc', begin[, end])` as a table of change rows (`op`,
 //! `ts_ms`, `before`, `after`). Planning picks the splits (per commit of the window and file
-//! group, how its changes are found, `hoodie_format::cdc::extract`); the scan reads them on
+//! group, how its changes are found, `hoodie_format::cdc::cdc_splits`); the scan reads them on
 //! as many partitions as the session runs, each split's files alone.
 
 use std::fmt;
@@ -23,8 +23,8 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
 };
 use futures::StreamExt;
-use hoodie_format::cdc::changes::ChangeReader;
-use hoodie_format::cdc::extract::{cdc_splits, CdcSplit};
+use hoodie_format::cdc::ChangeReader;
+use hoodie_format::cdc::{cdc_splits, CdcSplit};
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;
@@ -83,7 +83,7 @@ impl CdcTableProvider {
             .into());
         }
         let schema = match images {
-            ImageFormat::Json => hoodie_format::cdc::json::json_change_schema(),
+            ImageFormat::Json => hoodie_format::cdc::json_change_schema(),
             ImageFormat::Struct => hoodie_format::cdc::change_schema(&table_schema),
         };
         Ok(Self {
@@ -241,7 +241,7 @@ impl ExecutionPlan for CdcExec {
                         .map(|b| {
                             let b = match images {
                                 ImageFormat::Json => {
-                                    hoodie_format::cdc::json::with_json_images(b).map_err(df_err)?
+                                    hoodie_format::cdc::with_json_images(b).map_err(df_err)?
                                 }
                                 ImageFormat::Struct => b.clone(),
                             };

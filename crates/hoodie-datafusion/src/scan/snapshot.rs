@@ -18,7 +18,7 @@ use datafusion::physical_plan::statistics::StatisticsArgs;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr, PlanProperties,
 };
-use hoodie_format::concurrency::conflict::ReadSnapshot;
+use hoodie_format::concurrency::ReadSnapshot;
 use hoodie_format::timeline::Timeline;
 use hoodie_format::HudiTable;
 

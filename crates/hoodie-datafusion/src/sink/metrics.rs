@@ -3,7 +3,7 @@
 
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
-use hoodie_format::timeline::commit_metadata::CommitMetadata;
+use hoodie_format::timeline::CommitMetadata;
 
 /// What one write did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -10,9 +10,9 @@
 //! found (Hudi's five inference cases), and [`changes`] turns each such split into change rows
 //! of [`change_schema`]: `op`, `ts_ms`, `before`, `after`.
 
-pub mod changes;
-pub mod extract;
-pub mod json;
+pub(crate) mod changes;
+pub(crate) mod extract;
+pub(crate) mod json;
 pub(crate) mod log;
 
 use std::sync::Arc;
@@ -21,6 +21,10 @@ use arrow::array::{ArrayRef, RecordBatch, StringArray, StructArray};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::error::{FormatError, Result};
+
+pub use changes::ChangeReader;
+pub use extract::{cdc_splits, CdcSplit};
+pub use json::{json_change_schema, with_json_images};
 
 /// What a CDC log holds per changed record (`hoodie.table.cdc.supplemental.logging.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,9 +12,12 @@ use std::time::Duration;
 use crate::config::{self, ConfigKey};
 use crate::error::{FormatError, Result};
 
-pub mod conflict;
+pub(crate) mod conflict;
 pub(crate) mod heartbeat;
-pub mod lock;
+pub(crate) mod lock;
+
+pub use conflict::ReadSnapshot;
+pub use lock::TableLock;
 
 /// What happens to the pending instants of failed writers (`hoodie.cleaner.policy.failed.writes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,15 +1,16 @@
 //! The active timeline: which instants exist and in which state.
 
-pub mod commit_metadata;
-pub mod instant;
+pub(crate) mod commit_metadata;
+pub(crate) mod instant;
 
 use std::collections::{BTreeMap, HashSet};
 
 use crate::error::Result;
 use crate::storage::TableStorage;
 use crate::table_config::TableConfig;
-use crate::timeline::commit_metadata::CommitMetadata;
-use crate::timeline::instant::{Action, Instant, State};
+
+pub use commit_metadata::{CommitMetadata, WriteStat};
+pub use instant::{millis_to_instant, Action, Instant, State};
 
 /// A snapshot of the table's active timeline.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ use datafusion::prelude::SessionContext;
 use hoodie_format::archive::{archived_entries, run_archive, ArchiveSpec};
 use hoodie_format::clean::CleanSpec;
 use hoodie_format::config::{self, ConfigKey};
-use hoodie_format::timeline::commit_metadata::CommitMetadata;
-use hoodie_format::timeline::instant::{millis_to_instant, Instant, State};
+use hoodie_format::timeline::CommitMetadata;
+use hoodie_format::timeline::{millis_to_instant, Instant, State};
 use hoodie_format::{HudiTable, TableType};
 
 use super::commits::{commit_rows, commit_stat_rows, Columns};

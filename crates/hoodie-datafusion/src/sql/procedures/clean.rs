@@ -7,7 +7,7 @@ use hoodie_format::archive::archived_entries;
 use hoodie_format::clean::CleanMetadata;
 use hoodie_format::clean::{finish_pending_cleans, list_cleans, run_clean as clean, CleanSpec};
 use hoodie_format::config::{self, ConfigKey};
-use hoodie_format::timeline::instant::{Action, Instant, State};
+use hoodie_format::timeline::{Action, Instant, State};
 
 use super::commits::Columns;
 use super::{call_options, target, Args};

@@ -7,8 +7,8 @@ use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use hoodie_format::timeline::commit_metadata::{CommitMetadata, WriteStat};
-use hoodie_format::timeline::instant::Instant;
+use hoodie_format::timeline::Instant;
+use hoodie_format::timeline::{CommitMetadata, WriteStat};
 use hoodie_format::HudiTable;
 
 use super::{target, Args};

@@ -9,7 +9,7 @@ use datafusion::prelude::SessionContext;
 use hoodie_format::compaction::{
     execute_compaction, list_compactions, pending_compactions, read_plan, schedule_compaction,
 };
-use hoodie_format::timeline::instant::{Action, State};
+use hoodie_format::timeline::{Action, State};
 use hoodie_format::write::{WriteSpec, WriteStatement};
 use hoodie_format::{HudiTable, TableType};
 
@@ -323,7 +323,7 @@ async fn archived_rows(
     });
     for e in done.take(limit) {
         let json = e.commit_metadata_json().unwrap_or_default();
-        let m = hoodie_format::timeline::commit_metadata::CommitMetadata::parse(&json, "archived")?;
+        let m = hoodie_format::timeline::CommitMetadata::parse(&json, "archived")?;
         for (p, stats) in &m.partition_to_write_stats {
             for s in stats {
                 rows.push(ShowRow {

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use hoodie_format::fs_view::{FileSlice, TableListing};
-use hoodie_format::timeline::instant::{Action, State};
+use hoodie_format::timeline::{Action, State};
 use hoodie_format::HudiTable;
 
 use super::commits::Columns;
@@ -75,7 +75,7 @@ pub(super) async fn show_timeline(ctx: &SessionContext, args: &Args) -> Result<D
         );
     }
     let when = |ts: &str, action: &Action, state: State| {
-        let i = hoodie_format::timeline::instant::Instant::new(ts, action.clone(), state);
+        let i = hoodie_format::timeline::Instant::new(ts, action.clone(), state);
         let name = i.file_name(timeline.layout());
         written
             .get(&name)
@@ -156,7 +156,7 @@ fn state_name(s: State) -> &'static str {
 async fn rolled_back(
     table: &HudiTable,
     timeline: &hoodie_format::timeline::Timeline,
-    i: &hoodie_format::timeline::instant::Instant,
+    i: &hoodie_format::timeline::Instant,
 ) -> Result<Option<String>> {
     let targets = timeline.read_rolled_back(table.storage(), i).await?;
     Ok(Some(format!("Rolled back {}", targets.join(", "))))
