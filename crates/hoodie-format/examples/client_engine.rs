@@ -101,8 +101,9 @@ pub async fn write_table(dir: &Path) -> Result<(HudiTable, Vec<String>)> {
     }
     let mut statuses = Vec::new();
     for task in tasks {
-        let json = task.await.map_err(|e| FormatError::WriteRefused {
-            reason: format!("a writer task failed: {e}"),
+        let json = task.await.map_err(|source| FormatError::WriterTask {
+            file_group: "a writer of the engine".into(),
+            source,
         })??;
         statuses.push(WriteStatus::from_json(&json)?);
     }

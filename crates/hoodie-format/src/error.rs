@@ -90,10 +90,41 @@ pub enum FormatError {
     /// A `hoodie.*` option has a value its key does not take.
     #[error("{0}")]
     InvalidOption(#[from] crate::config::InvalidValue),
-    /// A write the statement asks for is not allowed on this table (what to do is said).
-    #[error("{reason}")]
-    WriteRefused {
-        /// What is wrong and what to do.
+    /// A compaction that cannot be scheduled or run.
+    #[error("{0}")]
+    CompactionRefused(#[from] crate::refusal::CompactionRefusal),
+    /// A rollback or savepoint the timeline does not allow.
+    #[error("{0}")]
+    TimelineRefused(#[from] crate::refusal::TimelineRefusal),
+    /// Write options that contradict each other or the table.
+    #[error("{0}")]
+    OptionConflict(#[from] crate::refusal::OptionConflict),
+    /// A split write's status handed to the commit of another write.
+    #[error("a write status of instant {status} cannot be committed by the write of {write}")]
+    StatusOfAnotherWrite {
+        /// The status's instant.
+        status: String,
+        /// The write's instant.
+        write: String,
+    },
+    /// An overwrite asked of a write spec that is not one (a caller's mistake).
+    #[error("{operation} is not an overwrite")]
+    NotAnOverwrite {
+        /// The spec's operation.
+        operation: String,
+    },
+    /// Optimistic concurrency: the table lock was lost while the write held it.
+    #[error("the table lock {lock} was lost (its renewal failed); nothing was committed, run the statement again")]
+    LockLost {
+        /// The lock file.
+        lock: String,
+    },
+    /// The local table lock file cannot be opened.
+    #[error("cannot open the table lock file {path}: {reason}")]
+    LockFile {
+        /// The lock file.
+        path: String,
+        /// The I/O error.
         reason: String,
     },
     /// Optimistic concurrency: a write that committed after this one read the table touched

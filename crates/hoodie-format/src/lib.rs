@@ -32,6 +32,7 @@ pub(crate) mod precedence;
 pub mod properties;
 pub(crate) mod properties_file;
 pub mod read;
+pub mod refusal;
 pub mod savepoint;
 pub mod schema;
 pub mod storage;

@@ -12,6 +12,7 @@ use crate::avro::savepoint::{
 };
 use crate::error::{FormatError, Result};
 use crate::fs_view::FileSystemView;
+use crate::refusal::TimelineRefusal;
 use crate::table::HudiTable;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
@@ -25,10 +26,6 @@ fn check_version(table: &HudiTable) -> Result<()> {
         });
     }
     Ok(())
-}
-
-fn refused(reason: String) -> FormatError {
-    FormatError::WriteRefused { reason }
 }
 
 /// The completed savepoints of the active timeline, oldest first.
@@ -62,18 +59,24 @@ pub async fn create_savepoint(
     check_version(table)?;
     let timeline = table.timeline().await?;
     if !timeline.completed_writes().any(|i| i.timestamp == commit) {
-        return Err(refused(format!(
-            "Could not savepoint non-existing commit {commit}"
-        )));
+        return Err(TimelineRefusal::SavepointOfMissingCommit {
+            instant: commit.to_string(),
+        }
+        .into());
     }
     if savepoints(&timeline).iter().any(|s| s == commit) {
-        return Err(refused(format!("Commit {commit} is already savepointed")));
+        return Err(TimelineRefusal::AlreadySavepointed {
+            instant: commit.to_string(),
+        }
+        .into());
     }
     if let Some(kept) = crate::history::earliest_commit_kept(table.storage(), &timeline).await? {
         if commit < kept.as_str() {
-            return Err(refused(format!(
-                "Could not savepoint commit {commit} as this is beyond the lookup window {kept}"
-            )));
+            return Err(TimelineRefusal::BeyondCleanedWindow {
+                instant: commit.to_string(),
+                kept: kept.to_string(),
+            }
+            .into());
         }
     }
     let view = FileSystemView::load(table.storage(), &timeline, Some(commit)).await?;
@@ -112,10 +115,11 @@ pub async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result<()> {
     check_version(table)?;
     let timeline = table.timeline().await?;
     if !savepoints(&timeline).iter().any(|s| s == instant) {
-        return Err(refused(format!(
-            "there is no savepoint {instant} (savepoints: {})",
-            savepoints(&timeline).join(", ")
-        )));
+        return Err(TimelineRefusal::NoSuchSavepoint {
+            instant: instant.to_string(),
+            savepoints: savepoints(&timeline),
+        }
+        .into());
     }
     let dir = timeline.dir();
     for state in [State::Completed, State::Inflight] {
@@ -138,10 +142,11 @@ pub async fn restore_to_savepoint(
     check_version(table)?;
     let timeline = table.timeline().await?;
     if !savepoints(&timeline).iter().any(|s| s == instant) {
-        return Err(refused(format!(
-            "Could not restore to savepoint {instant}: no such savepoint (savepoints: {})",
-            savepoints(&timeline).join(", ")
-        )));
+        return Err(TimelineRefusal::NoSavepointToRestore {
+            instant: instant.to_string(),
+            savepoints: savepoints(&timeline),
+        }
+        .into());
     }
     crate::write::rollback::rollback_stale_writes(table, &timeline, concurrency).await?;
     let timeline = table.timeline().await?;

@@ -90,15 +90,13 @@ impl ArchiveSpec {
             },
         };
         if spec.max_commits <= spec.min_commits {
-            return Err(FormatError::WriteRefused {
-                reason: format!(
-                    "Increase {}={} to be greater than {}={}.",
-                    config::KEEP_MAX_COMMITS.key,
-                    spec.max_commits,
-                    config::KEEP_MIN_COMMITS.key,
-                    spec.min_commits
-                ),
-            });
+            return Err(crate::refusal::OptionConflict::ArchiveBounds {
+                max_key: config::KEEP_MAX_COMMITS.key,
+                max: spec.max_commits,
+                min_key: config::KEEP_MIN_COMMITS.key,
+                min: spec.min_commits,
+            }
+            .into());
         }
         Ok(spec)
     }

@@ -16,6 +16,7 @@ use crate::fs_view::FileChange;
 use crate::log::apply::{LogApplier, Precedence};
 use crate::log::keys::KeySource;
 use crate::log::read::{read_slice_logs, Admission};
+use crate::refusal::CompactionRefusal;
 use crate::storage::TableStorage;
 use crate::table::HudiTable;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
@@ -87,9 +88,10 @@ pub async fn execute_compaction(
         .iter()
         .any(|i| i.timestamp == instant && i.state == State::Completed)
     {
-        return Err(FormatError::WriteRefused {
-            reason: format!("compaction {instant} is already completed"),
-        });
+        return Err(CompactionRefusal::AlreadyCompleted {
+            instant: instant.to_string(),
+        }
+        .into());
     }
     let plan = read_plan(table, &timeline, instant).await?;
     let storage = table.storage();

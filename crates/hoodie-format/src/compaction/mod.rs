@@ -13,7 +13,8 @@ use crate::avro::compaction_plan::{
     compaction_plan_avro, parse_compaction_plan, CompactionOperation, CompactionPlan,
     COMPACTION_PLAN_VERSION,
 };
-use crate::error::{FormatError, Result};
+use crate::error::Result;
+use crate::refusal::CompactionRefusal;
 use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
@@ -35,9 +36,7 @@ pub struct CompactionInstant {
 fn check_mor(table: &HudiTable) -> Result<()> {
     match table.config().table_type()? {
         TableType::MergeOnRead => Ok(()),
-        TableType::CopyOnWrite => Err(FormatError::WriteRefused {
-            reason: "Compaction is not supported on a CopyOnWrite table".into(),
-        }),
+        TableType::CopyOnWrite => Err(CompactionRefusal::CopyOnWrite.into()),
     }
 }
 
@@ -81,9 +80,11 @@ pub async fn schedule_compaction(
                 || t.len() != 17
                 || !t.bytes().all(|b| b.is_ascii_digit())
             {
-                return Err(FormatError::WriteRefused {
-                    reason: format!("cannot schedule a compaction at {t}: the instant must be a 17-digit instant time later than every instant on the timeline (the latest is {})", last.unwrap_or("none")),
-                });
+                return Err(CompactionRefusal::BadInstant {
+                    instant: t.to_string(),
+                    latest: last.map(str::to_string),
+                }
+                .into());
             }
             t.to_string()
         }
@@ -167,9 +168,11 @@ pub async fn read_plan(
         requested.file_name(timeline.layout())
     );
     if !table.storage().exists(&rel).await? {
-        return Err(FormatError::WriteRefused {
-            reason: format!("no compaction is planned at {instant} ({rel} does not exist)"),
-        });
+        return Err(CompactionRefusal::NotPlanned {
+            instant: instant.to_string(),
+            plan: rel.to_string(),
+        }
+        .into());
     }
     parse_compaction_plan(&table.storage().get(&rel).await?, &rel)
 }

@@ -89,11 +89,8 @@ impl TableLock {
     /// Whether the lock is still this writer's (a storage lock whose renewal failed was lost).
     pub fn check_held(&self) -> Result<()> {
         match &self.held {
-            Held::Storage(s) if s.lost.load(Ordering::SeqCst) => Err(FormatError::WriteRefused {
-                reason: format!(
-                    "the table lock {} was lost (its renewal failed); nothing was committed, run the statement again",
-                    s.storage.path(LOCK_FILE)
-                ),
+            Held::Storage(s) if s.lost.load(Ordering::SeqCst) => Err(FormatError::LockLost {
+                lock: s.storage.path(LOCK_FILE).to_string(),
             }),
             _ => Ok(()),
         }
@@ -125,8 +122,9 @@ impl TableLock {
 
 /// Waits for the OS lock on `path`.
 async fn os_lock(path: &std::path::Path, spec: &LockSpec) -> Result<std::fs::File> {
-    let io = |e: std::io::Error| FormatError::WriteRefused {
-        reason: format!("cannot open the table lock file {}: {e}", path.display()),
+    let io = |e: std::io::Error| FormatError::LockFile {
+        path: path.display().to_string(),
+        reason: e.to_string(),
     };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;

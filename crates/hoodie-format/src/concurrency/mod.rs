@@ -98,9 +98,7 @@ impl ConcurrencySpec {
         };
         let failed_writes = match checked(&config::FAILED_WRITES_CLEANER_POLICY)?.as_deref() {
             Some("EAGER") if optimistic => {
-                return Err(FormatError::WriteRefused {
-                    reason: "hoodie.cleaner.policy.failed.writes = EAGER would roll back the pending writes of other live writers under optimistic concurrency control: set it to LAZY (the default under it)".into(),
-                })
+                return Err(crate::refusal::OptionConflict::EagerUnderOcc.into())
             }
             Some("EAGER") => FailedWritesPolicy::Eager,
             Some("LAZY") => FailedWritesPolicy::Lazy,
@@ -128,15 +126,13 @@ impl ConcurrencySpec {
             renew: Duration::from_secs(number(&config::LOCK_RENEW_SECS)?),
         };
         if lock.validity < lock.renew * 10 {
-            return Err(FormatError::WriteRefused {
-                reason: format!(
-                    "{} ({} s) should be greater than or equal to 10x {} ({} s)",
-                    config::LOCK_VALIDITY_SECS.key,
-                    lock.validity.as_secs(),
-                    config::LOCK_RENEW_SECS.key,
-                    lock.renew.as_secs()
-                ),
-            });
+            return Err(crate::refusal::OptionConflict::LockValidity {
+                validity_key: config::LOCK_VALIDITY_SECS.key,
+                validity: lock.validity.as_secs(),
+                renew_key: config::LOCK_RENEW_SECS.key,
+                renew: lock.renew.as_secs(),
+            }
+            .into());
         }
         Ok(Self {
             optimistic,

@@ -116,9 +116,7 @@ impl WriteOptions {
             .is_some_and(|m| m.eq_ignore_ascii_case("strict"));
         if self.flag(&config::SQL_BULK_INSERT_ENABLE) {
             if strict && has_pk {
-                return Err(FormatError::WriteRefused {
-                    reason: "Table with primaryKey can not use bulk insert in strict mode.".into(),
-                });
+                return Err(crate::refusal::OptionConflict::StrictBulkInsert.into());
             }
             return Ok((WriteOperation::BulkInsert, "hoodie.sql.bulk.insert.enable"));
         }

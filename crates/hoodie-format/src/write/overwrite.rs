@@ -22,8 +22,8 @@ pub async fn write_overwrite(
     options: &WriteSpec,
 ) -> Result<InsertResult> {
     let WriteKind::Overwrite(scope) = &options.kind else {
-        return Err(crate::error::FormatError::WriteRefused {
-            reason: format!("{} is not an overwrite", options.operation.java_name()),
+        return Err(crate::error::FormatError::NotAnOverwrite {
+            operation: options.operation.java_name().to_string(),
         });
     };
     let input_partitions: BTreeSet<String> = incoming.paths().values().iter().cloned().collect();

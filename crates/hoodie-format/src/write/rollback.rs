@@ -12,6 +12,7 @@ use crate::concurrency::{ConcurrencySpec, FailedWritesPolicy};
 use crate::error::{FormatError, Result};
 use crate::file_name::BaseFileName;
 use crate::fs_view::TableListing;
+use crate::refusal::TimelineRefusal;
 use crate::table::HudiTable;
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
@@ -249,25 +250,24 @@ pub async fn rollback_completed(table: &HudiTable, instant: &str) -> Result<Stri
     let writes: Vec<&Instant> = timeline.completed_writes().collect();
     let Some(target) = writes.iter().find(|i| i.timestamp == instant).copied() else {
         let times: Vec<&str> = writes.iter().map(|i| i.timestamp.as_str()).collect();
-        return Err(FormatError::WriteRefused {
-            reason: format!(
-                "Commit {instant} not found in Commits of {}: [{}]",
-                table.storage().location(),
-                times.join(", ")
-            ),
-        });
+        return Err(TimelineRefusal::NoSuchCommit {
+            instant: instant.to_string(),
+            table: table.storage().location().to_string(),
+            commits: times.iter().map(|t| t.to_string()).collect(),
+        }
+        .into());
     };
     if writes.last().is_some_and(|l| l.timestamp != instant) {
-        return Err(FormatError::WriteRefused {
-            reason: format!(
-                "Found commits after time :{instant}, please rollback greater commits first"
-            ),
-        });
+        return Err(TimelineRefusal::LaterCommits {
+            instant: instant.to_string(),
+        }
+        .into());
     }
     if timeline.savepoint_times().iter().any(|s| s == instant) {
-        return Err(FormatError::WriteRefused {
-            reason: format!("Could not rollback a savepointed commit {instant}: delete the savepoint first (CALL delete_savepoint)"),
-        });
+        return Err(TimelineRefusal::Savepointed {
+            instant: instant.to_string(),
+        }
+        .into());
     }
     let files = files_of_completed(table, &timeline, target, true).await?;
     retract(table, &timeline, target, &files).await?;

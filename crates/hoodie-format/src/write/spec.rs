@@ -5,6 +5,7 @@
 use crate::bucket::BucketSpec;
 use crate::config;
 use crate::error::{FormatError, Result};
+use crate::refusal::OptionConflict;
 use crate::table_config::MergeMode;
 use crate::write::options::WriteOptions;
 use crate::write::transaction::WriteOperation;
@@ -273,9 +274,7 @@ impl InlineCompaction {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         if table.table_type()? == crate::TableType::CopyOnWrite {
             if explicit_on {
-                return Err(FormatError::WriteRefused {
-                    reason: "Compaction is not supported on a CopyOnWrite table".into(),
-                });
+                return Err(crate::refusal::CompactionRefusal::CopyOnWrite.into());
             }
             return Ok(Self::Off);
         }
@@ -292,9 +291,11 @@ impl InlineCompaction {
         Ok(match (inline, schedule) {
             // Hudi: setting both is an error; an explicit schedule-only wins over the default
             (true, true) if explicit_on => {
-                return Err(FormatError::WriteRefused {
-                    reason: format!("Either of inline compaction ({}) or schedule inline compaction ({}) can be enabled. Both can't be set to true at the same time.", config::COMPACT_INLINE.key, config::COMPACT_SCHEDULE_INLINE.key),
-                })
+                return Err(OptionConflict::InlineCompaction {
+                    run: config::COMPACT_INLINE.key,
+                    schedule: config::COMPACT_SCHEDULE_INLINE.key,
+                }
+                .into())
             }
             (_, true) => Self::Schedule { after },
             (true, false) => Self::Run { after },
@@ -376,9 +377,7 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         Ok(spec)
     };
     if op == WriteOperation::BulkInsert && policy == DupPolicy::Drop {
-        return Err(FormatError::WriteRefused {
-            reason: "Insert dup policy 'drop' is not supported with bulk_insert: use the insert operation".into(),
-        });
+        return Err(OptionConflict::DropWithBulkInsert.into());
     }
     // a bucket table's new rows go to their buckets, whose file groups may exist: the keyed
     // write path routes them (without looking keys up)
@@ -402,12 +401,11 @@ fn insert_into(options: &WriteOptions) -> Result<WriteSpec> {
         | WriteOperation::DeletePrepped
         | WriteOperation::UpsertPrepped
         | WriteOperation::DeletePartition
-        | WriteOperation::AlterSchema => Err(FormatError::WriteRefused {
-            reason: format!(
-                "INSERT INTO cannot run the {} operation ({why})",
-                op.java_name().to_ascii_lowercase()
-            ),
-        }),
+        | WriteOperation::AlterSchema => Err(OptionConflict::InsertOperation {
+            operation: op.java_name().to_ascii_lowercase(),
+            why: why.to_string(),
+        }
+        .into()),
     }
 }
 
@@ -458,11 +456,10 @@ fn overwrite(
         ("STATIC", Some(p)) => partitions(OverwriteScope::Prefixes(vec![p])),
         ("STATIC", None) => table(()),
         ("DYNAMIC", prefix) => partitions(dynamic_scope(prefix)),
-        (other, _) => Err(FormatError::WriteRefused {
-            reason: format!(
-                "hoodie.datasource.overwrite.mode must be STATIC or DYNAMIC, got {other:?}"
-            ),
-        }),
+        (other, _) => Err(OptionConflict::OverwriteMode {
+            mode: other.to_string(),
+        }
+        .into()),
     }
 }
 
@@ -537,7 +534,12 @@ mod tests {
             ],
             WriteStatement::InsertInto,
         );
-        assert!(matches!(strict_bulk, Err(FormatError::WriteRefused { .. })));
+        assert!(matches!(
+            strict_bulk,
+            Err(FormatError::OptionConflict(
+                crate::refusal::OptionConflict::StrictBulkInsert
+            ))
+        ));
     }
 
     #[test]
@@ -563,7 +565,12 @@ mod tests {
             WriteStatement::InsertInto,
         );
         assert!(
-            matches!(drop, Err(FormatError::WriteRefused { .. })),
+            matches!(
+                drop,
+                Err(FormatError::OptionConflict(
+                    crate::refusal::OptionConflict::DropWithBulkInsert
+                ))
+            ),
             "{drop:?}"
         );
     }

@@ -277,11 +277,9 @@ impl Transaction {
     /// Adds what another writer of this write reported; the commit holds it.
     pub fn gather(&mut self, status: WriteStatus) -> Result<()> {
         if status.instant != self.instant {
-            return Err(FormatError::WriteRefused {
-                reason: format!(
-                    "a write status of instant {} cannot be committed by the write of {}",
-                    status.instant, self.instant
-                ),
+            return Err(FormatError::StatusOfAnotherWrite {
+                status: status.instant.clone(),
+                write: self.instant.clone(),
             });
         }
         self.gathered.absorb(status);
