@@ -14,7 +14,7 @@ use sqlparser::ast::{ObjectName, Query, Statement};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{HoodieError, Result};
 
@@ -133,6 +133,17 @@ pub enum FrontStatement {
     Call(procedure::ProcedureCall),
     /// Anything else: run by DataFusion as written.
     PassThrough,
+}
+
+/// A parse error of hoodie's own grammar at `span`, placed as sqlparser places its own
+/// (`... at Line: 1, Column: 20`).
+fn parse_error_at(message: String, span: Span) -> HoodieError {
+    let at = span.start;
+    let message = match at.line {
+        0 => message,
+        line => format!("{message} at Line: {line}, Column: {}", at.column),
+    };
+    HoodieError::Parse { message }
 }
 
 fn perr(e: ParserError) -> HoodieError {
@@ -262,12 +273,15 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
     if w(0, "ALTER") && w(1, "TABLE") {
         return classify_alter_table(sql);
     }
-    // MERGE, or EXPLAIN [ANALYZE] [VERBOSE] MERGE: the stars need the same rewrite
-    let explained_merge = w(0, "EXPLAIN")
-        && (1..4)
-            .find(|&i| !(w(i, "ANALYZE") || w(i, "VERBOSE")))
-            .is_some_and(|i| w(i, "MERGE"));
-    if w(0, "MERGE") || explained_merge {
+    // EXPLAIN [ANALYZE] [VERBOSE] <statement>: a MERGE's stars and an INSERT's columns need the
+    // rewrite the statement itself gets
+    let explains = |what: &str| {
+        w(0, "EXPLAIN")
+            && (1..4)
+                .find(|&i| !(w(i, "ANALYZE") || w(i, "VERBOSE")))
+                .is_some_and(|i| w(i, what))
+    };
+    if w(0, "MERGE") || explains("MERGE") {
         return Ok(FrontStatement::Merge(Box::new(merge::parse_merge(sql)?)));
     }
     if w(0, "UPDATE") {
@@ -278,7 +292,7 @@ pub fn classify(sql: &str) -> Result<FrontStatement> {
             .map_err(perr)?;
         return Ok(FrontStatement::Update(Box::new(stmt)));
     }
-    if w(0, "INSERT") {
+    if w(0, "INSERT") || explains("INSERT") {
         return classify_insert(sql);
     }
     Ok(FrontStatement::PassThrough)
@@ -393,13 +407,14 @@ fn classify_alter_table(sql: &str) -> Result<FrontStatement> {
 
 /// `INSERT`, in Spark's order of its column list and PARTITION clause too.
 fn classify_insert(sql: &str) -> Result<FrontStatement> {
+    // tokens with their places, so that a parse error says where (Line: .., Column: ..)
     let tokens = Tokenizer::new(&GenericDialect {}, sql)
-        .tokenize()
+        .tokenize_with_location()
         .map_err(|e| HoodieError::Parse {
             message: e.to_string(),
         })?;
     let stmt = Parser::new(&GenericDialect {})
-        .with_tokens(columns_before_partition(tokens))
+        .with_tokens_with_locations(columns_before_partition(tokens))
         .parse_statement()
         .map_err(perr)?;
     Ok(FrontStatement::Insert(Box::new(stmt)))
@@ -407,24 +422,24 @@ fn classify_insert(sql: &str) -> Result<FrontStatement> {
 
 /// Spark writes `INSERT INTO t PARTITION (...) (c1, c2) ...`; sqlparser takes the column list
 /// only before the PARTITION clause, so a list that follows it is moved in front of it.
-fn columns_before_partition(tokens: Vec<Token>) -> Vec<Token> {
+fn columns_before_partition(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let significant: Vec<usize> = (0..tokens.len())
-        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
         .collect();
     let Some(p) = significant
         .iter()
-        .position(|&i| is_word(Some(&tokens[i]), "PARTITION"))
+        .position(|&i| is_word(Some(&tokens[i].token), "PARTITION"))
     else {
         return tokens;
     };
     // the group after PARTITION, then a second group: the column list
     let group_end = |start: usize| -> Option<usize> {
-        if tokens.get(significant[start]) != Some(&Token::LParen) {
+        if tokens.get(significant[start]).map(|t| &t.token) != Some(&Token::LParen) {
             return None;
         }
         let mut depth = 0;
         for (k, &i) in significant.iter().enumerate().skip(start) {
-            match tokens[i] {
+            match tokens[i].token {
                 Token::LParen => depth += 1,
                 Token::RParen if depth == 1 => return Some(k),
                 Token::RParen => depth -= 1,
@@ -447,9 +462,8 @@ fn columns_before_partition(tokens: Vec<Token>) -> Vec<Token> {
         return tokens;
     };
     // a parenthesised query after PARTITION (...) is the source, not a column list
-    if is_word(tokens.get(significant[cols_start + 1]), "SELECT")
-        || is_word(tokens.get(significant[cols_start + 1]), "WITH")
-    {
+    let after = tokens.get(significant[cols_start + 1]).map(|t| &t.token);
+    if is_word(after, "SELECT") || is_word(after, "WITH") {
         return tokens;
     }
     let (a, b, c) = (
@@ -459,7 +473,9 @@ fn columns_before_partition(tokens: Vec<Token>) -> Vec<Token> {
     );
     let mut out = tokens[..a].to_vec();
     out.extend_from_slice(&tokens[b..=c]);
-    out.push(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space));
+    out.push(TokenWithSpan::wrap(Token::Whitespace(
+        sqlparser::tokenizer::Whitespace::Space,
+    )));
     out.extend_from_slice(&tokens[a..b]);
     out.extend_from_slice(&tokens[c + 1..]);
     out
@@ -469,9 +485,10 @@ fn expect_end(p: &mut Parser) -> Result<()> {
     let _ = p.consume_token(&Token::SemiColon);
     let t = p.peek_token();
     if t.token != Token::EOF {
-        return Err(HoodieError::Parse {
-            message: format!("unexpected {} at the end of the statement", t.token),
-        });
+        return Err(parse_error_at(
+            format!("unexpected {} at the end of the statement", t.token),
+            t.span,
+        ));
     }
     Ok(())
 }
@@ -484,50 +501,58 @@ fn parse_properties(p: &mut Parser) -> Result<Vec<(String, String)>> {
         return Ok(out);
     }
     loop {
-        let key = match p.next_token().token {
+        let TokenWithSpan { token, span } = p.next_token();
+        let key = match token {
             Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
             Token::Word(w) => {
                 let mut k = w.value;
                 while p.consume_token(&Token::Period) {
-                    match p.next_token().token {
+                    let TokenWithSpan { token, span } = p.next_token();
+                    match token {
                         Token::Word(w) => {
                             k.push('.');
                             k.push_str(&w.value);
                         }
                         other => {
-                            return Err(HoodieError::Parse {
-                                message: format!(
-                                    "expected a property name after '.', found {other}"
-                                ),
-                            })
+                            return Err(parse_error_at(
+                                format!("expected a property name after '.', found {other}"),
+                                span,
+                            ))
                         }
                     }
                 }
                 k
             }
             other => {
-                return Err(HoodieError::Parse {
-                    message: format!("expected a property name, found {other}"),
-                })
+                return Err(parse_error_at(
+                    format!("expected a property name, found {other}"),
+                    span,
+                ))
             }
         };
         let _ = p.consume_token(&Token::Eq);
-        let value = match p.next_token().token {
+        let TokenWithSpan { token, span } = p.next_token();
+        let value = match token {
             Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
             Token::Number(n, _) => n,
             Token::Word(w) => w.value,
-            Token::Minus => match p.next_token().token {
-                Token::Number(n, _) => format!("-{n}"),
-                other => {
-                    return Err(HoodieError::Parse {
-                        message: format!("expected a number, found {other}"),
-                    })
+            Token::Minus => {
+                let TokenWithSpan { token, span } = p.next_token();
+                match token {
+                    Token::Number(n, _) => format!("-{n}"),
+                    other => {
+                        return Err(parse_error_at(
+                            format!("expected a number, found {other}"),
+                            span,
+                        ))
+                    }
                 }
-            },
+            }
             other => {
-                return Err(HoodieError::Parse {
-                    message: format!("expected a value for property {key}, found {other}"),
-                })
+                return Err(parse_error_at(
+                    format!("expected a value for property {key}, found {other}"),
+                    span,
+                ))
             }
         };
         out.push((key, value));
@@ -653,6 +678,38 @@ mod tests {
             vec![("primaryKey".to_string(), "id".to_string())]
         );
         assert!(parse_create_using("create table t (id int) using hudi bogus").is_err());
+    }
+
+    #[test]
+    fn parse_errors_say_where() {
+        let at = |sql: &str| match classify(sql) {
+            Err(HoodieError::Parse { message }) => message,
+            other => panic!("{sql}: {other:?}"),
+        };
+        // hoodie's own grammar: a property list, the end of a statement, a procedure argument
+        let e = at("CREATE TABLE t (id INT) USING hudi TBLPROPERTIES (primaryKey = 'id', 7 = 'x')");
+        assert!(
+            e.contains("expected a property name, found 7 at Line: 1, Column: 70"),
+            "{e}"
+        );
+        let e = at("DROP TABLE t PURGE\n  extra");
+        assert!(
+            e.contains("unexpected extra") && e.contains("at Line: 2, Column: 3"),
+            "{e}"
+        );
+        let e = at("CALL show_commits(table => 1 + 2)");
+        assert!(
+            e.contains("literals, got 1 + 2 at Line: 1, Column: 28"),
+            "{e}"
+        );
+        // sqlparser's, through INSERT's own token stream (PARTITION lists reordered)
+        let e = at("INSERT INTO t PARTITION (dt = 'x') (id) VALUES (1 2)");
+        assert!(e.contains("found: 2 at Line: 1, Column: 51"), "{e}");
+        // EXPLAIN of an INSERT is parsed as the INSERT is, so its columns can be rewritten
+        assert!(matches!(
+            classify("EXPLAIN ANALYZE INSERT INTO t PARTITION (dt = 'x') (id) VALUES (1)").unwrap(),
+            FrontStatement::Insert(s) if matches!(*s, Statement::Explain { .. })
+        ));
     }
 
     #[test]

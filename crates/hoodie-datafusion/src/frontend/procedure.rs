@@ -4,13 +4,13 @@
 //! `show_compaction`.
 
 use sqlparser::ast::{
-    Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
+    Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, Statement, Value,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
-use super::{name_of, perr};
+use super::{name_of, parse_error_at, perr};
 use crate::error::HoodieError;
 
 type Result<T> = std::result::Result<T, HoodieError>;
@@ -69,9 +69,10 @@ fn literal(e: &SqlExpr) -> Result<String> {
             Value::Number(n, _) => Ok(n.clone()),
             Value::Boolean(b) => Ok(b.to_string()),
             Value::Null => Ok(String::new()),
-            other => Err(HoodieError::Parse {
-                message: format!("unsupported procedure argument {other}"),
-            }),
+            other => Err(parse_error_at(
+                format!("unsupported procedure argument {other}"),
+                v.span,
+            )),
         },
         SqlExpr::Identifier(i) => Ok(i.value.clone()),
         SqlExpr::CompoundIdentifier(parts) => Ok(parts
@@ -82,9 +83,10 @@ fn literal(e: &SqlExpr) -> Result<String> {
         SqlExpr::UnaryOp { op, expr } if op.to_string() == "-" => {
             Ok(format!("-{}", literal(expr)?))
         }
-        other => Err(HoodieError::Parse {
-            message: format!("procedure arguments are literals, got {other}"),
-        }),
+        other => Err(parse_error_at(
+            format!("procedure arguments are literals, got {other}"),
+            other.span(),
+        )),
     }
 }
 

@@ -5,9 +5,9 @@
 use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
-use super::{expect_end, name_of, perr, FrontStatement};
+use super::{expect_end, name_of, parse_error_at, perr, FrontStatement};
 use crate::error::Result;
 
 /// What a table statement asks about.
@@ -52,7 +52,8 @@ pub(super) fn parse_table_info(sql: &str) -> Result<Option<FrontStatement>> {
     };
     let info = match info {
         TableInfo::Properties { .. } if p.consume_token(&Token::LParen) => {
-            let key = match p.next_token().token {
+            let TokenWithSpan { token, span } = p.next_token();
+            let key = match token {
                 Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
                 Token::Word(w) => {
                     let mut k = w.value;
@@ -63,9 +64,10 @@ pub(super) fn parse_table_info(sql: &str) -> Result<Option<FrontStatement>> {
                     k
                 }
                 other => {
-                    return Err(crate::error::HoodieError::Parse {
-                        message: format!("expected a property key, got {other}"),
-                    })
+                    return Err(parse_error_at(
+                        format!("expected a property key, got {other}"),
+                        span,
+                    ))
                 }
             };
             p.expect_token(&Token::RParen).map_err(perr)?;

@@ -40,12 +40,27 @@ pub(super) async fn merge(
     plan_statement(ctx, stmt).await
 }
 
-/// `INSERT INTO | OVERWRITE`.
+/// `INSERT INTO | OVERWRITE` (or an EXPLAIN of one).
 pub(super) async fn insert(
     ctx: &SessionContext,
     mut stmt: Statement,
     exact: bool,
 ) -> Result<DataFrame> {
+    if let Statement::Explain { statement, .. } = &mut stmt {
+        // the INSERT it explains is rewritten as it would be run
+        let mut inner = (**statement).clone();
+        resolve_names(&mut inner, ctx, exact).await?;
+        let (inner, info) = rewrite_insert(inner, ctx).await?;
+        if info.hudi && info.overwrite && !info.static_values.is_empty() {
+            return Err(HoodieError::Unsupported {
+                feature:
+                    "EXPLAIN of INSERT OVERWRITE ... PARTITION (its write is planned when it runs)"
+                        .into(),
+            });
+        }
+        **statement = inner;
+        return plan_statement(ctx, stmt).await;
+    }
     resolve_names(&mut stmt, ctx, exact).await?;
     let (mut stmt, info) = rewrite_insert(stmt, ctx).await?;
     if info.hudi && info.overwrite && !info.static_values.is_empty() {
