@@ -46,20 +46,9 @@ pub(super) async fn insert(
     mut stmt: Statement,
     exact: bool,
 ) -> Result<DataFrame> {
-    if let Statement::Explain { statement, .. } = &mut stmt {
-        // the INSERT it explains is rewritten as it would be run
-        let mut inner = (**statement).clone();
-        resolve_names(&mut inner, ctx, exact).await?;
-        let (inner, info) = rewrite_insert(inner, ctx).await?;
-        if info.hudi && info.overwrite && !info.static_values.is_empty() {
-            return Err(HoodieError::Unsupported {
-                feature:
-                    "EXPLAIN of INSERT OVERWRITE ... PARTITION (its write is planned when it runs)"
-                        .into(),
-            });
-        }
-        **statement = inner;
-        return plan_statement(ctx, stmt).await;
+    if matches!(stmt, Statement::Explain { .. }) {
+        // boxed: inline, its state would grow every INSERT's future (and the stack polling it)
+        return Box::pin(explain_insert(ctx, stmt, exact)).await;
     }
     resolve_names(&mut stmt, ctx, exact).await?;
     let (mut stmt, info) = rewrite_insert(stmt, ctx).await?;
@@ -79,6 +68,31 @@ pub(super) async fn insert(
         warn_ignored_options(ctx, &target).await;
     }
     Ok(df)
+}
+
+/// `EXPLAIN [ANALYZE] INSERT ...`: the INSERT it explains rewritten as it would be run.
+async fn explain_insert(
+    ctx: &SessionContext,
+    mut stmt: Statement,
+    exact: bool,
+) -> Result<DataFrame> {
+    let Statement::Explain { statement, .. } = &mut stmt else {
+        return Err(HoodieError::Internal {
+            what: "an EXPLAIN INSERT that is not an EXPLAIN",
+        });
+    };
+    let mut inner = (**statement).clone();
+    resolve_names(&mut inner, ctx, exact).await?;
+    let (inner, info) = rewrite_insert(inner, ctx).await?;
+    if info.hudi && info.overwrite && !info.static_values.is_empty() {
+        return Err(HoodieError::Unsupported {
+            feature:
+                "EXPLAIN of INSERT OVERWRITE ... PARTITION (its write is planned when it runs)"
+                    .into(),
+        });
+    }
+    **statement = inner;
+    plan_statement(ctx, stmt).await
 }
 
 /// Warns of the session's options this INSERT will run without (a duplicate policy under
