@@ -73,24 +73,7 @@ pub fn arrow_type(type_name: &str) -> Result<DataType> {
         .or_else(|| t.strip_prefix("numeric"))
         .or_else(|| t.strip_prefix("dec"))
     {
-        let args = args.trim().trim_start_matches('(').trim_end_matches(')');
-        let mut it = args.split(',').map(|s| s.trim()).filter(|s| !s.is_empty());
-        let p: u8 = it
-            .next()
-            .map(|s| s.parse().map_err(|_| unsupported()))
-            .transpose()?
-            .unwrap_or(10);
-        let s: i8 = it
-            .next()
-            .map(|s| s.parse().map_err(|_| unsupported()))
-            .transpose()?
-            .unwrap_or(0);
-        if p == 0 || p > 38 || s < 0 || s as u8 > p {
-            return Err(HoodieError::InvalidDecimal {
-                type_name: type_name.to_string(),
-            });
-        }
-        return Ok(DataType::Decimal128(p, s));
+        return decimal_type(type_name, args);
     }
     let base = t.split('(').next().unwrap_or(&t).trim();
     Ok(match base {
@@ -171,6 +154,32 @@ fn split_top(s: &str) -> Vec<&str> {
     }
     parts.push(&s[start..]);
     parts
+}
+
+/// `decimal(p, s)` (precision 10 and scale 0 when left out), within Spark's bounds; `args` is
+/// what follows the type's name.
+fn decimal_type(type_name: &str, args: &str) -> Result<DataType> {
+    let unsupported = || HoodieError::UnsupportedColumnType {
+        type_name: type_name.to_string(),
+    };
+    let args = args.trim().trim_start_matches('(').trim_end_matches(')');
+    let mut it = args.split(',').map(|s| s.trim()).filter(|s| !s.is_empty());
+    let p: u8 = it
+        .next()
+        .map(|s| s.parse().map_err(|_| unsupported()))
+        .transpose()?
+        .unwrap_or(10);
+    let s: i8 = it
+        .next()
+        .map(|s| s.parse().map_err(|_| unsupported()))
+        .transpose()?
+        .unwrap_or(0);
+    if p == 0 || p > 38 || s < 0 || s as u8 > p {
+        return Err(HoodieError::InvalidDecimal {
+            type_name: type_name.to_string(),
+        });
+    }
+    Ok(DataType::Decimal128(p, s))
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ use hoodie_format::FormatError;
 
 use super::HudiTableProvider;
 
+/// The columns a scan projects and the rows it may stop after.
+type Wanted<'a> = (Option<&'a Vec<usize>>, Option<usize>);
+
 impl HudiTableProvider {
     /// The partition columns the data files leave out (`drop.partition.columns`), as the last
     /// fields of the table schema, in order.
@@ -164,8 +167,7 @@ impl HudiTableProvider {
         state: &dyn Session,
         timeline: &hoodie_format::timeline::Timeline,
         slices: Vec<FileSlice>,
-        projection: Option<&Vec<usize>>,
-        limit: Option<usize>,
+        (projection, limit): Wanted<'_>,
         read_optimized: bool,
         as_of: Option<&str>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
@@ -347,8 +349,7 @@ impl HudiTableProvider {
                 state,
                 &timeline,
                 slices,
-                projection,
-                limit,
+                (projection, limit),
                 read_optimized,
                 history.as_of(),
             );
@@ -359,8 +360,7 @@ impl HudiTableProvider {
             state,
             &timeline,
             slices,
-            inner.as_ref(),
-            None,
+            (inner.as_ref(), None),
             false,
             history.as_of(),
         )?;
