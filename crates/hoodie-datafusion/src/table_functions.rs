@@ -21,7 +21,7 @@ use crate::scan::read_kind::{instant_zone, ReadKind};
 pub const TABLE_FUNCTIONS: [&str; 3] = [
     "hudi_query",
     "hudi_table_changes",
-    crate::frontend::time_travel::TIME_TRAVEL_FUNCTION,
+    crate::frontend::temporal::TIME_TRAVEL_FUNCTION,
 ];
 
 /// The names and implementations of hoodie's table functions.
@@ -196,7 +196,7 @@ pub struct HudiTimeTravelFunction;
 
 impl TableFunctionImpl for HudiTimeTravelFunction {
     fn call_with_args(&self, args: TableFunctionArgs) -> DFResult<Arc<dyn TableProvider>> {
-        const NAME: &str = crate::frontend::time_travel::TIME_TRAVEL_FUNCTION;
+        const NAME: &str = crate::frontend::temporal::TIME_TRAVEL_FUNCTION;
         let exprs = args.exprs();
         if exprs.len() != 2 {
             return Err(DataFusionError::Plan(format!(

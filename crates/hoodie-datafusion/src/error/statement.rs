@@ -325,6 +325,12 @@ pub enum DdlError {
     /// CREATE TABLE ... AS SELECT of an `_ro`/`_rt` view.
     #[error("Not support CTAS for the ro/rt table")]
     CtasOfView,
+    /// A plain table's OPTIONS naming one key twice.
+    #[error("Option {key} is specified multiple times")]
+    RepeatedOption {
+        /// The key.
+        key: String,
+    },
     /// CREATE TABLE ... AS SELECT with a column list.
     #[error("CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list")]
     CtasColumnList,

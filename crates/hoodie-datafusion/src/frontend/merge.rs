@@ -7,22 +7,15 @@ use sqlparser::ast::{
     Assignment, AssignmentTarget, Expr, Ident, MergeAction, MergeInsertKind, ObjectName, Parens,
     Statement, TableFactor, Values,
 };
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Word};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
 use crate::error::{HoodieError, MergeError, Result};
 
 const STAR: &str = "__hoodie_star__";
 
-/// Parses a MERGE statement, accepting `UPDATE SET *` and `INSERT *`.
-pub fn parse_merge(sql: &str) -> Result<Statement> {
-    // tokens with their places, so that a parse error says where (Line: .., Column: ..)
-    let tokens = Tokenizer::new(&GenericDialect {}, sql)
-        .tokenize_with_location()
-        .map_err(|e| HoodieError::Parse {
-            message: e.to_string(),
-        })?;
+/// A MERGE's tokens with `UPDATE SET *` written `UPDATE SET <placeholder> = 0` and `INSERT *`
+/// written `INSERT ROW`, which sqlparser parses; [`expand_stars`] replaces both.
+pub(super) fn star_placeholders(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
     let last_word = |out: &[TokenWithSpan]| -> Option<String> {
         out.iter()
@@ -56,12 +49,7 @@ pub fn parse_merge(sql: &str) -> Result<Statement> {
         }
         out.push(t);
     }
-    Parser::new(&GenericDialect {})
-        .with_tokens_with_locations(out)
-        .parse_statement()
-        .map_err(|e| HoodieError::Parse {
-            message: crate::error::parser_message(&e),
-        })
+    out
 }
 
 /// The qualifier source columns are referred to by: the alias, or the table name, as written
@@ -156,6 +144,14 @@ pub fn expand_stars(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frontend::FrontStatement;
+
+    fn parse_merge(sql: &str) -> Result<Statement> {
+        match crate::frontend::classify(sql)? {
+            FrontStatement::Merge(s) => Ok(*s),
+            other => panic!("not a MERGE: {other:?}"),
+        }
+    }
 
     #[test]
     fn expands_stars_by_name() {

@@ -2,7 +2,6 @@
 //! [, PARTITION (...)] [PURGE]`, in Spark's grammar: neither is in DataFusion's.
 
 use sqlparser::ast::{Expr as SqlExpr, Value};
-use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
@@ -14,19 +13,16 @@ use crate::error::{HoodieError, Result};
 pub type PartitionSpec = Vec<(String, Option<String>)>;
 
 /// `TRUNCATE [TABLE] t [PARTITION (k = v, ...)]`.
-pub(super) fn parse_truncate(sql: &str) -> Result<FrontStatement> {
-    let mut p = Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .map_err(perr)?;
+pub(super) fn parse_truncate(p: &mut Parser) -> Result<FrontStatement> {
     p.expect_keyword(Keyword::TRUNCATE).map_err(perr)?;
     let _ = p.parse_keyword(Keyword::TABLE);
     let name = name_of(&p.parse_object_name(false).map_err(perr)?);
     let partition = if p.parse_keyword(Keyword::PARTITION) {
-        Some(parse_spec(&mut p)?)
+        Some(parse_spec(p)?)
     } else {
         None
     };
-    expect_end(&mut p)?;
+    expect_end(p)?;
     Ok(FrontStatement::Truncate { name, partition })
 }
 

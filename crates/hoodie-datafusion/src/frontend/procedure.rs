@@ -6,11 +6,11 @@
 use sqlparser::ast::{
     Expr as SqlExpr, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, Statement, Value,
 };
-use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
-use super::{name_of, parse_error_at, perr};
+use super::{expect_end, name_of, parse_error_at, perr};
 use crate::error::HoodieError;
 
 type Result<T> = std::result::Result<T, HoodieError>;
@@ -25,12 +25,9 @@ pub struct ProcedureCall {
 }
 
 /// Parses `CALL name(args)`.
-pub fn parse_call(sql: &str) -> Result<ProcedureCall> {
-    let stmt = Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .map_err(perr)?
-        .parse_statement()
-        .map_err(perr)?;
+pub(super) fn parse_call(p: &mut Parser) -> Result<ProcedureCall> {
+    let stmt = p.parse_statement().map_err(perr)?;
+    expect_end(p)?;
     let Statement::Call(f) = stmt else {
         return Err(HoodieError::Parse {
             message: format!("expected CALL <procedure>(...), got {stmt}"),
@@ -90,85 +87,59 @@ fn literal(e: &SqlExpr) -> Result<String> {
     }
 }
 
-/// Parses `(RUN | SCHEDULE) COMPACTION ON ...` and `SHOW COMPACTION ON ...` into the calls
-/// they stand for; `None` if `sql` is neither.
-pub fn parse_compaction_command(sql: &str) -> Result<Option<ProcedureCall>> {
-    let toks: Vec<Token> = super::words(sql)?
-        .into_iter()
-        .filter(|t| !matches!(t, Token::EOF | Token::SemiColon))
-        .collect();
-    let w = |i: usize, s: &str| super::is_word(toks.get(i), s);
-    let op = if w(0, "RUN") {
-        "run"
-    } else if w(0, "SCHEDULE") {
-        "schedule"
-    } else if w(0, "SHOW") {
-        "show"
-    } else {
-        return Ok(None);
+/// Parses `(RUN | SCHEDULE) COMPACTION ON <table | 'path'> [AT instant]` and `SHOW COMPACTION
+/// ON <table | 'path'> [LIMIT n]` into the calls they stand for.
+pub(super) fn parse_compaction_command(p: &mut Parser) -> Result<ProcedureCall> {
+    let op = match p.next_token().token {
+        Token::Word(w) if w.keyword == Keyword::SHOW => "show",
+        Token::Word(w) if w.value.eq_ignore_ascii_case("SCHEDULE") => "schedule",
+        _ => "run",
     };
-    if !(w(1, "COMPACTION") && w(2, "ON")) {
-        return Ok(None);
-    }
-    let bad = || HoodieError::Parse {
-        message: format!(
-            "expected {} COMPACTION ON <table | 'path'> [{}]: {sql}",
+    let expected = || {
+        format!(
+            "expected {} COMPACTION ON <table | 'path'> [{}]",
             op.to_uppercase(),
             if op == "show" {
                 "LIMIT n"
             } else {
                 "AT instant"
             }
-        ),
+        )
     };
+    let bad =
+        |t: TokenWithSpan| parse_error_at(format!("{}, found {}", expected(), t.token), t.span);
+    p.next_token(); // COMPACTION
+    if !p.parse_keyword(Keyword::ON) {
+        return Err(bad(p.peek_token()));
+    }
     // the table (dotted name) or a quoted path
-    let mut i = 3;
-    let target = match toks.get(i) {
-        Some(Token::SingleQuotedString(p)) => {
-            i += 1;
-            ("path", p.clone())
+    let target = match p.peek_token().token {
+        Token::SingleQuotedString(path) => {
+            p.next_token();
+            ("path", path)
         }
-        Some(Token::Word(_)) => {
-            let mut parts = Vec::new();
-            while let Some(Token::Word(x)) = toks.get(i) {
-                parts.push(if x.quote_style.is_some() {
-                    x.value.clone()
-                } else {
-                    x.value.to_ascii_lowercase()
-                });
-                i += 1;
-                if toks.get(i) == Some(&Token::Period) {
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-            ("table", parts.join("."))
-        }
-        _ => return Err(bad()),
+        Token::Word(_) => ("table", name_of(&p.parse_object_name(false).map_err(perr)?)),
+        _ => return Err(bad(p.peek_token())),
     };
     let mut args = vec![(Some(target.0.to_string()), target.1)];
-    let number = |t: Option<&Token>| match t {
-        Some(Token::Number(n, _)) => Some(n.clone()),
-        Some(Token::SingleQuotedString(s)) => Some(s.clone()),
-        _ => None,
+    let (keyword, arg) = match op {
+        "show" => (Keyword::LIMIT, "limit"),
+        _ => (Keyword::AT, "timestamp"),
     };
-    match (op, toks.get(i)) {
-        (_, None) => {}
-        ("show", Some(_)) if w(i, "LIMIT") => args.push((
-            Some("limit".into()),
-            number(toks.get(i + 1)).ok_or_else(bad)?,
-        )),
-        (_, Some(_)) if op != "show" && w(i, "AT") => args.push((
-            Some("timestamp".into()),
-            number(toks.get(i + 1)).ok_or_else(bad)?,
-        )),
-        _ => return Err(bad()),
+    if p.parse_keyword(keyword) {
+        let t = p.next_token();
+        let value = match &t.token {
+            Token::Number(n, _) => n.clone(),
+            Token::SingleQuotedString(s) => s.clone(),
+            _ => return Err(bad(t)),
+        };
+        args.push((Some(arg.into()), value));
     }
-    if toks.len() > i + 2 {
-        return Err(bad());
+    let _ = p.consume_token(&Token::SemiColon);
+    if p.peek_token().token != Token::EOF {
+        return Err(bad(p.peek_token()));
     }
-    Ok(Some(match op {
+    Ok(match op {
         "show" => ProcedureCall {
             name: "show_compaction".into(),
             args,
@@ -180,5 +151,5 @@ pub fn parse_compaction_command(sql: &str) -> Result<Option<ProcedureCall>> {
                 args,
             }
         }
-    }))
+    })
 }

@@ -2,7 +2,6 @@
 //! Spark writes them. On a Hudi table they give Spark's result shapes; on any other table the
 //! statement goes to DataFusion as written.
 
-use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
@@ -29,10 +28,7 @@ pub enum TableInfo {
 
 /// Parses the three statements; `None` for any other text (or one DataFusion reads
 /// differently, such as `DESCRIBE SELECT ...`).
-pub(super) fn parse_table_info(sql: &str) -> Result<Option<FrontStatement>> {
-    let mut p = Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .map_err(perr)?;
+pub(super) fn parse_table_info(p: &mut Parser) -> Result<Option<FrontStatement>> {
     let info = if p.parse_keyword(Keyword::DESCRIBE) || p.parse_keyword(Keyword::DESC) {
         let _ = p.parse_keyword(Keyword::TABLE);
         let extended = p.parse_keyword(Keyword::EXTENDED) || p.parse_keyword(Keyword::FORMATTED);
@@ -75,7 +71,7 @@ pub(super) fn parse_table_info(sql: &str) -> Result<Option<FrontStatement>> {
         }
         other => other,
     };
-    expect_end(&mut p)?;
+    expect_end(p)?;
     Ok(Some(FrontStatement::TableInfo {
         name: name_of(&name),
         info,
@@ -87,7 +83,10 @@ mod tests {
     use super::*;
 
     fn parsed(sql: &str) -> Option<(String, TableInfo)> {
-        match parse_table_info(sql).unwrap() {
+        let mut p = Parser::new(&sqlparser::dialect::GenericDialect {})
+            .try_with_sql(sql)
+            .unwrap();
+        match parse_table_info(&mut p).unwrap() {
             Some(FrontStatement::TableInfo { name, info }) => Some((name, info)),
             None => None,
             Some(_) => panic!("another statement"),

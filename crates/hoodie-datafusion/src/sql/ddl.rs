@@ -2,22 +2,30 @@
 //! `ALTER TABLE ... SET TBLPROPERTIES`, `SHOW PARTITIONS`.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use datafusion::arrow::array::StringArray;
+use datafusion::arrow::datatypes::TimeUnit;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::SchemaProvider;
+use datafusion::common::ToDFSchema;
 use datafusion::common::{Column, ScalarValue, TableReference};
 use datafusion::dataframe::DataFrame;
+use datafusion::datasource::provider_as_source;
 use datafusion::datasource::TableProvider;
-use datafusion::logical_expr::{lit, Expr};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{
+    lit, CreateExternalTable, DdlStatement, Expr, LogicalPlan, LogicalPlanBuilder,
+};
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::{collect, ExecutionPlanProperties};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use hoodie_format::write::WriteStatement;
+use sqlparser::ast::Statement;
 
 use super::run_datafusion;
 use crate::ddl::catalog::WarehouseSchema;
@@ -383,66 +391,93 @@ async fn create_plain(
     } else {
         format!("{location}/")
     };
-    let format = c.format.to_ascii_uppercase();
-    let options = if c.options.is_empty() {
-        String::new()
-    } else {
-        let kv: Vec<String> = c
-            .options
-            .iter()
-            .map(|(k, v)| format!("'{}' '{}'", k.replace('\'', "''"), v.replace('\'', "''")))
-            .collect();
-        format!(" OPTIONS ({})", kv.join(", "))
-    };
-    let (columns, query) = match (&c.query, c.columns.is_empty()) {
+    let (columns, query) = match (c.query, c.columns.is_empty()) {
         (Some(q), true) => {
-            let df = ctx.sql(&q.to_string()).await?;
-            let fields = df
-                .schema()
-                .as_arrow()
-                .fields()
-                .iter()
-                .map(|f| f.as_ref().clone());
-            (fields.collect::<Vec<_>>(), Some(q.to_string()))
+            let df =
+                run_datafusion(ctx, DFStatement::Statement(Box::new(Statement::Query(q)))).await?;
+            let fields = df.schema().as_arrow().fields().iter();
+            (fields.map(|f| f.as_ref().clone()).collect(), Some(df))
         }
         (Some(_), false) => return Err(DdlError::CtasColumnList.into()),
-        (None, _) => (c.columns.clone(), None),
+        (None, _) => (c.columns, None),
     };
-    let cols: Vec<String> = columns
+    let utf8_view = ctx
+        .state_ref()
+        .read()
+        .config_options()
+        .sql_parser
+        .map_string_types_to_utf8view;
+    let fields = columns
         .iter()
-        .map(|f| format!("\"{}\" {}", f.name(), sql_type(f.data_type())))
-        .collect();
-    let partition = if c.partitioned_by.is_empty() {
-        String::new()
-    } else {
-        format!(" PARTITIONED BY ({})", c.partitioned_by.join(", "))
-    };
-    let ddl = format!(
-        "CREATE EXTERNAL TABLE \"{}\" ({}) STORED AS {format}{partition} LOCATION '{}'{options}",
-        c.name,
-        cols.join(", "),
-        location.replace('\'', "''")
-    );
-    run_datafusion(ctx, &ddl).await?;
-    if let Some(q) = query {
-        run_datafusion(ctx, &format!("INSERT INTO \"{}\" {q}", c.name))
-            .await?
-            .collect()
-            .await?;
+        .map(|f| Field::new(f.name(), plain_table_type(f.data_type(), utf8_view), true));
+    let schema = Schema::new(fields.collect::<Vec<_>>()).to_dfschema_ref()?;
+    let name = TableReference::bare(c.name.as_str());
+    let create = CreateExternalTable::builder(
+        name.clone(),
+        location,
+        c.format.to_ascii_uppercase(),
+        schema,
+    )
+    .with_partition_cols(c.partitioned_by)
+    .with_options(format_options(c.options)?)
+    .build();
+    let plan = LogicalPlan::Ddl(DdlStatement::CreateExternalTable(Box::new(create)));
+    ctx.execute_logical_plan(plan).await?;
+    if let Some(df) = query {
+        let target = provider_as_source(ctx.table_provider(name.clone()).await?);
+        let insert = LogicalPlanBuilder::insert_into(
+            df.into_unoptimized_plan(),
+            name,
+            target,
+            InsertOp::Append,
+        )?
+        .build()?;
+        ctx.execute_logical_plan(insert).await?.collect().await?;
     }
     Ok(())
 }
 
-/// `DROP TABLE [IF EXISTS] t [PURGE]`: a managed Hudi table's directory goes with it.
+/// A declared column's type as DataFusion's `CREATE EXTERNAL TABLE` reads the SQL type of it:
+/// strings as the session maps them, timestamps in nanoseconds without a zone.
+fn plain_table_type(dt: &DataType, utf8_view: bool) -> DataType {
+    match dt {
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 if utf8_view => {
+            DataType::Utf8View
+        }
+        DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
+        DataType::Timestamp(_, _) => DataType::Timestamp(TimeUnit::Nanosecond, None),
+        DataType::BinaryView | DataType::LargeBinary => DataType::Binary,
+        other => other.clone(),
+    }
+}
+
+/// `OPTIONS (...)` of a plain table as DataFusion keys them: a key without a namespace is a
+/// format option (`format.<key>`), every key lower case, each at most once.
+fn format_options(options: Vec<(String, String)>) -> Result<HashMap<String, String>> {
+    let mut out = HashMap::new();
+    for (key, value) in options {
+        let named = match key.contains('.') {
+            true => key.to_lowercase(),
+            false => format!("format.{key}").to_lowercase(),
+        };
+        if out.insert(named, value).is_some() {
+            return Err(DdlError::RepeatedOption { key }.into());
+        }
+    }
+    Ok(out)
+}
+
+/// `DROP TABLE [IF EXISTS] t [PURGE]`: a managed Hudi table's directory goes with it. `None`:
+/// the table is not a Hudi table, and DataFusion's DROP TABLE drops it.
 pub(super) async fn drop_table(
     ctx: &SessionContext,
     name: &str,
     if_exists: bool,
     purge: bool,
-) -> Result<DataFrame> {
+) -> Result<Option<DataFrame>> {
     let Some(t) = table_provider(ctx, name).await? else {
         return if if_exists {
-            Ok(ctx.read_empty()?)
+            Ok(Some(ctx.read_empty()?))
         } else {
             Err(HoodieError::TableNotFound {
                 name: name.to_string(),
@@ -450,8 +485,7 @@ pub(super) async fn drop_table(
         };
     };
     let Some(h) = as_hudi(&t) else {
-        let exists = if if_exists { "IF EXISTS " } else { "" };
-        return run_datafusion(ctx, &format!("DROP TABLE {exists}\"{name}\"")).await;
+        return Ok(None);
     };
     let warehouse = warehouse(ctx)?;
     let storage = h.table().storage().clone();
@@ -479,7 +513,7 @@ pub(super) async fn drop_table(
             ),
         );
     }
-    Ok(ctx.read_empty()?)
+    Ok(Some(ctx.read_empty()?))
 }
 
 /// Names each table of the warehouse that cannot be opened, and why, in a warning: SHOW
@@ -638,22 +672,4 @@ pub(super) async fn show_partitions(ctx: &SessionContext, name: &str) -> Result<
         ))],
     )?;
     Ok(ctx.read_batch(batch)?)
-}
-
-fn sql_type(dt: &DataType) -> String {
-    match dt {
-        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8 => "VARCHAR".into(),
-        DataType::Int8 => "TINYINT".into(),
-        DataType::Int16 => "SMALLINT".into(),
-        DataType::Int32 => "INT".into(),
-        DataType::Int64 => "BIGINT".into(),
-        DataType::Float32 => "FLOAT".into(),
-        DataType::Float64 => "DOUBLE".into(),
-        DataType::Boolean => "BOOLEAN".into(),
-        DataType::Date32 => "DATE".into(),
-        DataType::Timestamp(_, _) => "TIMESTAMP".into(),
-        DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
-        DataType::Binary | DataType::BinaryView | DataType::LargeBinary => "BYTEA".into(),
-        other => other.to_string(),
-    }
 }

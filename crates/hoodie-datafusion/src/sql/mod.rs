@@ -22,7 +22,7 @@ use datafusion::sql::parser::Statement as DFStatement;
 use sqlparser::ast::Statement;
 
 use crate::error::{HoodieError, Result};
-use crate::frontend::{self, FrontStatement};
+use crate::frontend::{self, FrontStatement, ParseOptions, Parsed};
 use crate::names::{resolve_df_names, resolve_names};
 use crate::options::session::case_sensitive;
 
@@ -78,14 +78,18 @@ impl HudiSqlExt for SessionContext {
 pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     // before anything parses it: a statement too deep to plan is an error, not an abort
     depth::check(sql)?;
-    let exact = case_sensitive(ctx.state_ref().read().config_options());
-    // TIMESTAMP AS OF becomes hoodie's time-travel table function before anything is parsed
-    let rewritten = frontend::time_travel::rewrite(sql)?;
-    let sql = rewritten.as_deref().unwrap_or(sql);
-    match frontend::classify(sql)? {
-        FrontStatement::PassThrough => {
-            let df = run_datafusion(ctx, sql).await?;
-            if is_show_tables(sql) {
+    let (exact, options) = {
+        let state = ctx.state_ref();
+        let state = state.read();
+        let config = state.config_options();
+        (case_sensitive(config), ParseOptions::of(config))
+    };
+    let Parsed { statement, source } = frontend::parse(sql, &options)?;
+    match statement {
+        FrontStatement::PassThrough(stmt) => {
+            let show_tables = is_show_tables(&stmt);
+            let df = run_datafusion(ctx, *stmt).await?;
+            if show_tables {
                 ddl::warn_unopenable_tables(ctx).await;
             }
             Ok(df)
@@ -98,14 +102,17 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
             if ddl::lands_in_warehouse(ctx, &c.name) {
                 ddl::create_using(ctx, c).await
             } else {
-                run_datafusion(ctx, sql).await
+                run_datafusion(ctx, source.datafusion()?).await
             }
         }
         FrontStatement::DropTable {
             name,
             if_exists,
             purge,
-        } => ddl::drop_table(ctx, &name, if_exists, purge).await,
+        } => match ddl::drop_table(ctx, &name, if_exists, purge).await? {
+            Some(df) => Ok(df),
+            None => run_datafusion(ctx, source.datafusion()?).await,
+        },
         FrontStatement::Set { key, value } => options::set(ctx, &key, &value),
         FrontStatement::Reset { key } => options::reset(ctx, key.as_deref()),
         FrontStatement::ShowPartitions { name } => ddl::show_partitions(ctx, &name).await,
@@ -116,14 +123,14 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
             if ddl::is_hudi_table(ctx, &name).await {
                 describe::table_info(ctx, &name, info).await
             } else {
-                run_datafusion(ctx, sql).await
+                run_datafusion(ctx, source.datafusion()?).await
             }
         }
         FrontStatement::Truncate { name, partition } => {
             if ddl::is_hudi_table(ctx, &name).await {
                 partitions::truncate(ctx, &name, partition).await
             } else {
-                run_datafusion(ctx, sql).await
+                run_datafusion(ctx, source.datafusion()?).await
             }
         }
         FrontStatement::DropPartitions {
@@ -155,12 +162,8 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
 }
 
 /// `SHOW TABLES ...`: the listing whose tables that cannot be opened are named in warnings.
-fn is_show_tables(sql: &str) -> bool {
-    let mut words = sql.split_whitespace();
-    words.next().is_some_and(|w| w.eq_ignore_ascii_case("show"))
-        && words
-            .next()
-            .is_some_and(|w| w.trim_end_matches(';').eq_ignore_ascii_case("tables"))
+fn is_show_tables(stmt: &DFStatement) -> bool {
+    matches!(stmt, DFStatement::Statement(s) if matches!(**s, Statement::ShowTables { .. }))
 }
 
 /// Plans a parsed statement with DataFusion.
@@ -173,10 +176,8 @@ async fn plan_statement(ctx: &SessionContext, stmt: Statement) -> Result<DataFra
 }
 
 /// Runs a statement of DataFusion's grammar, names resolved first.
-async fn run_datafusion(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
+async fn run_datafusion(ctx: &SessionContext, mut stmt: DFStatement) -> Result<DataFrame> {
     let state = ctx.state();
-    let dialect = state.config().options().sql_parser.dialect;
-    let mut stmt = state.sql_to_statement(sql, &dialect)?;
     qualify::qualify_df_statement(ctx, &mut stmt).await;
     let exact = case_sensitive(state.config_options());
     resolve_df_names(&mut stmt, ctx, exact).await?;
