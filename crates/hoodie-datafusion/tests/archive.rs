@@ -11,8 +11,10 @@ use std::sync::Arc;
 use common::failing::FailingStore;
 use common::{cells as rows, copy_dir, files_under, reader, session_with_table};
 use hoodie_datafusion::HoodieContext;
-use hoodie_format::archive::{archived_entries, run_archive, ArchiveSpec};
+use hoodie_format::archive::{archived_entries, ArchiveSpec};
 use hoodie_format::clean::{CleanPolicy, CleanSpec};
+use hoodie_format::client::TableServices;
+use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::inspect::parse_archive_file;
 use hoodie_format::storage::TableStorage;
 use hoodie_format::timeline::CommitMetadata;
@@ -337,4 +339,15 @@ async fn writes_archive_merge_on_read_tables_with_their_compactions() {
         rows(&ctx, "SELECT id, v FROM t ORDER BY id").await,
         [["1", "m"], ["2", ""]]
     );
+}
+
+/// Archives `table` through its table services, as a single writer.
+async fn run_archive(
+    table: &HudiTable,
+    spec: &ArchiveSpec,
+    clean: &CleanSpec,
+) -> hoodie_format::Result<Vec<hoodie_format::timeline::Instant>> {
+    TableServices::new(table, ConcurrencySpec::single_writer())
+        .archive(spec, clean)
+        .await
 }

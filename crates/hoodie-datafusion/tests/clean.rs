@@ -10,7 +10,9 @@ use std::sync::Arc;
 use common::failing::FailingStore;
 use common::{cells as rows, copy_dir, files_under, reader, session_with_table, text};
 use hoodie_datafusion::HoodieContext;
-use hoodie_format::clean::{run_clean, CleanPolicy, CleanSpec};
+use hoodie_format::clean::{CleanPolicy, CleanResult, CleanSpec};
+use hoodie_format::client::TableServices;
+use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::fs_view::TableListing;
 use hoodie_format::inspect::{parse_clean_metadata, parse_cleaner_plan};
 use hoodie_format::storage::TableStorage;
@@ -346,4 +348,11 @@ async fn a_clean_lists_only_the_partitions_written_since_the_last() {
     };
     run_clean(&table, &full).await.unwrap();
     assert!(store.listed.lock().unwrap().contains(&base));
+}
+
+/// Cleans `table` through its table services, as a single writer.
+async fn run_clean(table: &HudiTable, spec: &CleanSpec) -> hoodie_format::Result<Vec<CleanResult>> {
+    TableServices::new(table, ConcurrencySpec::single_writer())
+        .clean(spec)
+        .await
 }

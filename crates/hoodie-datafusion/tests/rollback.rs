@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use common::failing::FailingStore;
 use common::{copy_dir, files_under, reader, session_with_table, text};
+use hoodie_format::client::TableServices;
+use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::storage::TableStorage;
-use hoodie_format::write::rollback_completed;
 use hoodie_format::HudiTable;
 
 const QUERY: &str = "SELECT id, v, p FROM t ORDER BY id";
@@ -44,7 +45,8 @@ async fn a_rollback_that_fails_anywhere_is_finished_later() {
         let table = HudiTable::open(storage.with_store(store.clone()))
             .await
             .unwrap();
-        let result = rollback_completed(&table, &last).await;
+        let services = TableServices::new(&table, ConcurrencySpec::single_writer());
+        let result = services.rollback(&last).await;
         // the run no failure reached (a failed marker cleanup is not reported: it is harmless)
         let untouched = store.writes() < n;
         assert!(result.is_ok() || !untouched);
@@ -54,7 +56,8 @@ async fn a_rollback_that_fails_anywhere_is_finished_later() {
         // finish it: again while the commit is there, else the next write rolls back the rest
         let table = HudiTable::open(storage.clone()).await.unwrap();
         if now == after {
-            rollback_completed(&table, &last).await.unwrap();
+            let services = TableServices::new(&table, ConcurrencySpec::single_writer());
+            services.rollback(&last).await.unwrap();
         }
         read.run("INSERT INTO t VALUES (3, 'c', 'x')")
             .await

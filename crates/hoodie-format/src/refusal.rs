@@ -26,6 +26,16 @@ pub enum CompactionRefusal {
         /// Where its plan would be.
         plan: String,
     },
+    /// A compaction asked for by instant that is not pending.
+    #[error("{instant} is not a pending compaction instant of {table} (pending: {})", if .pending.is_empty() { "none".to_string() } else { .pending.join(", ") })]
+    NotPending {
+        /// The instant given.
+        instant: String,
+        /// The table.
+        table: String,
+        /// The pending compactions.
+        pending: Vec<String>,
+    },
     /// The compaction at that instant has completed.
     #[error("compaction {instant} is already completed")]
     AlreadyCompleted {

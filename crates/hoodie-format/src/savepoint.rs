@@ -50,7 +50,7 @@ pub async fn savepointed_files(table: &HudiTable, timeline: &Timeline) -> Result
 
 /// Savepoints completed commit `commit` (`CALL create_savepoint`): the base files of the
 /// table as of it are kept until the savepoint is deleted.
-pub async fn create_savepoint(
+pub(crate) async fn create_savepoint(
     table: &HudiTable,
     commit: &str,
     user: &str,
@@ -111,7 +111,7 @@ pub async fn create_savepoint(
 }
 
 /// Deletes savepoint `instant` (`CALL delete_savepoint`); its files are then the cleaner's.
-pub async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result<()> {
+pub(crate) async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result<()> {
     check_version(table)?;
     let timeline = table.timeline().await?;
     if !savepoints(&timeline).iter().any(|s| s == instant) {
@@ -134,7 +134,7 @@ pub async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result<()> {
 /// Returns the restore's instant time. Failed writes are rolled back first as `concurrency`'s
 /// failed-writes policy says (under optimistic concurrency: only expired ones; the caller holds
 /// the table lock).
-pub async fn restore_to_savepoint(
+pub(crate) async fn restore_to_savepoint(
     table: &HudiTable,
     instant: &str,
     concurrency: &crate::concurrency::ConcurrencySpec,

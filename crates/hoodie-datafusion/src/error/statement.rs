@@ -218,16 +218,6 @@ pub enum ProcedureError {
         /// The operation given.
         operation: String,
     },
-    /// An instant that is not a pending compaction.
-    #[error("{instant} is not a pending compaction instant of {table} (pending: {})", if .pending.is_empty() { "none".to_string() } else { .pending.join(", ") })]
-    NotPendingCompaction {
-        /// The instant given.
-        instant: String,
-        /// The table.
-        table: String,
-        /// The pending compactions.
-        pending: Vec<String>,
-    },
     /// A compaction procedure on a copy-on-write table.
     #[error("Cannot show compaction on a Non Merge On Read table.")]
     NotMergeOnRead,

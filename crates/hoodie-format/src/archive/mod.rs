@@ -203,7 +203,7 @@ async fn latest_clean(
 /// Archives `table` under `spec` and the cleaner's `clean`: when its active timeline holds more than the max commits,
 /// the oldest instants down to the min that nothing still needs move to a new archive file.
 /// Returns the instant files archived (none when nothing was due).
-pub async fn run_archive(
+pub(crate) async fn run_archive(
     table: &HudiTable,
     spec: &ArchiveSpec,
     clean: &CleanSpec,

@@ -198,7 +198,7 @@ async fn read_metadata(
 /// Cleans `table` under `spec`: finishes any clean left pending, then, when at least
 /// `max_commits` commits followed the last clean and some file is no longer needed, plans,
 /// runs and completes a new one. Returns the cleans completed (none when nothing was due).
-pub async fn run_clean(table: &HudiTable, spec: &CleanSpec) -> Result<Vec<CleanResult>> {
+pub(crate) async fn run_clean(table: &HudiTable, spec: &CleanSpec) -> Result<Vec<CleanResult>> {
     Ok(run_clean_on(table, spec, table.timeline().await?).await?.0)
 }
 
@@ -366,7 +366,7 @@ async fn changed_partitions(
 }
 
 /// Finishes every clean that was planned but not completed, oldest first.
-pub async fn finish_pending_cleans(table: &HudiTable) -> Result<Vec<CleanResult>> {
+pub(crate) async fn finish_pending_cleans(table: &HudiTable) -> Result<Vec<CleanResult>> {
     finish_pending_cleans_on(table, &table.timeline().await?).await
 }
 

@@ -13,6 +13,7 @@
 //! and runs the services after the commit.
 
 mod services;
+mod table_services;
 
 use arrow::datatypes::SchemaRef;
 
@@ -35,6 +36,7 @@ use crate::write::upsert::{check_change_set, check_ordering_values, write_upsert
 use crate::write::WriteStatus;
 
 pub use services::locked;
+pub use table_services::{CompactionRequest, TableServices};
 
 /// What the statement feeding a write read of its table before the write began.
 #[derive(Debug, Clone, Default)]

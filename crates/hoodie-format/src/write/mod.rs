@@ -42,7 +42,6 @@ pub use incoming::{
 };
 pub use insert::{write_inserts, InsertResult};
 pub use options::WriteOptions;
-pub use rollback::rollback_completed;
 pub use spec::{ignored_options, WriteKind, WriteSpec, WriteStatement};
 pub use status::{FileGroupWriter, WriteHandle, WriteStatus};
 pub use transaction::{Transaction, WriteOperation, LISTING_REUSE_AGE};

@@ -4,8 +4,9 @@
 
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use hoodie_format::archive::{archived_entries, run_archive, ArchiveSpec};
+use hoodie_format::archive::{archived_entries, ArchiveSpec};
 use hoodie_format::clean::CleanSpec;
+use hoodie_format::client::TableServices;
 use hoodie_format::config::{self, ConfigKey};
 use hoodie_format::timeline::CommitMetadata;
 use hoodie_format::timeline::{millis_to_instant, Instant, State};
@@ -40,7 +41,8 @@ pub(super) async fn archive_commits(ctx: &SessionContext, args: &Args) -> Result
     let clean = CleanSpec::resolve(|k| options.get(k), |k| options.explicit(k).is_some())?;
     let mor = table.config().table_type()? == TableType::MergeOnRead;
     let spec = ArchiveSpec::resolve(|k| options.get(k), mor)?;
-    run_archive(&table, &spec, &clean).await?;
+    let services = TableServices::new(&table, super::concurrency(ctx, args, &table)?);
+    services.archive(&spec, &clean).await?;
     Columns::new().int("result", vec![0]).frame(ctx)
 }
 

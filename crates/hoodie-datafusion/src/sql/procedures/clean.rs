@@ -5,7 +5,8 @@ use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use hoodie_format::archive::archived_entries;
 use hoodie_format::clean::CleanMetadata;
-use hoodie_format::clean::{finish_pending_cleans, list_cleans, run_clean as clean, CleanSpec};
+use hoodie_format::clean::{list_cleans, CleanSpec};
+use hoodie_format::client::TableServices;
 use hoodie_format::config::{self, ConfigKey};
 use hoodie_format::timeline::{Action, Instant, State};
 
@@ -55,10 +56,11 @@ pub(super) async fn run_clean(ctx: &SessionContext, args: &Args) -> Result<DataF
     };
     let options = WriteOptions::new(all, table.config());
     let spec = CleanSpec::resolve(|k| options.get(k), |k| options.explicit(k).is_some())?;
+    let services = TableServices::new(&table, super::concurrency(ctx, args, &table)?);
     let done = if schedule {
-        clean(&table, &spec).await?
+        services.clean(&spec).await?
     } else {
-        finish_pending_cleans(&table).await?
+        services.finish_pending_cleans().await?
     };
     let rows: Vec<&CleanMetadata> = done.iter().map(|c| &c.metadata).collect();
     clean_columns(Columns::new(), &rows)

@@ -6,9 +6,8 @@ use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, St
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use hoodie_format::compaction::{
-    execute_compaction, list_compactions, pending_compactions, read_plan, schedule_compaction,
-};
+use hoodie_format::client::{CompactionRequest, TableServices};
+use hoodie_format::compaction::{list_compactions, read_plan};
 use hoodie_format::timeline::{Action, State};
 use hoodie_format::write::{WriteSpec, WriteStatement};
 use hoodie_format::{HudiTable, TableType};
@@ -73,42 +72,19 @@ pub(super) async fn run_compaction(ctx: &SessionContext, args: &Args) -> Result<
         }
         _ => (schedule, execute),
     };
-    let timeline = table.timeline().await?;
-    let pending = pending_compactions(&timeline);
-    let mut affected: Vec<String> = match &instants {
-        Some(list) => {
-            if let Some(i) = list.iter().find(|i| !pending.contains(i)) {
-                return Err(ProcedureError::NotPendingCompaction {
-                    instant: i.to_string(),
-                    table: table.config().name().to_string(),
-                    pending: pending.iter().map(|p| p.to_string()).collect(),
-                }
-                .into());
-            }
-            list.clone()
-        }
-        None => pending.clone(),
-    };
-    if let Some(l) = limit {
-        affected.truncate(l);
-    }
-    if schedule {
-        let at = if execute { None } else { timestamp.as_deref() };
+    let request = CompactionRequest {
+        schedule,
+        execute,
+        instants,
+        at: timestamp,
+        limit,
         // as Hudi schedules (its NUM_COMMITS trigger): nothing is planned until
         // hoodie.compact.inline.max.delta.commits deltacommits followed the last compaction
-        let after = trigger(ctx, &table, args)?;
-        affected = match schedule_compaction(&table, at, after).await? {
-            Some(c) => vec![c],
-            None if execute => affected,
-            None => Vec::new(),
-        };
-    }
-    if execute {
-        let files = file_spec(ctx, &table, args)?;
-        for c in &affected {
-            execute_compaction(&table, c, &files).await?;
-        }
-    }
+        after: trigger(ctx, &table, args)?,
+        files: file_spec(ctx, &table, args)?,
+    };
+    let services = TableServices::new(&table, super::concurrency(ctx, args, &table)?);
+    let affected = services.compact(&request).await?;
     let all = list_compactions(&table).await?;
     let rows: Vec<_> = all
         .into_iter()

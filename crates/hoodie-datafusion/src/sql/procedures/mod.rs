@@ -291,30 +291,11 @@ fn bind(call: &ProcedureCall) -> Result<Args> {
     Ok(Args { procedure, values })
 }
 
-/// The procedures that change the timeline: under optimistic concurrency control they run
-/// inside the table lock, as the table services after a write do.
-const CHANGING: &[&str] = &[
-    "run_compaction",
-    "run_clean",
-    "rollback_to_instant",
-    "create_savepoint",
-    "delete_savepoint",
-    "rollback_to_savepoint",
-    "archive_commits",
-];
-
-/// Runs a procedure call.
+/// Runs a procedure call. The procedures that change the timeline do so through
+/// [`TableServices`](hoodie_format::client::TableServices), which takes the table lock under
+/// optimistic concurrency control.
 pub(super) async fn call(ctx: &SessionContext, call: ProcedureCall) -> Result<DataFrame> {
-    let args = bind(&call)?;
-    if !CHANGING.contains(&args.procedure) {
-        return run(ctx, &args).await;
-    }
-    let table = target(ctx, &args).await?;
-    let concurrency = concurrency(ctx, &args, &table)?;
-    if !concurrency.optimistic {
-        return run(ctx, &args).await;
-    }
-    hoodie_format::client::locked(&table, &concurrency, run(ctx, &args)).await
+    run(ctx, &bind(&call)?).await
 }
 
 /// The concurrency settings a call on `table` sees: the table's properties, the session's

@@ -8,7 +8,8 @@ use datafusion::arrow::array::{BooleanArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
-use hoodie_format::savepoint;
+use hoodie_format::client::TableServices;
+use hoodie_format::{savepoint, HudiTable};
 
 use super::{target, Args};
 use crate::error::Result;
@@ -23,6 +24,14 @@ fn done(ctx: &SessionContext, name: &str) -> Result<DataFrame> {
     Ok(ctx.read_batch(batch)?)
 }
 
+/// The table services of the call's table under its concurrency settings.
+fn services(ctx: &SessionContext, args: &Args, table: &HudiTable) -> Result<TableServices> {
+    Ok(TableServices::new(
+        table,
+        super::concurrency(ctx, args, table)?,
+    ))
+}
+
 fn instant<'a>(args: &'a Args, name: &str) -> &'a str {
     args.get(name).unwrap_or_default().trim()
 }
@@ -31,7 +40,7 @@ fn instant<'a>(args: &'a Args, name: &str) -> &'a str {
 pub(super) async fn rollback_to_instant(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
     let t = instant(args, "instant_time");
-    hoodie_format::write::rollback_completed(&table, t).await?;
+    services(ctx, args, &table)?.rollback(t).await?;
     done(ctx, "rollback_result")
 }
 
@@ -40,7 +49,9 @@ pub(super) async fn create_savepoint(ctx: &SessionContext, args: &Args) -> Resul
     let table = target(ctx, args).await?;
     let user = args.get("user").unwrap_or_default();
     let comments = args.get("comments").unwrap_or_default();
-    savepoint::create_savepoint(&table, instant(args, "commit_time"), user, comments).await?;
+    let commit = instant(args, "commit_time");
+    let services = services(ctx, args, &table)?;
+    services.create_savepoint(commit, user, comments).await?;
     done(ctx, "create_savepoint_result")
 }
 
@@ -57,14 +68,19 @@ pub(super) async fn show_savepoints(ctx: &SessionContext, args: &Args) -> Result
 /// `CALL delete_savepoint(table, instant_time)`.
 pub(super) async fn delete_savepoint(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    savepoint::delete_savepoint(&table, instant(args, "instant_time")).await?;
+    let services = services(ctx, args, &table)?;
+    services
+        .delete_savepoint(instant(args, "instant_time"))
+        .await?;
     done(ctx, "delete_savepoint_result")
 }
 
 /// `CALL rollback_to_savepoint(table, instant_time)`: restores the table to the savepoint.
 pub(super) async fn rollback_to_savepoint(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
-    let concurrency = super::concurrency(ctx, args, &table)?;
-    savepoint::restore_to_savepoint(&table, instant(args, "instant_time"), &concurrency).await?;
+    let services = services(ctx, args, &table)?;
+    services
+        .restore_to_savepoint(instant(args, "instant_time"))
+        .await?;
     done(ctx, "rollback_savepoint_result")
 }
