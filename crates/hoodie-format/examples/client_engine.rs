@@ -2,7 +2,9 @@
 //! engine (a distributed one, a Python binding) would. Two writers, each in a task of its own
 //! that opens the table from the write's handle as another process would, add file groups to
 //! one pending write and report their statuses as JSON; one commit takes both. An upsert
-//! through the client's whole-write path follows, then a clean. `tests/interop/run.sh` has
+//! through the client's whole-write path follows, then an upsert split among writers (the
+//! client routes the rows; each file group's task travels as bytes to a writer that opens the
+//! table itself), then a clean. `tests/interop/run.sh` has
 //! hudi-rs read the table; `tests/client_engine.rs` reads it back here.
 //!
 //! Usage: `cargo run -p hoodie-format --example client_engine -- DIR` (prints the rows the
@@ -25,6 +27,7 @@ use hoodie_format::table_config::{MergeMode, TableType};
 use hoodie_format::write::write_inserts;
 use hoodie_format::write::WriteOptions;
 use hoodie_format::write::{Budgets, Incoming, IncomingBuilder, KeySource};
+use hoodie_format::write::{FileGroupTask, RowCounts, UpsertResult};
 use hoodie_format::write::{FileGroupWriter, WriteHandle, WriteStatus};
 use hoodie_format::write::{WriteKind, WriteSpec, WriteStatement};
 use hoodie_format::{FormatError, HudiTable, Result, TableConfig};
@@ -48,14 +51,18 @@ pub const WRITER_ROWS: [&[Row]; 2] = [
 
 /// The upserts of the second and third commits: keys updated (one with an older ordering
 /// value, which loses), one inserted, then updated again (so the clean has a version to
-/// delete).
+/// delete) and one inserted into a new partition (a new file group).
 pub const UPSERTS: [&[Row]; 2] = [
     &[
         (2, Some("b2"), 2, "us"),
         (5, Some("stale"), 0, "eu"),
         (7, Some("g"), 2, "eu"),
     ],
-    &[(2, Some("b3"), 3, "us"), (7, Some("g3"), 3, "eu")],
+    &[
+        (2, Some("b3"), 3, "us"),
+        (7, Some("g3"), 3, "eu"),
+        (8, Some("h"), 3, "ap"),
+    ],
 ];
 
 /// The table's rows once the engine is done, by id.
@@ -67,11 +74,23 @@ pub const EXPECTED: &[Row] = &[
     (5, Some("e"), 1, "eu"),
     (6, Some("f"), 1, "us"),
     (7, Some("g3"), 3, "eu"),
+    (8, Some("h"), 3, "ap"),
 ];
 
-/// Writes the engine's table at `dir`: two writers' statuses in one commit, two upserts, a
-/// clean keeping one commit. Returns the table and the files the clean deleted.
-pub async fn write_table(dir: &Path) -> Result<(HudiTable, Vec<String>)> {
+/// What [`write_table`] did: the table, the files the clean deleted, and what the split upsert
+/// did to the rows.
+pub struct Written {
+    /// The table.
+    pub table: HudiTable,
+    /// The files the clean deleted.
+    pub deleted: Vec<String>,
+    /// The split upsert's result.
+    pub split: UpsertResult,
+}
+
+/// Writes the engine's table at `dir`: two writers' statuses in one commit, an upsert, an
+/// upsert split among writers, a clean keeping one commit.
+pub async fn write_table(dir: &Path) -> Result<Written> {
     let columns = Schema::new(vec![
         Field::new("id", DataType::Int32, false),
         Field::new("name", DataType::Utf8, true),
@@ -107,16 +126,43 @@ pub async fn write_table(dir: &Path) -> Result<(HudiTable, Vec<String>)> {
         })??;
         statuses.push(WriteStatus::from_json(&json)?);
     }
+    client.commit(txn, statuses, avro.clone()).await?;
+
+    // then the client's whole write (begin, index lookup, commit, services)
+    let client = WriteClient::new(&table, spec(&table, "upsert")?);
+    let rows = incoming(&table, &schema, client.spec(), UPSERTS[0])?;
+    client
+        .write(&schema, rows, StatementRead::default())
+        .await?;
+
+    // and a keyed write split among writers: routed here, each file group written elsewhere
+    let rows = incoming(&table, &schema, client.spec(), UPSERTS[1])?;
+    client.check(&rows)?;
+    let txn = client.begin(StatementRead::default()).await?;
+    let mut routed = client.route(&txn, &schema, rows).await?;
+    let (mut statuses, mut counts) = (Vec::new(), RowCounts::default());
+    while let Some(wave) = routed.next_wave()? {
+        let mut writers = Vec::new();
+        for task in wave {
+            let (handle, spec, schema) = (txn.handle(), client.spec().clone(), schema.clone());
+            let bytes = task.to_bytes()?;
+            writers.push(tokio::spawn(async move {
+                remote_task_writer(handle, spec, schema, bytes).await
+            }));
+        }
+        for writer in writers {
+            let json = writer.await.map_err(|source| FormatError::WriterTask {
+                file_group: "a writer of the engine".into(),
+                source,
+            })??;
+            let status = WriteStatus::from_json(&json)?;
+            counts.add(&status.rows);
+            statuses.push(status);
+        }
+    }
+    let split = routed.finish(&counts);
     client.commit(txn, statuses, avro).await?;
 
-    // then the client's whole write (begin, index lookup, commit, services), twice
-    let client = WriteClient::new(&table, spec(&table, "upsert")?);
-    for rows in UPSERTS {
-        let incoming = incoming(&table, &schema, client.spec(), rows)?;
-        client
-            .write(&schema, incoming, StatementRead::default())
-            .await?;
-    }
     let deleted = client
         .clean()
         .await?
@@ -128,7 +174,28 @@ pub async fn write_table(dir: &Path) -> Result<(HudiTable, Vec<String>)> {
                 .map(move |f| format!("{p}/{f}"))
         })
         .collect();
-    Ok((table, deleted))
+    Ok(Written {
+        table,
+        deleted,
+        split,
+    })
+}
+
+/// A writer of one file group's task, as another process runs it: it has the write's handle,
+/// its settings and the task's bytes, opens the table itself, writes the task and reports its
+/// status as JSON.
+async fn remote_task_writer(
+    handle: WriteHandle,
+    spec: WriteSpec,
+    schema: SchemaRef,
+    task: Vec<u8>,
+) -> Result<Vec<u8>> {
+    let table = HudiTable::open(open_location(&handle.location, &[])?).await?;
+    let mut files = FileGroupWriter::new(&table, &handle);
+    files
+        .write_task(FileGroupTask::from_bytes(&task)?, &schema, &spec)
+        .await?;
+    Ok(files.finish().to_json())
 }
 
 /// A writer as another process runs it: it has the write's handle and its settings, opens
@@ -168,7 +235,7 @@ pub fn spec(table: &HudiTable, operation: &str) -> Result<WriteSpec> {
 }
 
 /// `rows` as the write's input: the table's columns, meta columns null (the writer fills them).
-fn incoming(
+pub fn incoming(
     table: &HudiTable,
     schema: &SchemaRef,
     spec: &WriteSpec,

@@ -29,7 +29,22 @@ fn parquet_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn two_writers_commit_once_then_two_upserts_and_a_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("engine_t");
-    let (table, deleted) = engine::write_table(&dir).await.unwrap();
+    let engine::Written {
+        table,
+        deleted,
+        split,
+    } = engine::write_table(&dir).await.unwrap();
+    // the split upsert: two keys updated in their groups' rewrites, one in a new group
+    assert_eq!(
+        (split.updated, split.inserted, split.deleted, split.dropped),
+        (2, 1, 0, 0),
+        "{split:?}"
+    );
+    assert_eq!(
+        (split.rewritten_file_groups, split.new_file_groups),
+        (2, 1),
+        "{split:?}"
+    );
 
     let timeline = table.timeline().await.unwrap();
     // (the folder lists its files in no particular order)
@@ -117,7 +132,7 @@ async fn two_writers_commit_once_then_two_upserts_and_a_clean() {
         .timestamp
         .clone();
     for r in &rows {
-        assert_eq!([2, 7].contains(&r.0), r.4 == last, "{r:?}");
+        assert_eq!([2, 7, 8].contains(&r.0), r.4 == last, "{r:?}");
     }
 }
 
@@ -125,7 +140,7 @@ async fn two_writers_commit_once_then_two_upserts_and_a_clean() {
 async fn a_status_of_another_write_is_refused_at_the_commit() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
-    let (table, _) = engine::write_table(&dir).await.unwrap();
+    let table = engine::write_table(&dir).await.unwrap().table;
     let client =
         hoodie_format::client::WriteClient::new(&table, engine::spec(&table, "insert").unwrap());
     let txn = client
@@ -141,4 +156,119 @@ async fn a_status_of_another_write_is_refused_at_the_commit() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("cannot be committed"), "{err}");
+}
+
+/// A merge-on-read table's keyed write split among writers: each touched group's task carries
+/// the stored state the routing read (event-time ordering), travels as bytes, and its writer
+/// appends a log file; a stale update is dropped by the writer from that state.
+#[tokio::test]
+async fn a_split_keyed_write_of_a_merge_on_read_table_logs_each_group_from_its_task() {
+    use arrow::datatypes::{DataType, Field, Schema};
+    use hoodie_format::client::{StatementRead, WriteClient};
+    use hoodie_format::new_table::NewTable;
+    use hoodie_format::read::SliceReader;
+    use hoodie_format::schema::{avro_schema, table_schema};
+    use hoodie_format::table_config::{MergeMode, TableType};
+    use hoodie_format::write::{FileGroupTask, FileGroupWriter, RowCounts, WriteStatus};
+    use hoodie_format::{HudiTable, TableConfig};
+    use std::sync::Arc;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let columns = Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("ts", DataType::Int64, false),
+        Field::new("region", DataType::Utf8, false),
+    ]);
+    let mut new = NewTable::new("mor_t", columns.clone());
+    new.table_type = TableType::MergeOnRead;
+    new.record_keys = vec!["id".into()];
+    new.ordering_field = Some("ts".into());
+    new.partition_fields = vec!["region".into()];
+    new.merge_mode = MergeMode::EventTimeOrdering;
+    let config = TableConfig::from_properties(new.properties().unwrap()).unwrap();
+    let storage = hoodie_format::storage::TableStorage::local(tmp.path()).unwrap();
+    let table = HudiTable::create(storage, config).await.unwrap();
+    let schema = table_schema(&columns).unwrap();
+    let avro = avro_schema(table.config().name(), &schema)
+        .unwrap()
+        .to_string();
+    let first: &[engine::Row] = &[
+        (1, Some("a"), 5, "eu"),
+        (2, Some("b"), 5, "eu"),
+        (3, Some("c"), 5, "us"),
+    ];
+    let client = WriteClient::new(&table, engine::spec(&table, "upsert").unwrap());
+    let rows = engine::incoming(&table, &schema, client.spec(), first).unwrap();
+    client
+        .write(&schema, rows, StatementRead::default())
+        .await
+        .unwrap();
+
+    // id 1 newer (updated), id 2 older (dropped), id 3 newer in the other partition
+    let second: &[engine::Row] = &[
+        (1, Some("a2"), 6, "eu"),
+        (2, Some("stale"), 4, "eu"),
+        (3, Some("c2"), 6, "us"),
+    ];
+    let rows = engine::incoming(&table, &schema, client.spec(), second).unwrap();
+    client.check(&rows).unwrap();
+    let txn = client.begin(StatementRead::default()).await.unwrap();
+    let mut routed = client.route(&txn, &schema, rows).await.unwrap();
+    let (mut statuses, mut counts) = (Vec::new(), RowCounts::default());
+    while let Some(wave) = routed.next_wave().unwrap() {
+        for task in wave {
+            // as another process gets it: bytes, and the table opened from the handle
+            let task = FileGroupTask::from_bytes(&task.to_bytes().unwrap()).unwrap();
+            let handle = txn.handle();
+            let opened = HudiTable::open(
+                hoodie_format::location::open_location(&handle.location, &[]).unwrap(),
+            )
+            .await
+            .unwrap();
+            let mut writer = FileGroupWriter::new(&opened, &handle);
+            writer
+                .write_task(task, &schema, client.spec())
+                .await
+                .unwrap();
+            let status = WriteStatus::from_json(&writer.finish().to_json()).unwrap();
+            counts.add(&status.rows);
+            statuses.push(status);
+        }
+    }
+    let split = routed.finish(&counts);
+    assert_eq!(
+        (
+            split.updated,
+            split.dropped,
+            split.inserted,
+            split.logged_file_groups
+        ),
+        (2, 1, 0, 2),
+        "{split:?}"
+    );
+    client.commit(txn, statuses, avro).await.unwrap();
+
+    let timeline = table.timeline().await.unwrap();
+    let slices = table.file_slices(&timeline, None).await.unwrap();
+    assert!(slices.iter().all(|s| s.log_files.len() == 1), "{slices:?}");
+    let reader = Arc::new(SliceReader::new(&table, &schema, (&timeline, None), None, &[]).unwrap());
+    let mut got = Vec::new();
+    for slice in &slices {
+        let mut opened = reader.open(slice, vec![]).await.unwrap();
+        while let Some(batch) = futures::StreamExt::next(&mut opened.rows).await {
+            let b = batch.unwrap();
+            let col = |n: &str| b.column(b.schema().index_of(n).unwrap()).clone();
+            let (id, name) = (col("id"), col("name"));
+            for i in 0..b.num_rows() {
+                got.push((
+                    id.as_primitive::<Int32Type>().value(i),
+                    name.as_string::<i32>().value(i).to_string(),
+                ));
+            }
+        }
+    }
+    got.sort();
+    let want = [(1, "a2"), (2, "b"), (3, "c2")].map(|(i, n)| (i, n.to_string()));
+    assert_eq!(got, want);
 }

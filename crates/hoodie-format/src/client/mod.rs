@@ -32,7 +32,10 @@ use crate::write::insert::{write_inserts, InsertResult};
 use crate::write::overwrite::write_overwrite;
 use crate::write::spec::{WriteKind, WriteSpec};
 use crate::write::transaction::{is_reusable, Transaction};
-use crate::write::upsert::{check_change_set, check_ordering_values, write_upserts, UpsertResult};
+use crate::write::upsert::{
+    check_change_set, check_ordering_values, route_upserts, write_upserts, UpsertResult,
+    UpsertTasks,
+};
 use crate::write::WriteStatus;
 
 pub use services::locked;
@@ -109,11 +112,7 @@ impl WriteClient {
                 commit: None,
             });
         }
-        match &spec.kind {
-            WriteKind::Upsert => check_ordering_values(&incoming, spec)?,
-            WriteKind::ChangeSet => check_change_set(&incoming, spec)?,
-            _ => {}
-        }
+        self.check(&incoming)?;
         let keygen = KeyGenerator::from_config(self.table.config())?;
         let avro = avro_schema(self.table.config().name(), table_schema)?.to_string();
         let partitions = match spec.kind {
@@ -137,6 +136,33 @@ impl WriteClient {
             written,
             commit: Some(commit),
         })
+    }
+
+    /// Refuses rows a keyed write cannot take, before anything is written (as
+    /// [`WriteClient::write`] does first): a NULL ordering value in an upsert under event-time
+    /// ordering, a change set that both changes and inserts one record.
+    pub fn check(&self, incoming: &Incoming) -> Result<()> {
+        match &self.spec.kind {
+            WriteKind::Upsert => check_ordering_values(incoming, &self.spec),
+            WriteKind::ChangeSet => check_change_set(incoming, &self.spec),
+            _ => Ok(()),
+        }
+    }
+
+    /// Routes the rows of a keyed write (an upsert or a change set, checked with
+    /// [`WriteClient::check`]) begun as `txn` to its table's file groups, for writers in other
+    /// tasks or processes: the result hands out [`FileGroupTask`](crate::write::FileGroupTask)s
+    /// a wave at a time; each writer opens the table from `txn.handle()` and runs its tasks with
+    /// [`FileGroupWriter::write_task`](crate::write::FileGroupWriter::write_task) under this
+    /// client's spec; [`UpsertTasks::finish`] adds up what they did and
+    /// [`WriteClient::commit`] takes their statuses.
+    pub async fn route(
+        &self,
+        txn: &Transaction,
+        table_schema: &SchemaRef,
+        incoming: Incoming,
+    ) -> Result<UpsertTasks> {
+        route_upserts(txn, table_schema, incoming, &self.spec).await
     }
 
     /// Begins a write: finishes a compaction left pending (unless the statement's listing is

@@ -43,7 +43,7 @@ pub use incoming::{
 pub use insert::{write_inserts, InsertResult};
 pub use options::WriteOptions;
 pub use spec::{ignored_options, WriteKind, WriteSpec, WriteStatement};
-pub use status::{FileGroupWriter, WriteHandle, WriteStatus};
+pub use status::{FileGroupWriter, RowCounts, WriteHandle, WriteStatus};
 pub use transaction::{Transaction, WriteOperation, LISTING_REUSE_AGE};
-pub use upsert::UpsertResult;
+pub use upsert::{FileGroupTask, UpsertResult, UpsertTasks};
 pub use writer::FileSpec;

@@ -35,6 +35,41 @@ pub struct WriteStatus {
     pub stats: Vec<WriteStat>,
     /// `(partition path, file id)` of each file group the write replaces.
     pub replaced: Vec<(String, String)>,
+    /// What the writer did to the rows of a keyed write's file groups.
+    #[serde(default)]
+    pub rows: RowCounts,
+}
+
+/// What writers did to the rows of a keyed write's file groups, summed over them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowCounts {
+    /// Records inserted.
+    pub inserted: u64,
+    /// Records updated (replaced or merged).
+    pub updated: u64,
+    /// Records deleted.
+    pub deleted: u64,
+    /// Incoming records dropped (older than the stored record, or a delete of no record).
+    pub dropped: u64,
+    /// Existing file groups rewritten.
+    pub rewritten_file_groups: usize,
+    /// Existing file groups whose changes went to a new log file.
+    pub logged_file_groups: usize,
+    /// New file groups written.
+    pub new_file_groups: usize,
+}
+
+impl RowCounts {
+    /// Adds `other` to these counts (a writer's to the sum of a write's).
+    pub fn add(&mut self, other: &RowCounts) {
+        self.inserted += other.inserted;
+        self.updated += other.updated;
+        self.deleted += other.deleted;
+        self.dropped += other.dropped;
+        self.rewritten_file_groups += other.rewritten_file_groups;
+        self.logged_file_groups += other.logged_file_groups;
+        self.new_file_groups += other.new_file_groups;
+    }
 }
 
 impl WriteStatus {
@@ -55,6 +90,7 @@ impl WriteStatus {
     pub fn absorb(&mut self, other: WriteStatus) {
         self.stats.extend(other.stats);
         self.replaced.extend(other.replaced);
+        self.rows.add(&other.rows);
     }
 }
 
@@ -146,6 +182,17 @@ impl FileGroupWriter {
     /// Records the statistics of a written file.
     pub fn record_stat(&mut self, stat: WriteStat) {
         self.status.stats.push(stat);
+    }
+
+    /// Notes that `partition_path` has its partition metadata (it holds file groups), so a
+    /// new base file there does not look for it.
+    pub(crate) fn partition_ready(&mut self, partition_path: &str) {
+        self.partitions_ready.insert(partition_path.to_string());
+    }
+
+    /// Adds what a file group's write did to the rows to this writer's status.
+    pub(crate) fn count_rows(&mut self, rows: &RowCounts) {
+        self.status.rows.add(rows);
     }
 
     /// Records a file group the (replace) commit replaces.

@@ -28,8 +28,9 @@ use crate::table_config::MergeMode;
 use crate::tasks::FastMap;
 use crate::timeline::commit_metadata::WriteStat;
 use crate::write::incoming::{Incoming, Interned};
-use crate::write::insert::{write_groups_in_waves, GroupRows};
+use crate::write::insert::{write_new_file_groups, GroupRows};
 use crate::write::spec::WriteSpec;
+use crate::write::status::RowCounts;
 use crate::write::transaction::Transaction;
 
 /// What a keyed write did.
@@ -58,13 +59,6 @@ impl UpsertResult {
     pub fn affected(&self) -> u64 {
         self.inserted + self.updated + self.deleted
     }
-
-    fn add(&mut self, counts: &ApplyCounts) {
-        self.updated += counts.updated;
-        self.deleted += counts.deleted;
-        self.inserted += counts.inserted;
-        self.dropped += counts.dropped;
-    }
 }
 
 /// Whether a merge-on-read file group takes `bucket` as a new log file rather than a rewrite:
@@ -74,27 +68,6 @@ fn appends_to_logs(slice: &FileSlice, bucket: &Bucket, options: &WriteSpec) -> b
         || !slice.log_files.is_empty()
         || slice.base_file.is_none()
         || options.bucket.is_some()
-}
-
-/// Runs the appends of one wave on tasks, as many at once as `permits` lets.
-async fn run_append_jobs(
-    ctx: &Arc<append::AppendContext>,
-    jobs: Vec<append::AppendJob>,
-    permits: &Arc<tokio::sync::Semaphore>,
-) -> Result<Vec<(WriteStat, ApplyCounts)>> {
-    let mut handles = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let (ctx, permits) = (ctx.clone(), permits.clone());
-        let what = format!("{}/{}", job.slice.partition_path, job.slice.file_id);
-        handles.push((
-            what,
-            tokio::spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                append::append_file_group(ctx, job).await
-            }),
-        ));
-    }
-    crate::tasks::join_writers(handles).await
 }
 
 /// The incoming rows one file group takes.
@@ -212,20 +185,38 @@ pub fn check_change_set(incoming: &Incoming, options: &WriteSpec) -> Result<()> 
 
 /// Writes `incoming` (built with [`KeySource::Keep`], or [`KeySource::Prepped`] for a change
 /// set, and with the ordering field when there is one) as one keyed write of `txn`: its rows
-/// routed to file groups ([`route`]), then the touched groups rewritten or logged and the new
-/// ones written.
+/// routed to file groups ([`route_upserts`]), then the touched groups rewritten or logged and
+/// the new ones written, a wave of tasks at a time, all in this process.
 ///
 /// [`KeySource::Keep`]: crate::write::incoming::KeySource::Keep
 /// [`KeySource::Prepped`]: crate::write::incoming::KeySource::Prepped
 pub async fn write_upserts(
     txn: &mut Transaction,
     schema: &SchemaRef,
-    mut incoming: Incoming,
+    incoming: Incoming,
     options: &WriteSpec,
 ) -> Result<UpsertResult> {
+    let mut tasks = route_upserts(txn, schema, incoming, options).await?;
+    let mut rows = RowCounts::default();
+    while let Some(wave) = tasks.next_wave()? {
+        rows.add(&waves::run_wave(txn, schema, options, wave).await?);
+    }
+    Ok(tasks.finish(&rows))
+}
+
+/// Routes a keyed write's rows (as [`write_upserts`] takes them) to file groups: its keys
+/// pre-combined and looked up in the table, the incoming rows assigned to the groups holding
+/// their keys, the inserts to small files or new groups. The result hands out the writers'
+/// [`FileGroupTask`]s.
+pub async fn route_upserts(
+    txn: &Transaction,
+    schema: &SchemaRef,
+    mut incoming: Incoming,
+    options: &WriteSpec,
+) -> Result<UpsertTasks> {
     let mut result = UpsertResult::default();
     if incoming.num_rows() == 0 {
-        return Ok(result);
+        return Ok(UpsertTasks::empty(incoming, schema, options));
     }
     if options.prepped() {
         incoming.fill_generated_keys(txn.instant());
@@ -272,7 +263,7 @@ pub async fn write_upserts(
         moved,
         mor: mor.map(|ctx| (ctx, states)),
     };
-    finish_upserts(txn, schema, incoming, options, routed, result).await
+    Ok(UpsertTasks::new(incoming, schema, routed, result, options))
 }
 
 /// A merge-on-read table's shared context of the appends to its file groups (None on
@@ -359,181 +350,6 @@ fn route_to_buckets(
     }
 }
 
-/// Rewrites (or, on merge-on-read, logs to) the touched file groups and writes the new ones
-/// (the last steps of [`write_upserts`]).
-async fn finish_upserts(
-    txn: &mut Transaction,
-    schema: &SchemaRef,
-    mut incoming: Incoming,
-    options: &WriteSpec,
-    routed: Routed,
-    mut result: UpsertResult,
-) -> Result<UpsertResult> {
-    let Routed {
-        slices,
-        buckets,
-        new_groups,
-        keys,
-        moved,
-        mor,
-    } = routed;
-    // touched file groups, a wave at a time: markers and writers in order, the heavy work in
-    // parallel
-    let buckets: Vec<(usize, Bucket)> = buckets.into_iter().collect();
-    let sizes: Vec<usize> = buckets.iter().map(|(_, b)| b.len()).collect();
-    let mut buckets = buckets.into_iter();
-    let mut waves = Waves {
-        txn,
-        schema,
-        options,
-        slices: &slices,
-        keys: &keys,
-        mor: mor.as_ref(),
-        task: 0,
-    };
-    let mut done = 0;
-    while done < sizes.len() {
-        let wave = incoming.plan_wave(&sizes, done)?;
-        let wave_buckets: Vec<(usize, Bucket)> = buckets.by_ref().take(wave).collect();
-        let rows: Vec<Vec<u32>> = wave_buckets.iter().map(|(_, b)| b.rows()).collect();
-        let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
-        let last = done + wave == sizes.len() && new_groups.is_empty();
-        let gathered = incoming.gather(&refs, last)?;
-        let (jobs, appends) = waves.open(wave_buckets, &rows, gathered).await?;
-        waves.run(jobs, appends, &mut result).await?;
-        incoming.end_wave();
-        done += wave;
-    }
-    // new file groups, a wave at a time
-    let task = waves.task;
-    result.inserted += write_groups_in_waves(
-        txn.files(),
-        &mut incoming,
-        &new_groups,
-        task,
-        schema,
-        &options.files,
-        |_, _, rows, _| take_keys(&keys, rows),
-    )
-    .await?;
-    result.new_file_groups = new_groups.len();
-    result.deleted = result.deleted.saturating_sub(moved);
-    result.inserted = result.inserted.saturating_sub(moved);
-    result.updated += moved;
-    Ok(result)
-}
-
-/// The waves of a keyed write's touched file groups: what each wave opens and runs.
-struct Waves<'a> {
-    txn: &'a mut Transaction,
-    schema: &'a SchemaRef,
-    options: &'a WriteSpec,
-    slices: &'a [FileSlice],
-    keys: &'a StringArray,
-    mor: Option<&'a MorWrite>,
-    /// The next writer's task number.
-    task: usize,
-}
-
-impl Waves<'_> {
-    /// The rewrites (their new files opened, markers first) and log appends of one wave:
-    /// `buckets` with their `rows` and the incoming rows `gathered` for them.
-    async fn open(
-        &mut self,
-        buckets: Vec<(usize, Bucket)>,
-        rows: &[Vec<u32>],
-        gathered: Vec<Vec<RecordBatch>>,
-    ) -> Result<(Vec<RewriteJob>, Vec<append::AppendJob>)> {
-        let (mut jobs, mut appends) = (Vec::new(), Vec::new());
-        for (((s, bucket), rows), pieces) in buckets.into_iter().zip(rows).zip(gathered) {
-            let batch = match pieces.len() {
-                1 => pieces.into_iter().next().expect("one piece"),
-                _ => arrow::compute::concat_batches(self.schema, &pieces)?,
-            };
-            let slice = self.slices[s].clone();
-            let task = self.task;
-            self.task += 1;
-            if let Some((_, states)) = self.mor {
-                if appends_to_logs(&slice, &bucket, self.options) {
-                    appends.push(append::AppendJob {
-                        slice,
-                        bucket: bucket.local(rows),
-                        incoming: batch,
-                        keys: take_keys(self.keys, rows)?,
-                        task,
-                        state: states.get(&s).cloned(),
-                    });
-                    continue;
-                }
-            }
-            let base = slice
-                .base_file
-                .clone()
-                .ok_or_else(|| FormatError::Unsupported {
-                    feature: "log-only file groups".into(),
-                })?;
-            let crate::write::status::OpenedFile { writer, name } = self
-                .txn
-                .new_base_file(
-                    &slice.partition_path,
-                    &slice.file_id,
-                    &write_token(task),
-                    self.schema.clone(),
-                    &self.options.files,
-                )
-                .await?;
-            jobs.push(RewriteJob {
-                slice,
-                base_path: base.rel_path,
-                bucket: bucket.local(rows),
-                incoming: batch,
-                keys: take_keys(self.keys, rows)?,
-                writer,
-                file_name: name.name(),
-                task,
-            });
-        }
-        Ok((jobs, appends))
-    }
-
-    /// Runs one wave's rewrites and appends and records what they wrote. They share the
-    /// cores: a rewrite (often one, the small file inserts fill) runs beside the appends, not
-    /// before them; both end before either's error is returned, so no writer outlives a
-    /// failed write.
-    async fn run(
-        &mut self,
-        jobs: Vec<RewriteJob>,
-        appends: Vec<append::AppendJob>,
-        result: &mut UpsertResult,
-    ) -> Result<()> {
-        let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
-        let table = self.txn.table().clone();
-        let instant = self.txn.instant().to_string();
-        let merges = run_rewrite_jobs(&table, self.schema, jobs, self.options, &instant, &permits);
-        let logs = async {
-            match self.mor {
-                Some((ctx, _)) => run_append_jobs(ctx, appends, &permits).await,
-                None => Ok(Vec::new()),
-            }
-        };
-        let (merged, logged) = futures::future::join(merges, logs).await;
-        let (merged, logged) = (merged?, logged?);
-        for (stat, counts) in merged {
-            self.txn.record_stat(stat);
-            result.add(&counts);
-            result.rewritten_file_groups += 1;
-        }
-        for (stat, counts) in logged {
-            if stat.path.is_some() {
-                self.txn.record_stat(stat);
-                result.logged_file_groups += 1;
-            }
-            result.add(&counts);
-        }
-        Ok(())
-    }
-}
-
 /// The record keys of rows `rows`.
 fn take_keys(keys: &StringArray, rows: &[u32]) -> Result<StringArray> {
     Ok(
@@ -541,36 +357,6 @@ fn take_keys(keys: &StringArray, rows: &[u32]) -> Result<StringArray> {
             .as_string::<i32>()
             .clone(),
     )
-}
-
-/// Runs the rewrites of one wave on tasks, as many at once as `permits` lets.
-async fn run_rewrite_jobs(
-    table: &crate::table::HudiTable,
-    schema: &SchemaRef,
-    jobs: Vec<RewriteJob>,
-    options: &WriteSpec,
-    instant: &str,
-    permits: &Arc<tokio::sync::Semaphore>,
-) -> Result<Vec<(WriteStat, ApplyCounts)>> {
-    let mut handles = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let (storage, schema, options, permits) = (
-            table.storage().clone(),
-            schema.clone(),
-            options.clone(),
-            permits.clone(),
-        );
-        let instant = instant.to_string();
-        let what = format!("{}/{}", job.slice.partition_path, job.slice.file_id);
-        handles.push((
-            what,
-            tokio::spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                rewrite_file_group(&storage, &schema, job, &options, &instant).await
-            }),
-        ));
-    }
-    crate::tasks::join_writers(handles).await
 }
 
 /// One file group to rewrite, with its new file already opened.
@@ -592,5 +378,8 @@ mod append;
 mod rewrite;
 mod route;
 mod stored_state;
+mod task;
+mod waves;
 
-use rewrite::{rewrite_file_group, ApplyCounts};
+pub use task::FileGroupTask;
+pub use waves::UpsertTasks;

@@ -13,6 +13,16 @@ pub(super) struct ApplyCounts {
     pub(super) dropped: u64,
 }
 
+impl ApplyCounts {
+    /// Adds these counts to a writer's row counts.
+    pub(super) fn add_to(&self, rows: &mut crate::write::status::RowCounts) {
+        rows.updated += self.updated;
+        rows.deleted += self.deleted;
+        rows.inserted += self.inserted;
+        rows.dropped += self.dropped;
+    }
+}
+
 /// Rewrites one file group: old records merged with the incoming ones routed to it. Runs on
 /// its own task and streams the old base file batch by batch, so it holds one batch of the old
 /// file (plus the encoder's open row group) at a time.

@@ -15,6 +15,21 @@ pub(super) struct StoredState {
 }
 
 impl StoredState {
+    /// The state of the stored rows `stored` (key, ordering and delete columns), as
+    /// [`StoredState::stored`] gives them.
+    pub(super) fn from_stored(stored: RecordBatch) -> Result<Self> {
+        let keys = crate::meta::record_keys_by_name(&stored)?;
+        let rows = (0..stored.num_rows())
+            .map(|r| (keys.value(r).to_string(), r as u32))
+            .collect();
+        Ok(Self { stored, rows })
+    }
+
+    /// The stored rows.
+    pub(super) fn stored(&self) -> &RecordBatch {
+        &self.stored
+    }
+
     /// The row of a live key.
     pub(super) fn row_of(&self, key: &str) -> Option<usize> {
         self.rows.get(key).map(|&r| r as usize)
@@ -72,12 +87,7 @@ pub(super) async fn stored_state(
     };
     let is_wanted = |k: &str| wanted.contains_key(k);
     let parts = reader.rows(&files, &admits, Some(&is_wanted)).await?;
-    let stored = arrow::compute::concat_batches(&proj, &parts)?;
-    let keys = crate::meta::record_keys_by_name(&stored)?;
-    let rows = (0..stored.num_rows())
-        .map(|r| (keys.value(r).to_string(), r as u32))
-        .collect();
-    Ok(StoredState { stored, rows })
+    StoredState::from_stored(arrow::compute::concat_batches(&proj, &parts)?)
 }
 
 /// For a merge-on-read table: reads the merged state of the located keys of each slice the

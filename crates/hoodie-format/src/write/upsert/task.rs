@@ -1,0 +1,422 @@
+//! One file group's share of a keyed write, as the routing hands it to a writer: a rewrite of
+//! an existing group's base file (copy-on-write, or a small file inserts fill), a log file
+//! appended to a merge-on-read group, or a new group. A [`FileGroupTask`] holds everything a
+//! writer needs besides the table, the write's [`WriteHandle`](crate::write::WriteHandle), the
+//! table schema and the write's [`WriteSpec`]; [`FileGroupWriter::write_task`] writes it and
+//! records its file and row counts in the writer's [`WriteStatus`](crate::write::WriteStatus).
+//! [`FileGroupTask::to_bytes`] / [`FileGroupTask::from_bytes`] carry one to a writer in another
+//! process: a JSON header, then the rows as Arrow IPC.
+
+use std::io::Cursor;
+
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::StreamWriter;
+use serde::{Deserialize, Serialize};
+
+use super::append::{append_file_group, AppendContext, AppendJob};
+use super::rewrite::rewrite_file_group;
+use super::stored_state::StoredState;
+use super::*;
+use crate::fs_view::BaseFile;
+use crate::write::insert::{write_new_file_groups, NewGroup};
+use crate::write::status::{FileGroupWriter, RowCounts};
+
+/// One file group's share of a keyed write.
+pub struct FileGroupTask {
+    /// The writer's task number (its files' write token).
+    pub(super) task: usize,
+    pub(super) work: TaskWork,
+}
+
+/// What a task writes.
+pub(super) enum TaskWork {
+    /// A new base file of an existing group: its records merged with the incoming ones.
+    Rewrite {
+        slice: FileSlice,
+        base_path: String,
+        bucket: Bucket,
+        incoming: RecordBatch,
+        keys: StringArray,
+    },
+    /// A new log file of a merge-on-read group.
+    Append {
+        slice: FileSlice,
+        bucket: Bucket,
+        incoming: RecordBatch,
+        keys: StringArray,
+        state: Option<Arc<StoredState>>,
+    },
+    /// A new file group.
+    New(NewGroup),
+}
+
+impl FileGroupTask {
+    /// `(partition path, file id)` of the group (`None`: a new group with a fresh id).
+    pub fn file_group(&self) -> (&str, Option<&str>) {
+        match &self.work {
+            TaskWork::Rewrite { slice, .. } | TaskWork::Append { slice, .. } => {
+                (&slice.partition_path, Some(&slice.file_id))
+            }
+            TaskWork::New(g) => (&g.partition, g.file_id.as_deref()),
+        }
+    }
+
+    /// The task as bytes, for a writer in another process.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let (header, batches) = self.parts()?;
+        let header = serde_json::to_vec(&header).map_err(|e| corrupt(e.to_string()))?;
+        let mut out = Vec::new();
+        out.extend_from_slice(&(header.len() as u64).to_le_bytes());
+        out.extend_from_slice(&header);
+        for batch in batches {
+            let mut ipc = Vec::new();
+            let mut writer = StreamWriter::try_new(&mut ipc, &batch.schema())?;
+            writer.write(&batch)?;
+            writer.finish()?;
+            drop(writer);
+            out.extend_from_slice(&(ipc.len() as u64).to_le_bytes());
+            out.extend_from_slice(&ipc);
+        }
+        Ok(out)
+    }
+
+    /// A task from [`FileGroupTask::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut chunks = Chunks { bytes, at: 0 };
+        let header: Header =
+            serde_json::from_slice(chunks.next()?).map_err(|e| corrupt(e.to_string()))?;
+        let mut batches = Vec::new();
+        while chunks.at < bytes.len() {
+            let mut reader = StreamReader::try_new(Cursor::new(chunks.next()?), None)?;
+            match reader.next() {
+                Some(batch) => batches.push(batch?),
+                None => return Err(corrupt("an empty batch".into())),
+            }
+        }
+        header.into_task(batches)
+    }
+
+    /// The task's header and its batches in the order [`Header::into_task`] takes them.
+    fn parts(&self) -> Result<(Header, Vec<RecordBatch>)> {
+        let keys_batch = |keys: &StringArray| -> Result<RecordBatch> {
+            Ok(RecordBatch::try_from_iter([(
+                "keys",
+                Arc::new(keys.clone()) as ArrayRef,
+            )])?)
+        };
+        Ok(match &self.work {
+            TaskWork::Rewrite {
+                slice,
+                base_path,
+                bucket,
+                incoming,
+                keys,
+            } => (
+                Header::of(
+                    self.task,
+                    Kind::Rewrite(base_path.clone()),
+                    Some(slice),
+                    bucket,
+                ),
+                vec![incoming.clone(), keys_batch(keys)?],
+            ),
+            TaskWork::Append {
+                slice,
+                bucket,
+                incoming,
+                keys,
+                state,
+            } => {
+                let mut batches = vec![incoming.clone(), keys_batch(keys)?];
+                batches.extend(state.as_ref().map(|s| s.stored().clone()));
+                let kind = Kind::Append {
+                    state: state.is_some(),
+                };
+                (Header::of(self.task, kind, Some(slice), bucket), batches)
+            }
+            TaskWork::New(g) => {
+                let mut batches = vec![keys_batch(&g.keys)?];
+                batches.extend(g.rows.iter().cloned());
+                let kind = Kind::New {
+                    partition: g.partition.clone(),
+                    file_id: g.file_id.clone(),
+                };
+                (
+                    Header::of(self.task, kind, None, &Bucket::default()),
+                    batches,
+                )
+            }
+        })
+    }
+}
+
+impl FileGroupWriter {
+    /// Writes one file group's share of a keyed write (`schema`: the table schema the write's
+    /// rows have; `spec`: the write's), recording the file it wrote and what it did to the
+    /// rows.
+    pub async fn write_task(
+        &mut self,
+        task: FileGroupTask,
+        schema: &SchemaRef,
+        spec: &WriteSpec,
+    ) -> Result<()> {
+        let instant = self.instant().to_string();
+        let mut rows = RowCounts::default();
+        match task.work {
+            TaskWork::Rewrite {
+                slice,
+                base_path,
+                bucket,
+                incoming,
+                keys,
+            } => {
+                // the group's partition has its metadata: it holds the group
+                self.partition_ready(&slice.partition_path);
+                let token = write_token(task.task);
+                let crate::write::status::OpenedFile { writer, name } = self
+                    .new_base_file(
+                        &slice.partition_path,
+                        &slice.file_id,
+                        &token,
+                        schema.clone(),
+                        &spec.files,
+                    )
+                    .await?;
+                let job = RewriteJob {
+                    slice,
+                    base_path,
+                    bucket,
+                    incoming,
+                    keys,
+                    writer,
+                    file_name: name.name(),
+                    task: task.task,
+                };
+                let storage = self.table().storage().clone();
+                let (stat, counts) =
+                    rewrite_file_group(&storage, schema, job, spec, &instant).await?;
+                self.record_stat(stat);
+                counts.add_to(&mut rows);
+                rows.rewritten_file_groups += 1;
+            }
+            TaskWork::Append {
+                slice,
+                bucket,
+                incoming,
+                keys,
+                state,
+            } => {
+                let ctx = Arc::new(append_context(self.table(), schema, spec, &instant)?);
+                let job = AppendJob {
+                    slice,
+                    bucket,
+                    incoming,
+                    keys,
+                    task: task.task,
+                    state,
+                };
+                let (stat, counts) = append_file_group(ctx, job).await?;
+                if stat.path.is_some() {
+                    self.record_stat(stat);
+                    rows.logged_file_groups += 1;
+                }
+                counts.add_to(&mut rows);
+            }
+            TaskWork::New(group) => {
+                rows.inserted +=
+                    write_new_file_groups(self, vec![group], task.task, schema, &spec.files)
+                        .await?;
+                rows.new_file_groups += 1;
+            }
+        }
+        self.count_rows(&rows);
+        Ok(())
+    }
+}
+
+/// The context of a merge-on-read append written by `table`'s writer of `instant`.
+pub(super) fn append_context(
+    table: &crate::HudiTable,
+    schema: &SchemaRef,
+    spec: &WriteSpec,
+    instant: &str,
+) -> Result<AppendContext> {
+    Ok(AppendContext {
+        storage: table.storage().clone(),
+        // a task's writer reads no stored state: the routing did, and the task carries it
+        admission: crate::log::read::Admission::default(),
+        schema: schema.clone(),
+        schema_json: crate::schema::avro_schema_with_meta(table.config().name(), schema)?
+            .to_string(),
+        options: spec.clone(),
+        instant: instant.to_string(),
+    })
+}
+
+fn corrupt(reason: String) -> FormatError {
+    FormatError::Corrupt {
+        path: "file group task".into(),
+        reason,
+    }
+}
+
+/// Length-prefixed chunks of a task's bytes.
+struct Chunks<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Chunks<'a> {
+    fn next(&mut self) -> Result<&'a [u8]> {
+        let len_end = self.at + 8;
+        let len = self
+            .bytes
+            .get(self.at..len_end)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize)
+            .ok_or_else(|| corrupt("truncated".into()))?;
+        let chunk = self
+            .bytes
+            .get(len_end..len_end + len)
+            .ok_or_else(|| corrupt("truncated".into()))?;
+        self.at = len_end + len;
+        Ok(chunk)
+    }
+}
+
+/// What a task writes, without its rows.
+#[derive(Serialize, Deserialize)]
+enum Kind {
+    Rewrite(String),
+    Append {
+        state: bool,
+    },
+    New {
+        partition: String,
+        file_id: Option<String>,
+    },
+}
+
+/// A file slice as a task carries it.
+#[derive(Serialize, Deserialize)]
+struct SliceHeader {
+    partition_path: String,
+    file_id: String,
+    base_instant: String,
+    base_file: Option<(String, u64)>,
+    log_files: Vec<String>,
+    cdc_logs: Vec<String>,
+}
+
+/// A task's header: everything but its rows.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    task: usize,
+    kind: Kind,
+    slice: Option<SliceHeader>,
+    bucket: [Vec<u32>; 4],
+}
+
+impl Header {
+    fn of(task: usize, kind: Kind, slice: Option<&FileSlice>, bucket: &Bucket) -> Self {
+        Self {
+            task,
+            kind,
+            slice: slice.map(|s| SliceHeader {
+                partition_path: s.partition_path.clone(),
+                file_id: s.file_id.clone(),
+                base_instant: s.base_instant.clone(),
+                base_file: s.base_file.as_ref().map(|b| (b.rel_path.clone(), b.size)),
+                log_files: s.log_files.clone(),
+                cdc_logs: s.cdc_logs.clone(),
+            }),
+            bucket: [
+                bucket.updates.clone(),
+                bucket.inserts.clone(),
+                bucket.deletes.clone(),
+                bucket.moves.clone(),
+            ],
+        }
+    }
+
+    /// The task, its batches in the order [`FileGroupTask::parts`] gives them.
+    fn into_task(self, batches: Vec<RecordBatch>) -> Result<FileGroupTask> {
+        let [updates, inserts, deletes, moves] = self.bucket;
+        let bucket = Bucket {
+            updates,
+            inserts,
+            deletes,
+            moves,
+        };
+        let slice = match self.slice {
+            Some(s) => Some(FileSlice {
+                base_file: match s.base_file {
+                    Some((rel_path, size)) => {
+                        let name = rel_path.rsplit('/').next().unwrap_or(&rel_path);
+                        Some(BaseFile {
+                            name: crate::file_name::BaseFileName::parse(name)?,
+                            rel_path,
+                            size,
+                        })
+                    }
+                    None => None,
+                },
+                partition_path: s.partition_path,
+                file_id: s.file_id,
+                base_instant: s.base_instant,
+                log_files: s.log_files,
+                cdc_logs: s.cdc_logs,
+            }),
+            None => None,
+        };
+        let keys_of = |b: &RecordBatch| -> Result<StringArray> {
+            Ok(b.column(0)
+                .as_string_opt::<i32>()
+                .ok_or_else(|| corrupt("keys are not strings".into()))?
+                .clone())
+        };
+        let mut batches = batches.into_iter();
+        let mut next = || {
+            batches
+                .next()
+                .ok_or_else(|| corrupt("a batch is missing".into()))
+        };
+        let work = match (self.kind, slice) {
+            (Kind::Rewrite(base_path), Some(slice)) => TaskWork::Rewrite {
+                slice,
+                base_path,
+                bucket,
+                incoming: next()?,
+                keys: keys_of(&next()?)?,
+            },
+            (Kind::Append { state }, Some(slice)) => {
+                let incoming = next()?;
+                let keys = keys_of(&next()?)?;
+                let state = match state {
+                    true => Some(Arc::new(StoredState::from_stored(next()?)?)),
+                    false => None,
+                };
+                TaskWork::Append {
+                    slice,
+                    bucket,
+                    incoming,
+                    keys,
+                    state,
+                }
+            }
+            (Kind::New { partition, file_id }, None) => {
+                let keys = keys_of(&next()?)?;
+                TaskWork::New(NewGroup {
+                    partition,
+                    rows: batches.collect(),
+                    keys,
+                    file_id,
+                })
+            }
+            _ => return Err(corrupt("a task without its file slice".into())),
+        };
+        Ok(FileGroupTask {
+            task: self.task,
+            work,
+        })
+    }
+}
