@@ -15,6 +15,8 @@ It runs twice:
   (b) Spark's defaults: Spark's first write upgrades the table to version 9. hoodie must read it
       as Spark does; its writes must be refused with a clear error and leave the table's files
       and timeline as they were.
+Then once with Spark's metadata table (version 6 kept): hoodie refuses to write beside it until
+hoodie.metadata.enable = false, removes it then, and Spark's next write rebuilds it.
 
 Spark registers the tables in its database `default` (hoodie writes hoodie.database.name=default,
 and Hudi on Spark refuses to write a table registered in another database). Its writes assign
@@ -307,6 +309,56 @@ def run_case(binary, spark, warehouse, case):
         check(f"{case}: after the refused writes both read what Spark wrote", h2 == s2 == s, differ(h2, s2))
 
 
+def metadata_properties(base):
+    """hoodie.table.metadata.partitions as hoodie.properties has it ('' when absent)."""
+    with open(os.path.join(base, ".hoodie", "hoodie.properties")) as f:
+        for line in f:
+            if line.startswith("hoodie.table.metadata.partitions="):
+                return line.split("=", 1)[1].strip()
+    return ""
+
+
+def metadata_case(binary, spark, warehouse, tag):
+    """Spark (version 6 kept, metadata table on) makes a metadata table on a table hoodie
+    created; hoodie keeps none, so it refuses to write (nothing changes) until
+    hoodie.metadata.enable = false, when it removes the metadata table and writes; Spark's next
+    write rebuilds the metadata table and both read the same rows."""
+    case = Case("a", "cow", True, True, f"{tag}_md")
+    base = os.path.join(warehouse, case.name)
+    print(f"-- {case} with Spark's metadata table", flush=True)
+    hoodie(binary, warehouse, [
+        case.create(),
+        f"INSERT INTO {case.name} VALUES {case.values([(1, 'a', 10.0, 10, 'a'), (2, 'b', 20.0, 10, 'b'), (3, 'c', 30.0, 10, 'a')])}",
+    ])
+    spark.sql("RESET")
+    spark.sql("SET hoodie.write.auto.upgrade=false")
+    spark.sql("SET hoodie.write.table.version=6")
+    spark.sql("SET hoodie.metadata.enable=true")
+    spark.sql(f"CREATE TABLE {case.name} USING hudi LOCATION '{base}'")
+    spark_turn(spark, case, base)
+    mdt = os.path.join(base, ".hoodie", "metadata")
+    check(f"{case}: Spark made a metadata table", os.path.isdir(mdt) and "files" in metadata_properties(base),
+          f"partitions {metadata_properties(base)!r}")
+    insert = [f"INSERT INTO {case.name} VALUES {case.values([(8, 'hoodie_md', 80.0, 40, 'b')])}"]
+    before = snapshot(base)
+    ok, out = hoodie(binary, warehouse, insert, expect_error=True)
+    check(f"{case}: hoodie refuses to write beside the metadata table",
+          not ok and "has a metadata table" in out and "hoodie.metadata.enable = false" in out, out[-300:])
+    check(f"{case}: the refused write leaves the table as it was", snapshot(base) == before)
+    hoodie(binary, warehouse, ["SET hoodie.metadata.enable = false"] + insert)
+    check(f"{case}: hoodie removed the metadata table", not os.path.exists(mdt) and metadata_properties(base) == "",
+          f"partitions {metadata_properties(base)!r}")
+    spark.sql(f"INSERT INTO {case.name} VALUES {case.values([(9, 'spark_md', 90.0, 41, 'a')])}")
+    check(f"{case}: Spark's next write rebuilt the metadata table",
+          os.path.isdir(mdt) and "files" in metadata_properties(base), f"partitions {metadata_properties(base)!r}")
+    h, s = hoodie_read(binary, warehouse, case), spark_read(spark, case)
+    check(f"{case}: both read the same rows after the rebuild", h == s, differ(h, s))
+    names = {r[META.index("_hoodie_record_key")]: r[len(META) + 1] for r in s}
+    check(f"{case}: hoodie's and Spark's rows are there", names.get("8") == "hoodie_md"
+          and names.get("9") == "spark_md" and names.get("4") == "spark_merged", f"names by key: {names}")
+    spark.sql(f"DROP TABLE IF EXISTS {case.name}")
+
+
 def main():
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
@@ -335,6 +387,10 @@ def main():
                             spark.sql(f"DROP TABLE IF EXISTS {case.name}")  # external: the files stay
                         except SparkError:
                             pass
+    try:
+        metadata_case(binary, spark, warehouse, tag)
+    except (RuntimeError, SparkError) as e:
+        check("the metadata table case runs to the end", False, str(e)[:2000])
     print(f"turns: {len(passed)} passed, {len(known_)} known differences, {len(failed)} failed "
           f"in {time.time() - t0:.0f}s")
     return 1 if failed else 0

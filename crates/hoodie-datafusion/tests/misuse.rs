@@ -524,3 +524,89 @@ async fn a_duplicate_policy_a_bulk_insert_ignores_is_a_warning_at_the_set_and_th
     assert!(ctx.run("INSERT INTO t VALUES (1, 3)").await.is_err());
     assert!(ctx.take_warnings().is_empty());
 }
+
+/// A table with Hudi's metadata table (as Spark makes one by default): hoodie keeps none, so a
+/// write or a table service is refused while `hoodie.metadata.enable` is true (Hudi's default)
+/// and nothing changes; with false, hoodie removes the metadata table and its property first,
+/// as a Hudi writer with metadata disabled does, and writes.
+#[tokio::test]
+async fn a_metadata_table_is_refused_by_default_and_removed_when_disabled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wh = tmp.path().join("wh");
+    let ctx = session(&wh).await;
+    ctx.run("CREATE TABLE m (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id')")
+        .await
+        .unwrap();
+    ctx.run("INSERT INTO m VALUES (1, 'a', 'x'), (2, NULL, 'y')")
+        .await
+        .unwrap();
+    drop(ctx);
+    // what a Spark writer leaves: the metadata table's folder and the property naming it
+    let loc = wh.join("m");
+    let mdt = loc.join(".hoodie/metadata");
+    std::fs::create_dir_all(mdt.join(".hoodie")).unwrap();
+    std::fs::create_dir_all(mdt.join("files")).unwrap();
+    std::fs::write(
+        mdt.join(".hoodie/hoodie.properties"),
+        "hoodie.table.name=m_metadata\n",
+    )
+    .unwrap();
+    std::fs::write(
+        mdt.join("files/.files-0000-0_00000000000000010.log.1_0-0-0"),
+        b"x",
+    )
+    .unwrap();
+    let mut table = HudiTable::open(TableStorage::local(&loc).unwrap())
+        .await
+        .unwrap();
+    let mut config = table.config().clone();
+    config.set("hoodie.table.metadata.partitions", "files");
+    table.update_config(config).await.unwrap();
+    let before = files_under(&loc);
+
+    let ctx = session(&wh).await;
+    let query = "SELECT id, v, dt FROM m ORDER BY id";
+    let rows = cells(&ctx, query).await;
+    for sql in [
+        "INSERT INTO m VALUES (3, 'c', 'x')",
+        "UPDATE m SET v = 'b' WHERE id = 2",
+        "DELETE FROM m WHERE id = 1",
+        "MERGE INTO m USING (SELECT 1 AS id, 'z' AS v, 'x' AS dt) s ON m.id = s.id WHEN MATCHED THEN UPDATE SET *",
+        "INSERT OVERWRITE m SELECT 9, 'z', 'x'",
+        "ALTER TABLE m DROP PARTITION (dt = 'y')",
+        "CALL run_clean(table => 'm')",
+    ] {
+        let err = error(&ctx, sql).await;
+        assert!(
+            err.contains("has a metadata table (hoodie.table.metadata.partitions = files)")
+                && err.contains("hoodie.metadata.enable = false"),
+            "{sql}: {err}"
+        );
+    }
+    assert_eq!(cells(&ctx, query).await, rows);
+    assert_eq!(
+        files_under(&loc),
+        before,
+        "a refused statement changed the table"
+    );
+
+    let err = error(&ctx, "SET hoodie.metadata.enable = maybe").await;
+    assert!(err.contains("hoodie.metadata.enable"), "{err}");
+    ctx.run("SET hoodie.metadata.enable = false").await.unwrap();
+    ctx.run("INSERT INTO m VALUES (3, 'c', 'x')").await.unwrap();
+    assert!(!mdt.exists(), "the metadata table is still there");
+    let props = std::fs::read_to_string(loc.join(".hoodie/hoodie.properties")).unwrap();
+    assert!(
+        props.contains("hoodie.table.metadata.partitions=\n"),
+        "{props}"
+    );
+    let got = cells(&ctx, query).await;
+    assert_eq!(got.len(), 3, "{got:?}");
+    // another session, metadata enabled again: the table has none now, so it writes
+    let ctx = session(&wh).await;
+    ctx.run("UPDATE m SET v = 'b' WHERE id = 2").await.unwrap();
+    assert_eq!(
+        cells(&ctx, "SELECT v FROM m WHERE id = 2").await,
+        vec![vec!["b".to_string()]]
+    );
+}

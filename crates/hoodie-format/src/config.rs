@@ -175,6 +175,7 @@ keys! {
     CDC_ENABLED = ("hoodie.table.cdc.enabled", [], Some("false"), Bool, "Write CDC logs: every rewrite of a file group logs its changed records to a .cdc log beside it.");
     CDC_LOGGING_MODE = ("hoodie.table.cdc.supplemental.logging.mode", [], Some("DATA_BEFORE_AFTER"), OneOf(&["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]), "What a CDC log holds per changed record: OP_KEY_ONLY (operation and key), DATA_BEFORE (and the before image) or DATA_BEFORE_AFTER (before and after images).");
     METADATA_PARTITIONS = ("hoodie.table.metadata.partitions", [], None, Text, "Metadata table partitions in use.");
+    METADATA_PARTITIONS_INFLIGHT = ("hoodie.table.metadata.partitions.inflight", [], None, Text, "Metadata table partitions being built.");
 
     // ---- write options ----
     WRITE_OPERATION = ("hoodie.datasource.write.operation", [], None, OneOf(OPERATIONS), "Write operation: bulk_insert, insert, upsert, insert_overwrite, insert_overwrite_table.");
@@ -219,6 +220,7 @@ keys! {
     COMMITS_ARCHIVAL_BATCH = ("hoodie.commits.archival.batch", [], Some("10"), Count { min: 1 }, "Archived instants per log block of the archive file.");
     ARCHIVE_BEYOND_SAVEPOINT = ("hoodie.archive.beyond.savepoint", [], Some("false"), Bool, "false: archival stops at the first savepoint; true: it archives past savepoints and keeps only the savepointed commits.");
     // ---- concurrency ----
+    METADATA_ENABLE = ("hoodie.metadata.enable", [], Some("true"), Bool, "Hudi's metadata table. hoodie keeps none: on a table that has one (hoodie.table.metadata.partitions lists its partitions) a write or table service is refused with true (Hudi's default), since the metadata table would go stale; with false hoodie first removes it (.hoodie/metadata and the property), as a Hudi writer with metadata disabled does.");
     WRITE_CONCURRENCY_MODE = ("hoodie.write.concurrency.mode", [], Some("SINGLE_WRITER"), OneOf(&["SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"]), "SINGLE_WRITER: one writer at a time, a pending write is taken as failed and rolled back by the next. OPTIMISTIC_CONCURRENCY_CONTROL: several writers; each commit takes the table lock and fails with a conflict error when a write that committed since its read touched the same file groups. NON_BLOCKING_CONCURRENCY_CONTROL is refused.");
     FAILED_WRITES_CLEANER_POLICY = ("hoodie.cleaner.policy.failed.writes", [], None, OneOf(&["EAGER", "LAZY", "NEVER"]), "What happens to the pending instants of failed writers: EAGER (single writer's default) rolls back every pending write when a write starts; LAZY (the default, and required, under optimistic concurrency) only those whose heartbeat expired; NEVER leaves them.");
     HEARTBEAT_INTERVAL_MS = ("hoodie.client.heartbeat.interval_in_ms", [], Some("60000"), Count { min: 1000 }, "Under LAZY failed-writes cleaning: how often a writer refreshes its heartbeat file .hoodie/.heartbeat/<instant> (milliseconds).");

@@ -99,6 +99,14 @@ pub enum FormatError {
     /// Write options that contradict each other or the table.
     #[error("{0}")]
     OptionConflict(#[from] crate::refusal::OptionConflict),
+    /// A change of a table that has a metadata table, which hoodie cannot keep current.
+    #[error("the table at {location} has a metadata table (hoodie.table.metadata.partitions = {partitions}), which hoodie does not keep: a commit would leave it stale, and Spark and hudi-rs read files from it. Set hoodie.metadata.enable = false to have hoodie remove it first (as a Hudi writer with that setting does; Spark rebuilds it on its next write), then write again")]
+    MetadataTable {
+        /// The table.
+        location: String,
+        /// The partitions listed.
+        partitions: String,
+    },
     /// A split write's status handed to the commit of another write.
     #[error("a write status of instant {status} cannot be committed by the write of {write}")]
     StatusOfAnotherWrite {

@@ -27,6 +27,7 @@ pub mod keygen;
 pub mod location;
 pub(crate) mod log;
 pub mod meta;
+pub mod metadata_table;
 pub mod new_table;
 pub(crate) mod precedence;
 pub mod properties;

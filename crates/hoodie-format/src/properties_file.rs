@@ -113,6 +113,14 @@ pub async fn recover(storage: &TableStorage) -> Result<()> {
     storage.delete(PROPERTIES_BACKUP).await
 }
 
+/// The checksum file Hadoop's `ChecksumFileSystem` writes beside `rel`: `dir/.name.crc`.
+fn hadoop_checksum_file(rel: &str) -> String {
+    match rel.rsplit_once('/') {
+        Some((dir, name)) => format!("{dir}/.{name}.crc"),
+        None => format!(".{rel}.crc"),
+    }
+}
+
 /// Replaces the table config with `config` through the backup (Hudi's
 /// `HoodieTableConfig.modify`): at every step a reader finds a valid config, the old one or
 /// the new one.
@@ -122,6 +130,13 @@ pub async fn update(storage: &TableStorage, config: &TableConfig) -> Result<()> 
     storage.put(PROPERTIES_BACKUP, current.to_text()).await?;
     // readers go to the backup until the new file is whole
     storage.delete(PROPERTIES_FILE).await?;
+    if storage.local_dir().is_some() {
+        // the checksum Hadoop's local file system (Spark's) keeps beside the file would no
+        // longer match it, and Spark could not load the table; without one it reads the file
+        storage
+            .delete(&hadoop_checksum_file(PROPERTIES_FILE))
+            .await?;
+    }
     storage.put(PROPERTIES_FILE, config.to_text()).await?;
     let written = storage.get(PROPERTIES_FILE).await?;
     if let Some(why) = checksum_problem(&Properties::parse(&written)) {
@@ -138,6 +153,26 @@ pub async fn update(storage: &TableStorage, config: &TableConfig) -> Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_update_drops_hadoops_stale_checksum_of_the_file() {
+        let (dir, storage) = storage();
+        storage
+            .put(PROPERTIES_FILE, config("t").to_text())
+            .await
+            .unwrap();
+        let crc = dir.path().join(".hoodie/.hoodie.properties.crc");
+        std::fs::write(&crc, b"stale").unwrap();
+        assert_eq!(
+            hadoop_checksum_file(PROPERTIES_FILE),
+            ".hoodie/.hoodie.properties.crc"
+        );
+        let mut changed = config("t");
+        changed.set("hoodie.table.metadata.partitions", "");
+        update(&storage, &changed).await.unwrap();
+        assert!(!crc.exists(), "the stale checksum is still there");
+        assert_eq!(load(&storage).await.unwrap().to_text(), changed.to_text());
+    }
 
     fn storage() -> (tempfile::TempDir, TableStorage) {
         let dir = tempfile::tempdir().unwrap();

@@ -20,17 +20,22 @@ use crate::timeline::Timeline;
 use crate::write::spec::{InlineCompaction, WriteSpec};
 
 /// Runs `work` (which changes the timeline) inside the table lock under optimistic
-/// concurrency control, as it is otherwise.
+/// concurrency control, as it is otherwise; first, a metadata table hoodie cannot keep is
+/// refused or removed as `concurrency.metadata_table` says.
 pub async fn locked<T, E: From<FormatError>>(
     table: &HudiTable,
     concurrency: &ConcurrencySpec,
     work: impl Future<Output = std::result::Result<T, E>>,
 ) -> std::result::Result<T, E> {
     if !concurrency.optimistic {
+        crate::metadata_table::enforce(table, concurrency.metadata_table).await?;
         return work.await;
     }
     let lock = TableLock::acquire(table.storage(), &concurrency.lock).await?;
-    let out = work.await;
+    let out = match crate::metadata_table::enforce(table, concurrency.metadata_table).await {
+        Ok(()) => work.await,
+        Err(e) => Err(e.into()),
+    };
     lock.release().await?;
     out
 }

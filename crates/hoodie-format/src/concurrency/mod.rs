@@ -56,6 +56,8 @@ pub struct ConcurrencySpec {
     pub heartbeat_expiry: Duration,
     /// The table lock.
     pub lock: LockSpec,
+    /// What the writer does with a metadata table it cannot keep current.
+    pub metadata_table: crate::metadata_table::MetadataTableRule,
 }
 
 /// The provider class names whose locking hoodie's lock stands for.
@@ -140,6 +142,7 @@ impl ConcurrencySpec {
             heartbeat_interval: Duration::from_millis(interval),
             heartbeat_expiry: Duration::from_millis(interval.saturating_mul(misses)),
             lock,
+            metadata_table: crate::metadata_table::MetadataTableRule::resolve(&get)?,
         })
     }
 

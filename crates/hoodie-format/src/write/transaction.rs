@@ -177,7 +177,12 @@ impl Transaction {
             false => None,
         };
         let listed = listed.filter(|t| !concurrency.optimistic && is_reusable(table, t));
-        let started = start_instant(table, operation, &action, concurrency, listed).await;
+        // a metadata table hoodie cannot keep is refused or removed before the instant
+        let started = match crate::metadata_table::enforce(table, concurrency.metadata_table).await
+        {
+            Ok(()) => start_instant(table, operation, &action, concurrency, listed).await,
+            Err(e) => Err(e),
+        };
         if let Some(lock) = lock {
             lock.release().await?;
         }
