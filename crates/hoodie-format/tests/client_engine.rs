@@ -36,12 +36,17 @@ async fn two_writers_commit_once_then_two_upserts_and_a_clean() {
     } = engine::write_table(&dir).await.unwrap();
     // the split upsert: two keys updated in their groups' rewrites, one in a new group
     assert_eq!(
-        (split.updated, split.inserted, split.deleted, split.dropped),
+        (
+            split.rows.updated,
+            split.rows.inserted,
+            split.rows.deleted,
+            split.rows.dropped
+        ),
         (2, 1, 0, 0),
         "{split:?}"
     );
     assert_eq!(
-        (split.rewritten_file_groups, split.new_file_groups),
+        (split.rows.rewritten_file_groups, split.rows.new_file_groups),
         (2, 1),
         "{split:?}"
     );
@@ -239,10 +244,10 @@ async fn a_split_keyed_write_of_a_merge_on_read_table_logs_each_group_from_its_t
     let split = routed.finish(&counts);
     assert_eq!(
         (
-            split.updated,
-            split.dropped,
-            split.inserted,
-            split.logged_file_groups
+            split.rows.updated,
+            split.rows.dropped,
+            split.rows.inserted,
+            split.rows.logged_file_groups
         ),
         (2, 1, 0, 2),
         "{split:?}"

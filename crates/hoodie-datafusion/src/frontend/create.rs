@@ -10,6 +10,37 @@ use sqlparser::tokenizer::{Token, TokenWithSpan};
 use super::{columns, expect_end, name_of, parse_error_at, perr, types, CreateTableUsing};
 use crate::error::Result;
 
+/// A property key: quoted, or words joined by periods (`hoodie.index.type`).
+pub(super) fn property_key(p: &mut Parser) -> Result<String> {
+    let TokenWithSpan { token, span } = p.next_token();
+    match token {
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s),
+        Token::Word(w) => {
+            let mut key = w.value;
+            while p.consume_token(&Token::Period) {
+                let TokenWithSpan { token, span } = p.next_token();
+                match token {
+                    Token::Word(w) => {
+                        key.push('.');
+                        key.push_str(&w.value);
+                    }
+                    other => {
+                        return Err(parse_error_at(
+                            format!("expected a property name after '.', found {other}"),
+                            span,
+                        ))
+                    }
+                }
+            }
+            Ok(key)
+        }
+        other => Err(parse_error_at(
+            format!("expected a property name, found {other}"),
+            span,
+        )),
+    }
+}
+
 /// `( key = value, ... )` with keys quoted or dotted identifiers and `=` optional.
 pub(super) fn parse_properties(p: &mut Parser) -> Result<Vec<(String, String)>> {
     p.expect_token(&Token::LParen).map_err(perr)?;
@@ -18,35 +49,7 @@ pub(super) fn parse_properties(p: &mut Parser) -> Result<Vec<(String, String)>> 
         return Ok(out);
     }
     loop {
-        let TokenWithSpan { token, span } = p.next_token();
-        let key = match token {
-            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
-            Token::Word(w) => {
-                let mut k = w.value;
-                while p.consume_token(&Token::Period) {
-                    let TokenWithSpan { token, span } = p.next_token();
-                    match token {
-                        Token::Word(w) => {
-                            k.push('.');
-                            k.push_str(&w.value);
-                        }
-                        other => {
-                            return Err(parse_error_at(
-                                format!("expected a property name after '.', found {other}"),
-                                span,
-                            ))
-                        }
-                    }
-                }
-                k
-            }
-            other => {
-                return Err(parse_error_at(
-                    format!("expected a property name, found {other}"),
-                    span,
-                ))
-            }
-        };
+        let key = property_key(p)?;
         let _ = p.consume_token(&Token::Eq);
         let TokenWithSpan { token, span } = p.next_token();
         let value = match token {

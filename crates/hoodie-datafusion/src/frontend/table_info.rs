@@ -4,9 +4,9 @@
 
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Token, TokenWithSpan};
+use sqlparser::tokenizer::Token;
 
-use super::{expect_end, name_of, parse_error_at, perr, FrontStatement};
+use super::{expect_end, name_of, perr, FrontStatement};
 use crate::error::Result;
 
 /// What a table statement asks about.
@@ -48,24 +48,7 @@ pub(super) fn parse_table_info(p: &mut Parser) -> Result<Option<FrontStatement>>
     };
     let info = match info {
         TableInfo::Properties { .. } if p.consume_token(&Token::LParen) => {
-            let TokenWithSpan { token, span } = p.next_token();
-            let key = match token {
-                Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
-                Token::Word(w) => {
-                    let mut k = w.value;
-                    while p.consume_token(&Token::Period) {
-                        k.push('.');
-                        k.push_str(&p.parse_identifier().map_err(perr)?.value);
-                    }
-                    k
-                }
-                other => {
-                    return Err(parse_error_at(
-                        format!("expected a property key, got {other}"),
-                        span,
-                    ))
-                }
-            };
+            let key = super::create::property_key(p)?;
             p.expect_token(&Token::RParen).map_err(perr)?;
             TableInfo::Properties { key: Some(key) }
         }

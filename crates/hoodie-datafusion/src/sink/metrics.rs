@@ -49,13 +49,13 @@ impl WriteCounts {
     /// Counts of a keyed write.
     pub(crate) fn of_upsert(r: &hoodie_format::write::UpsertResult) -> Self {
         WriteCounts {
-            inserted: r.inserted,
-            updated: r.updated,
-            deleted: r.deleted,
-            dropped: r.dropped,
-            new_file_groups: r.new_file_groups as u64,
-            rewritten_file_groups: r.rewritten_file_groups as u64,
-            logged_file_groups: r.logged_file_groups as u64,
+            inserted: r.rows.inserted,
+            updated: r.rows.updated,
+            deleted: r.rows.deleted,
+            dropped: r.rows.dropped,
+            new_file_groups: r.rows.new_file_groups as u64,
+            rewritten_file_groups: r.rows.rewritten_file_groups as u64,
+            logged_file_groups: r.rows.logged_file_groups as u64,
             lookup_candidates: r.lookup.candidates as u64,
             lookup_files_read: r.lookup.files_read as u64,
             ..Default::default()

@@ -36,20 +36,9 @@ use crate::write::transaction::Transaction;
 /// What a keyed write did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UpsertResult {
-    /// Records inserted.
-    pub inserted: u64,
-    /// Records updated (replaced or merged).
-    pub updated: u64,
-    /// Records deleted.
-    pub deleted: u64,
-    /// Incoming records dropped (dup policy drop, or older than the stored record).
-    pub dropped: u64,
-    /// Existing file groups rewritten.
-    pub rewritten_file_groups: usize,
-    /// Existing file groups whose changes went to a new log file (merge-on-read).
-    pub logged_file_groups: usize,
-    /// New file groups.
-    pub new_file_groups: usize,
+    /// What it did to the records and file groups (dropped: by a duplicate policy, or older
+    /// than the stored record).
+    pub rows: RowCounts,
     /// The index lookup.
     pub lookup: LookupStats,
 }
@@ -57,7 +46,7 @@ pub struct UpsertResult {
 impl UpsertResult {
     /// Rows the statement affected (inserted + updated + deleted).
     pub fn affected(&self) -> u64 {
-        self.inserted + self.updated + self.deleted
+        self.rows.inserted + self.rows.updated + self.rows.deleted
     }
 }
 

@@ -189,7 +189,7 @@ impl Lookup<'_> {
                     })
                 }
                 Some(DupPolicy::Drop) => {
-                    result.dropped += 1;
+                    result.rows.dropped += 1;
                     continue;
                 }
                 Some(DupPolicy::None) | None => {}

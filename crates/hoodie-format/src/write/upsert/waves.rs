@@ -176,17 +176,12 @@ impl UpsertTasks {
             self.incoming.end_wave();
         }
         let mut result = self.routing;
-        result.inserted += rows.inserted;
-        result.updated += rows.updated;
-        result.deleted += rows.deleted;
-        result.dropped += rows.dropped;
-        result.rewritten_file_groups += rows.rewritten_file_groups;
-        result.logged_file_groups += rows.logged_file_groups;
-        result.new_file_groups += rows.new_file_groups;
+        result.rows.add(rows);
         // a record moved to another partition is a delete plus an insert, counted as an update
-        result.deleted = result.deleted.saturating_sub(self.moved);
-        result.inserted = result.inserted.saturating_sub(self.moved);
-        result.updated += self.moved;
+        let counts = &mut result.rows;
+        counts.deleted = counts.deleted.saturating_sub(self.moved);
+        counts.inserted = counts.inserted.saturating_sub(self.moved);
+        counts.updated += self.moved;
         result
     }
 }
