@@ -280,7 +280,7 @@ fn drop_table(p: &mut Parser) -> Result<FrontStatement> {
 /// `SET key = value` and `RESET [key]` of a hoodie, Spark or object-store key (others are
 /// DataFusion's: `None`).
 fn set_or_reset(p: &mut Parser, reset: bool) -> Result<Option<FrontStatement>> {
-    p.next_token();
+    let mut last = p.next_token().span;
     let mut key = String::new();
     loop {
         match p.peek_token().token {
@@ -290,7 +290,7 @@ fn set_or_reset(p: &mut Parser, reset: bool) -> Result<Option<FrontStatement>> {
             Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => key.push_str(&s),
             other => key.push_str(&other.to_string()),
         }
-        p.next_token();
+        last = p.next_token().span;
     }
     let lower = key.to_ascii_lowercase();
     // hoodie.* and the Spark keys Hudi reads (spark.sql.sources.partitionOverwriteMode)
@@ -309,9 +309,14 @@ fn set_or_reset(p: &mut Parser, reset: bool) -> Result<Option<FrontStatement>> {
     }
     let eq = p.next_token();
     if eq.token != Token::Eq {
+        // the end of the text has no place of its own: point just past the key's last token
+        let at = match eq.span.start.line {
+            0 => sqlparser::tokenizer::Span::new(last.end, last.end),
+            _ => eq.span,
+        };
         return Err(super::parse_error_at(
             format!("expected SET {key} = <value>, found {}", eq.token),
-            eq.span,
+            at,
         ));
     }
     let mut value = String::new();
@@ -493,6 +498,63 @@ mod tests {
             classify("EXPLAIN ANALYZE INSERT INTO t PARTITION (dt = 'x') (id) VALUES (1)").unwrap(),
             FrontStatement::Insert(s) if matches!(*s, Statement::Explain { .. })
         ));
+    }
+
+    #[test]
+    fn the_sessions_dialect_reads_the_statement() {
+        let mysql = ParseOptions {
+            dialect: "mysql".into(),
+            ..ParseOptions::default()
+        };
+        // MySQL's backquoted names, in hoodie's grammar and in DataFusion's with time travel
+        let FrontStatement::CreateUsing(c) =
+            parse("CREATE TABLE `My T` (`Id` INT) USING hudi", &mysql)
+                .unwrap()
+                .statement
+        else {
+            panic!("not CREATE ... USING")
+        };
+        assert_eq!(
+            (c.name.as_str(), c.columns[0].name().as_str()),
+            ("My T", "Id")
+        );
+        let FrontStatement::PassThrough(q) = parse("SELECT * FROM `t` TIMESTAMP AS OF '1'", &mysql)
+            .unwrap()
+            .statement
+        else {
+            panic!("not DataFusion's")
+        };
+        assert_eq!(
+            q.to_string(),
+            "SELECT * FROM hudi_time_travel('`t`', '1') AS `t`"
+        );
+        // PostgreSQL's reads a backquote as no quote at all
+        let pg = ParseOptions {
+            dialect: "postgresql".into(),
+            ..ParseOptions::default()
+        };
+        assert!(parse("CREATE TABLE `My T` (`Id` INT) USING hudi", &pg).is_err());
+    }
+
+    #[test]
+    fn set_errors_say_where() {
+        // without `=` the key runs to the end: the error points past its last word
+        let e = classify("SET hoodie.datasource.write.operation\n  upsert")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("expected SET hoodie.datasource.write.operationupsert = <value>, found EOF")
+                && e.contains("at Line: 2, Column: 9"),
+            "{e}"
+        );
+        let e = classify("RUN COMPACTION ON t AT now")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("expected RUN COMPACTION ON <table | 'path'> [AT instant], found now")
+                && e.contains("Column: 24"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -268,17 +268,20 @@ struct Chunks<'a> {
 
 impl<'a> Chunks<'a> {
     fn next(&mut self) -> Result<&'a [u8]> {
-        let len_end = self.at + 8;
-        let len = self
+        let truncated = || corrupt("truncated".into());
+        let len_end = self.at.checked_add(8).ok_or_else(truncated)?;
+        let len: [u8; 8] = self
             .bytes
             .get(self.at..len_end)
-            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize)
-            .ok_or_else(|| corrupt("truncated".into()))?;
-        let chunk = self
-            .bytes
-            .get(len_end..len_end + len)
-            .ok_or_else(|| corrupt("truncated".into()))?;
-        self.at = len_end + len;
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(truncated)?;
+        // a length past the end (or past usize) is a truncated or damaged task, not a panic
+        let end = usize::try_from(u64::from_le_bytes(len))
+            .ok()
+            .and_then(|len| len_end.checked_add(len))
+            .ok_or_else(truncated)?;
+        let chunk = self.bytes.get(len_end..end).ok_or_else(truncated)?;
+        self.at = end;
         Ok(chunk)
     }
 }
@@ -414,9 +417,119 @@ impl Header {
             }
             _ => return Err(corrupt("a task without its file slice".into())),
         };
+        if let TaskWork::Rewrite {
+            bucket,
+            incoming,
+            keys,
+            ..
+        }
+        | TaskWork::Append {
+            bucket,
+            incoming,
+            keys,
+            ..
+        } = &work
+        {
+            // every row a bucket names must be one of the task's rows and have its key
+            let rows = incoming.num_rows().min(keys.len());
+            let all = [
+                &bucket.updates,
+                &bucket.inserts,
+                &bucket.deletes,
+                &bucket.moves,
+            ];
+            if all.iter().any(|v| v.iter().any(|&r| r as usize >= rows)) {
+                return Err(corrupt(format!("a row beyond the task's {rows} rows")));
+            }
+        }
         Ok(FileGroupTask {
             task: self.task,
             work,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Int32Array;
+
+    fn task() -> FileGroupTask {
+        let incoming = RecordBatch::try_from_iter([(
+            "id",
+            Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef,
+        )])
+        .unwrap();
+        FileGroupTask {
+            task: 3,
+            work: TaskWork::Rewrite {
+                slice: FileSlice {
+                    partition_path: "dt=a".into(),
+                    file_id: "f1".into(),
+                    base_instant: "20240101000000000".into(),
+                    base_file: None,
+                    log_files: vec!["dt=a/.f1_20240101000000000.log.1_0-1-1".into()],
+                    cdc_logs: vec![],
+                },
+                base_path: "dt=a/f1_0-1-1_20240101000000000.parquet".into(),
+                bucket: Bucket {
+                    updates: vec![1],
+                    inserts: vec![0],
+                    ..Default::default()
+                },
+                incoming,
+                keys: StringArray::from(vec!["1", "2"]),
+            },
+        }
+    }
+
+    #[test]
+    fn a_task_reads_back_as_written() {
+        let back = FileGroupTask::from_bytes(&task().to_bytes().unwrap()).unwrap();
+        assert_eq!(back.task, 3);
+        assert_eq!(back.file_group(), ("dt=a", Some("f1")));
+        let TaskWork::Rewrite {
+            slice,
+            base_path,
+            bucket,
+            incoming,
+            keys,
+        } = back.work
+        else {
+            panic!("not a rewrite")
+        };
+        assert_eq!(slice.log_files.len(), 1);
+        assert_eq!(base_path, "dt=a/f1_0-1-1_20240101000000000.parquet");
+        assert_eq!((bucket.updates, bucket.inserts), (vec![1], vec![0]));
+        assert_eq!(incoming.num_rows(), 2);
+        assert_eq!((keys.value(0), keys.value(1)), ("1", "2"));
+    }
+
+    #[test]
+    fn damaged_bytes_are_an_error_not_a_panic() {
+        let bytes = task().to_bytes().unwrap();
+        for cut in [0, 3, 8, 20, bytes.len() - 1] {
+            assert!(
+                FileGroupTask::from_bytes(&bytes[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+        // a length field that points far past the end
+        let mut huge = u64::MAX.to_le_bytes().to_vec();
+        huge.extend_from_slice(&bytes);
+        let e = FileGroupTask::from_bytes(&huge).err().unwrap();
+        assert!(e.to_string().contains("truncated"), "{e}");
+        // a bucket row beyond the task's rows
+        let mut bad = task();
+        if let TaskWork::Rewrite { bucket, .. } = &mut bad.work {
+            bucket.deletes.push(7);
+        }
+        let e = FileGroupTask::from_bytes(&bad.to_bytes().unwrap())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("a row beyond the task's 2 rows"),
+            "{e}"
+        );
     }
 }
