@@ -133,6 +133,9 @@ class Table:
         # not on a bucket index: an `insert` of a stored key goes to the file group that holds
         # it (on merge-on-read to its log, merged with the stored record on read)
         self.allow_dups = bool(self.pk and not self.bucket and f.get("allow_dups", ins.random() < 0.35))
+        # the table version hoodie creates it with (6, its default, or 9, Hudi 1.2's), from a
+        # generator of its own so the rest of a seed stays what it was
+        self.version = f.get("version", random.Random(f"{name}-version").choice([6, 9]))
 
     # columns an UPDATE may assign
     @property
@@ -149,7 +152,7 @@ class Table:
         return next(c for c in self.columns if c.name == name)
 
     def describe(self):
-        return (f"{self.ttype} {'keys' if self.pk else 'no primary key, columns'}={[c.name + ':' + c.typ for c in self.keys]} "
+        return (f"v{getattr(self, 'version', 6)} {self.ttype} {'keys' if self.pk else 'no primary key, columns'}={[c.name + ':' + c.typ for c in self.keys]} "
                 f"{'index=GLOBAL_SIMPLE ' if self.global_index else ''}"
                 f"{'index=BUCKET ' if self.bucket else ''}"
                 f"{'drop.partition.columns ' if self.drop_partition else ''}"

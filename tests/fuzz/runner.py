@@ -112,13 +112,21 @@ def script_for(seq, ident_mode, out=None):
     return stmts
 
 
+def timeline_dir(base):
+    """The folder of a table's instants: `.hoodie/timeline` on versions 8 and 9, `.hoodie` on 6."""
+    layout2 = f"{base}/.hoodie/timeline"
+    return layout2 if os.path.isdir(layout2) else f"{base}/.hoodie"
+
+
 def completed_writes(base):
-    """Requested times of the completed commits, deltacommits and replacecommits of a table."""
+    """Requested times of the completed commits, deltacommits and replacecommits of a table
+    (`T.<action>`, or `T_C.<action>` with the completion time on versions 8 and 9)."""
     out = []
-    for n in listdir(f"{base}/.hoodie"):
+    for n in listdir(timeline_dir(base)):
         head, _, action = n.partition(".")
-        if action in ("commit", "deltacommit", "replacecommit") and head.isdigit():
-            out.append(head)
+        requested = head.split("_")[0]
+        if action in ("commit", "deltacommit", "replacecommit") and requested.isdigit():
+            out.append(requested)
     return sorted(out)
 
 
@@ -137,7 +145,7 @@ def canon_rows(rows):
 def earliest_kept(seq, wh, binary):
     """The earliest commit the table's last clean kept, as `CALL show_cleans` gives it (None:
     the table was never cleaned). Reads before it fail; reads from it on see every state."""
-    if not any(n.endswith(".clean") for n in listdir(f"{table_base(wh, seq.table.name)}/.hoodie")):
+    if not any(n.endswith(".clean") for n in listdir(timeline_dir(table_base(wh, seq.table.name)))):
         return None
     script = os.path.join(wh, f"cleans-{seq.seed}.sql")
     write_script(script, [f"CALL show_cleans(table => '{seq.table.name}', limit => 1)"])

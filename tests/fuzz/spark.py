@@ -41,7 +41,11 @@ TABLE_VERSION_SETTINGS = {
 
 def with_table_version(text, version):
     """A Spark `CREATE TABLE ... USING hudi ... TBLPROPERTIES (...)` that makes a table of the
-    given version (6: `'hoodie.write.table.version' = '6'` among its properties)."""
+    given version (6: `'hoodie.write.table.version' = '6'` among its properties); the version
+    hoodie's own table of the seed is created with (its statement's property) is left out, as
+    Spark's table takes --spark-table-version."""
+    text = re.sub(r"'hoodie\.write\.table\.version' = '\d+', ", "", text)
+    text = re.sub(r", 'hoodie\.write\.table\.version' = '\d+'", "", text)
     if version == 9 or not text.startswith("CREATE TABLE") or " USING hudi" not in text:
         return text
     m = re.search(r"TBLPROPERTIES \(", text)

@@ -82,6 +82,8 @@ class Create:
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")
+        if getattr(t, "version", 6) != 6:
+            props.append(f"'hoodie.write.table.version' = '{t.version}'")
         if getattr(t, "upsert_prop", False):
             props.append(f"'{INTO_OP}' = 'upsert'")
         if getattr(t, "write_op_prop", False):
@@ -445,7 +447,7 @@ class Merge:
 
     def validate(self):
         """Raises Invalid for a MERGE hoodie (and Hudi) refuse (rule 9): two matched DELETE
-        clauses; on a merge-on-read table (version 6) a matched UPDATE clause that does not
+        clauses; on a merge-on-read table (version 6, or a global index) a matched UPDATE clause that does not
         assign every key column; with a matched UPDATE clause, a record key column that does not resolve in the
         source; with a clause other than BY SOURCE, an ordering field that does not; a key column
         the ON leaves out that the source does not name. A field resolves as a source column of
@@ -463,7 +465,9 @@ class Merge:
         resolves = lambda f: f.lower() in names or f.lower() in plain  # noqa: E731
         if ups and not all(resolves(k.name) for k in t.keys):
             raise Invalid("Failed to resolve primary key")
-        if t.ttype == "mor" and any(c["action"] == "update" and not all(
+        # versions 8 and 9 take partial updates there instead (without a global index)
+        partial = getattr(t, "version", 6) >= 8 and not t.global_index
+        if t.ttype == "mor" and not partial and any(c["action"] == "update" and not all(
                 any(x.lower() == k.name.lower() for x, _ in c["assigns"]) for k in t.keys) for c in ups):
             raise Invalid("No matching assignment found for target table record key field (merge-on-read, version 6)")
         if t.ordering is not None and any(c["kind"] != "by_source" for c in cl) and not resolves(t.ordering.name):

@@ -9,12 +9,13 @@ scheduling) and `call run_clean`; hoodie reads it (the rows must be what Spark r
 columns included) and writes again (INSERT, UPDATE, DELETE, MERGE); Spark reads it (the same
 rows both ways again).
 
-It runs twice:
+It runs three times:
   (a) Spark with `hoodie.write.auto.upgrade=false` and `hoodie.write.table.version=6`: the table
-      stays at version 6, the version hoodie writes;
-  (b) Spark's defaults: Spark's first write upgrades the table to version 9. hoodie must read it
-      as Spark does; its writes must be refused with a clear error and leave the table's files
-      and timeline as they were.
+      stays at version 6;
+  (b) Spark's defaults: Spark's first write upgrades hoodie's version-6 table to version 9.
+      hoodie must read it as Spark does, and write onto it (version 9 from then on);
+  (c) hoodie creates the table as version 9 (`hoodie.write.table.version = 9`): Spark writes onto
+      it with its defaults and no upgrade (the version and initial version stay 9), then hoodie.
 Then once with Spark's metadata table (version 6 kept): hoodie refuses to write beside it until
 hoodie.metadata.enable = false, removes it then, and Spark's next write rebuilds it.
 
@@ -91,6 +92,8 @@ class Case:
 
     def create(self):
         props = [f"type = '{self.ttype}'", "primaryKey = 'id'"]
+        if self.mode == "c":
+            props.append("'hoodie.write.table.version' = '9'")
         if self.event_time:
             props += ["preCombineField = 'ts'", "recordMergeMode = 'EVENT_TIME_ORDERING'"]
         else:
@@ -263,7 +266,9 @@ def run_case(binary, spark, warehouse, case):
         "SET hoodie.datasource.write.operation = 'upsert'",
         f"INSERT INTO {case.name} VALUES {case.values([(1, 'a', 10.0, 10, 'a'), (2, 'b', 20.0, 10, 'b'), (3, 'c', 30.0, 10, 'a')])}",
     ])
-    check(f"{case}: hoodie writes version 6", table_version(base) == 6, f"version {table_version(base)}")
+    created = 9 if case.mode == "c" else 6
+    check(f"{case}: hoodie writes version {created}", table_version(base) == created,
+          f"version {table_version(base)}")
     spark.sql("RESET")
     if case.mode == "a":
         spark.sql("SET hoodie.write.auto.upgrade=false")
@@ -276,37 +281,43 @@ def run_case(binary, spark, warehouse, case):
     want_version = 6 if case.mode == "a" else 9
     check(f"{case}: after Spark's writes the table is at version {want_version}",
           table_version(base) == want_version, f"version {table_version(base)}")
+    if case.mode == "c":
+        check(f"{case}: Spark wrote without an upgrade (initial version 9)",
+              table_property(base, "hoodie.table.initial.version") == "9",
+              f"initial version {table_property(base, 'hoodie.table.initial.version')}")
     h, s = hoodie_read_spark_files(binary, warehouse, case), spark_read(spark, case)
     check(f"{case}: hoodie reads Spark's writes as Spark does", h == s, differ(h, s))
     names = {r[META.index("_hoodie_record_key")]: r[len(META) + 1] for r in s}
     check(f"{case}: Spark's writes took effect", names.get("1") == "spark_v2" and names.get("4") == "spark_merged"
           and "3" not in names and names.get("5") == "spark_ins", f"names by key: {names}")
 
-    if case.mode == "a":
-        for stmts in hoodie_writes(case):
-            hoodie(binary, warehouse, stmts)
-        check(f"{case}: after hoodie's writes the table is at version 6", table_version(base) == 6,
-              f"version {table_version(base)}")
+    for stmts in hoodie_writes(case):
+        hoodie(binary, warehouse, stmts)
+    check(f"{case}: after hoodie's writes the table is at version {want_version}",
+          table_version(base) == want_version, f"version {table_version(base)}")
+    h, s = hoodie_read(binary, warehouse, case), spark_read(spark, case)
+    check(f"{case}: Spark reads hoodie's writes as hoodie does", h == s, differ(h, s))
+    names = {r[META.index("_hoodie_record_key")]: r[len(META) + 1] for r in h}
+    check(f"{case}: hoodie's writes took effect", names.get("6") == "hoodie_new" and names.get("4") == "hoodie_v3"
+          and names.get("5") == "hoodie_upd" and "2" not in names and names.get("1") == "hoodie_merged"
+          and names.get("7") == "hoodie_ins", f"names by key: {names}")
+    if want_version == 9:
+        # Spark writes again after hoodie, and both read the same rows
+        spark.sql(f"UPDATE {case.name} SET name = 'spark_last', ts = 40 WHERE id = 7")
         h, s = hoodie_read(binary, warehouse, case), spark_read(spark, case)
-        check(f"{case}: Spark reads hoodie's writes as hoodie does", h == s, differ(h, s))
+        check(f"{case}: Spark writes after hoodie and both read the same rows", h == s, differ(h, s))
         names = {r[META.index("_hoodie_record_key")]: r[len(META) + 1] for r in h}
-        check(f"{case}: hoodie's writes took effect", names.get("6") == "hoodie_new" and names.get("4") == "hoodie_v3"
-              and names.get("5") == "hoodie_upd" and "2" not in names and names.get("1") == "hoodie_merged"
-              and names.get("7") == "hoodie_ins", f"names by key: {names}")
-    else:
-        for stmts in hoodie_writes(case):
-            before = snapshot(base)
-            ok, out = hoodie(binary, warehouse, stmts, expect_error=True)
-            what = stmts[-1].split()[0]
-            err = next((line for line in out.splitlines() if line.startswith("Error:")), out[-300:])
-            check(f"{case}: hoodie refuses {what} on version 9 with a clear error",
-                  not ok and "version 9" in err and "not supported" in err, err)
-            after = snapshot(base)
-            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-            check(f"{case}: the refused {what} leaves the table's files and timeline unchanged", not changed,
-                  f"changed: {changed[:6]}")
-        h2, s2 = hoodie_read(binary, warehouse, case), spark_read(spark, case)
-        check(f"{case}: after the refused writes both read what Spark wrote", h2 == s2 == s, differ(h2, s2))
+        check(f"{case}: Spark's write after hoodie's took effect", names.get("7") == "spark_last",
+              f"names by key: {names}")
+
+
+def table_property(base, key):
+    """The value of `key` in hoodie.properties (None when absent)."""
+    with open(os.path.join(base, ".hoodie", "hoodie.properties")) as f:
+        for line in f:
+            if line.startswith(key + "="):
+                return line.split("=", 1)[1].strip()
+    return None
 
 
 def metadata_properties(base):
@@ -373,7 +384,7 @@ def main():
     warehouse = os.path.join(work, f"turns-{tag}")
     shutil.rmtree(warehouse, ignore_errors=True)
     os.makedirs(warehouse)
-    for mode in ("a", "b"):
+    for mode in ("a", "b", "c"):
         for ttype in ("cow", "mor"):
             for partitioned in (True, False):
                 for event_time in (True, False):

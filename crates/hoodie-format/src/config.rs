@@ -175,6 +175,9 @@ keys! {
     CDC_ENABLED = ("hoodie.table.cdc.enabled", [], Some("false"), Bool, "Write CDC logs: every rewrite of a file group logs its changed records to a .cdc log beside it.");
     CDC_LOGGING_MODE = ("hoodie.table.cdc.supplemental.logging.mode", [], Some("DATA_BEFORE_AFTER"), OneOf(&["OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"]), "What a CDC log holds per changed record: OP_KEY_ONLY (operation and key), DATA_BEFORE (and the before image) or DATA_BEFORE_AFTER (before and after images).");
     METADATA_PARTITIONS = ("hoodie.table.metadata.partitions", [], None, Text, "Metadata table partitions in use.");
+    INITIAL_VERSION = ("hoodie.table.initial.version", [], None, OneOf(&["6", "8", "9"]), "The table version the table was created with (table version 8+).");
+    TIMELINE_HISTORY_PATH = ("hoodie.timeline.history.path", [], Some("history"), Text, "Folder of the archived (LSM) timeline under the timeline folder (layout 2).");
+    TABLE_FORMAT = ("hoodie.table.format", [], Some("native"), Text, "The table format plug-in (Hudi 1.1+; hoodie writes native).");
     METADATA_PARTITIONS_INFLIGHT = ("hoodie.table.metadata.partitions.inflight", [], None, Text, "Metadata table partitions being built.");
 
     // ---- write options ----
@@ -219,6 +222,7 @@ keys! {
     KEEP_MAX_COMMITS = ("hoodie.keep.max.commits", [], Some("30"), Count { min: 2 }, "An archival runs once the active timeline holds more than this many commits; must be greater than hoodie.keep.min.commits.");
     COMMITS_ARCHIVAL_BATCH = ("hoodie.commits.archival.batch", [], Some("10"), Count { min: 1 }, "Archived instants per log block of the archive file.");
     ARCHIVE_BEYOND_SAVEPOINT = ("hoodie.archive.beyond.savepoint", [], Some("false"), Bool, "false: archival stops at the first savepoint; true: it archives past savepoints and keeps only the savepointed commits.");
+    WRITE_TABLE_VERSION = ("hoodie.write.table.version", [], Some("6"), OneOf(&["6", "8", "9"]), "The table version a CREATE TABLE or CTAS writes (an existing table keeps its own): 6 (Hudi 0.14's), 8 (Hudi 1.0's) or 9 (Hudi 1.1 and 1.2's; Hudi's default, hoodie's default is 6 until every table service writes version 9).");
     // ---- concurrency ----
     METADATA_ENABLE = ("hoodie.metadata.enable", [], Some("true"), Bool, "Hudi's metadata table. hoodie keeps none: on a table that has one (hoodie.table.metadata.partitions lists its partitions) a write or table service is refused with true (Hudi's default), since the metadata table would go stale; with false hoodie first removes it (.hoodie/metadata and the property), as a Hudi writer with metadata disabled does.");
     WRITE_CONCURRENCY_MODE = ("hoodie.write.concurrency.mode", [], Some("SINGLE_WRITER"), OneOf(&["SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"]), "SINGLE_WRITER: one writer at a time, a pending write is taken as failed and rolled back by the next. OPTIMISTIC_CONCURRENCY_CONTROL: several writers; each commit takes the table lock and fails with a conflict error when a write that committed since its read touched the same file groups. NON_BLOCKING_CONCURRENCY_CONTROL is refused.");

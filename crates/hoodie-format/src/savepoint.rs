@@ -1,5 +1,5 @@
-//! Savepoints and restores (table version 6). A savepoint of commit `T` is the instant
-//! `T.savepoint` (after `T.savepoint.inflight`), whose Avro metadata names the base files a
+//! Savepoints and restores. A savepoint of commit `T` is the instant `T.savepoint` (after
+//! `T.savepoint.inflight`; `T_C.savepoint` on table versions 8 and 9), whose Avro metadata names the base files a
 //! read as of `T` needs; the cleaner keeps them. A restore to it rolls back every write after
 //! `T`, newest first, as one `R.restore` instant (plan `R.restore.requested`, the rollback of
 //! each instant in its metadata), as Java's restore does.
@@ -18,16 +18,6 @@ use crate::timeline::instant::{new_instant_time, Action, Instant, State};
 use crate::timeline::Timeline;
 use crate::write::rollback::{begin_instant, files_of_completed, remove_write, retract};
 
-fn check_version(table: &HudiTable) -> Result<()> {
-    let version = table.config().version()?;
-    if version != 6 {
-        return Err(FormatError::Unsupported {
-            feature: format!("savepoints and restores on a table of version {version} (hoodie writes table version 6; the table can be read)"),
-        });
-    }
-    Ok(())
-}
-
 /// The completed savepoints of the active timeline, oldest first.
 pub fn savepoints(timeline: &Timeline) -> Vec<String> {
     timeline.savepoint_times()
@@ -36,12 +26,13 @@ pub fn savepoints(timeline: &Timeline) -> Vec<String> {
 /// The base file names every savepoint keeps (the cleaner never deletes them).
 pub async fn savepointed_files(table: &HudiTable, timeline: &Timeline) -> Result<HashSet<String>> {
     let mut out = HashSet::new();
-    for t in savepoints(timeline) {
-        let rel = format!(
-            "{}/{}",
-            timeline.dir(),
-            Instant::new(&t, Action::Savepoint, State::Completed).file_name(1)
-        );
+    let layout = timeline.writer_layout();
+    let done = timeline
+        .instants()
+        .iter()
+        .filter(|i| i.action == Action::Savepoint && i.state == State::Completed);
+    for savepoint in done {
+        let rel = layout.path(savepoint);
         let files = parse_savepoint_files(&table.storage().get(&rel).await?, &rel)?;
         out.extend(files.into_values().flatten());
     }
@@ -56,7 +47,6 @@ pub(crate) async fn create_savepoint(
     user: &str,
     comments: &str,
 ) -> Result<()> {
-    check_version(table)?;
     let timeline = table.timeline().await?;
     if !timeline.completed_writes().any(|i| i.timestamp == commit) {
         return Err(TimelineRefusal::SavepointOfMissingCommit {
@@ -93,26 +83,19 @@ pub(crate) async fn create_savepoint(
             );
         }
     }
-    let dir = timeline.dir();
-    let name = |state| Instant::new(commit, Action::Savepoint, state).file_name(1);
-    let completed = name(State::Completed);
+    let layout = timeline.writer_layout();
+    let inflight = layout.pending_path(commit, Action::Savepoint, State::Inflight);
+    let completed =
+        layout.path(&layout.completing(commit, Action::Savepoint, timeline.latest_time()));
     let at = chrono::Utc::now().timestamp();
     let bytes = savepoint_metadata_avro(user, comments, at, &files, &completed)?;
     let storage = table.storage();
-    storage
-        .put_if_absent(
-            &format!("{dir}/{}", name(State::Inflight)),
-            Vec::<u8>::new(),
-        )
-        .await?;
-    storage
-        .put_if_absent(&format!("{dir}/{completed}"), bytes)
-        .await
+    storage.put_if_absent(&inflight, Vec::<u8>::new()).await?;
+    storage.put_if_absent(&completed, bytes).await
 }
 
 /// Deletes savepoint `instant` (`CALL delete_savepoint`); its files are then the cleaner's.
 pub(crate) async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result<()> {
-    check_version(table)?;
     let timeline = table.timeline().await?;
     if !savepoints(&timeline).iter().any(|s| s == instant) {
         return Err(TimelineRefusal::NoSuchSavepoint {
@@ -121,10 +104,16 @@ pub(crate) async fn delete_savepoint(table: &HudiTable, instant: &str) -> Result
         }
         .into());
     }
-    let dir = timeline.dir();
-    for state in [State::Completed, State::Inflight] {
-        let f = Instant::new(instant, Action::Savepoint, state).file_name(1);
-        table.storage().delete(&format!("{dir}/{f}")).await?;
+    let layout = timeline.writer_layout();
+    // the completed file first: a delete that stops half-way leaves no savepoint
+    let mut files: Vec<&Instant> = timeline
+        .files()
+        .iter()
+        .filter(|i| i.action == Action::Savepoint && i.timestamp == instant)
+        .collect();
+    files.sort_by_key(|i| std::cmp::Reverse(i.state));
+    for f in files {
+        table.storage().delete(&layout.path(f)).await?;
     }
     Ok(())
 }
@@ -139,7 +128,6 @@ pub(crate) async fn restore_to_savepoint(
     instant: &str,
     concurrency: &crate::concurrency::ConcurrencySpec,
 ) -> Result<String> {
-    check_version(table)?;
     let timeline = table.timeline().await?;
     if !savepoints(&timeline).iter().any(|s| s == instant) {
         return Err(TimelineRefusal::NoSavepointToRestore {
@@ -161,14 +149,13 @@ pub(crate) async fn restore_to_savepoint(
         all_files.push(files_of_completed(table, &timeline, target, false).await?);
     }
     let restore = new_instant_time(timeline.last_instant_time());
-    let dir = timeline.dir();
-    let name = |state| Instant::new(&restore, Action::Restore, state).file_name(1);
+    let layout = timeline.writer_layout();
     let plan: Vec<(String, String)> = later
         .iter()
         .map(|i| (i.timestamp.clone(), i.action.as_str().to_string()))
         .collect();
     let storage = table.storage();
-    let requested = name(State::Requested);
+    let requested = layout.pending_path(&restore, Action::Restore, State::Requested);
     let plan = restore_plan_avro(&plan, instant, &requested)?;
     begin_instant(table, &timeline, &restore, Action::Restore, plan).await?;
     let started = std::time::Instant::now();
@@ -199,15 +186,14 @@ pub(crate) async fn restore_to_savepoint(
             storage.delete(&marker).await?;
         }
     }
-    let completed = name(State::Completed);
+    let completed =
+        layout.path(&layout.completing(&restore, Action::Restore, timeline.latest_time()));
     let meta = restore_metadata_avro(
         &restore,
         started.elapsed().as_millis() as i64,
         rolled,
         &completed,
     )?;
-    storage
-        .put_if_absent(&format!("{dir}/{completed}"), meta)
-        .await?;
+    storage.put_if_absent(&completed, meta).await?;
     Ok(restore)
 }

@@ -136,7 +136,8 @@ impl KeyGenKind {
         }
     }
 
-    fn from_class_or_type(s: &str) -> Option<Self> {
+    /// The kind of a key generator class or type name (`None`: one hoodie does not know).
+    pub(crate) fn from_class_or_type(s: &str) -> Option<Self> {
         let short = s.rsplit('.').next().unwrap_or(s).to_ascii_lowercase();
         Some(match short.as_str() {
             "simplekeygenerator" | "simpleavrokeygenerator" | "simple" => KeyGenKind::Simple,
@@ -217,9 +218,16 @@ impl TableConfig {
         }
         self.table_type()?;
         let version = self.version()?;
-        if ![6, 8, 9].contains(&version) {
+        if !crate::timeline::layout::TABLE_VERSIONS.contains(&version) {
+            let advice = if version > 9 {
+                "written by a Hudi newer than 1.2 (version 10 is Hudi 1.3's native log format); downgrade it to 9 with that Hudi's downgrade_table to use it here"
+            } else {
+                "upgrade it with a Hudi 0.14 or later writer first"
+            };
             return Err(FormatError::Unsupported {
-                feature: format!("table version {version} (hoodie reads versions 6, 8 and 9)"),
+                feature: format!(
+                    "table version {version} (hoodie reads and writes versions 6, 8 and 9; {advice}); nothing was written"
+                ),
             });
         }
         let layout = self.timeline_layout_version()?;
@@ -473,6 +481,15 @@ mod tests {
             TableConfig::parse(bad),
             Err(FormatError::Unsupported { .. })
         ));
+        let v10 =
+            b"hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=10\n";
+        let err = TableConfig::parse(v10).unwrap_err().to_string();
+        assert!(
+            err.contains("table version 10")
+                && err.contains("downgrade")
+                && err.contains("nothing was written"),
+            "{err}"
+        );
         let missing = b"hoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=6\n";
         assert!(matches!(
             TableConfig::parse(missing),

@@ -24,7 +24,7 @@ const SPARK_ENV: &str = "HOODIE_SPARK";
 
 const USAGE: &str = "\
 usage: hoodie-slt [--complete | --datafusion | --engine hoodie|spark [--spark HOST:PORT]] [--jobs N]
-                  [FILE|DIR]...
+                  [--table-version 6|8|9] [FILE|DIR]...
 
 Runs sqllogictest (.slt) files against hoodie; directories are searched recursively.
 Default: sql-tests/. Each file gets a fresh session over an empty temporary warehouse;
@@ -44,7 +44,10 @@ column types checked as DataFusion's sqllogictest runner does.
                     checked as `statement ok`
   --spark ADDR      the Spark server's HOST:PORT (default: $HOODIE_SPARK)
   --jobs N          run N files at a time (default 1; each file still runs in order, in a
-                    session of its own)";
+                    session of its own)
+  --table-version N hoodie: every session starts with hoodie.write.table.version = N, so
+                    the tables the files create are of version N; records answer to the
+                    label vN too (`skipif v9` for what only holds on another version)";
 
 /// What the command line asks for.
 struct Args {
@@ -61,6 +64,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let mut spark = std::env::var(SPARK_ENV).ok();
     let mut paths = Vec::new();
     let mut jobs = 1;
+    let mut table_version = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -75,6 +79,14 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                     .filter(|n| *n > 0)
                     .ok_or("--jobs needs a number of at least 1")?
             }
+            "--table-version" => {
+                table_version = Some(
+                    args.next()
+                        .and_then(|n| n.parse::<u32>().ok())
+                        .filter(|n| [6, 8, 9].contains(n))
+                        .ok_or("--table-version needs 6, 8 or 9")?,
+                )
+            }
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             _ => paths.push(PathBuf::from(arg)),
         }
@@ -82,7 +94,10 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let engine = match engine.as_deref() {
         None if datafusion => Engine::DataFusion,
         Some(_) if datafusion => return Err("--datafusion does not take --engine".into()),
-        None | Some("hoodie") => Engine::Hoodie,
+        _ if table_version.is_some() && (datafusion || engine.as_deref() == Some("spark")) => {
+            return Err("--table-version is for the hoodie engine".into())
+        }
+        None | Some("hoodie") => Engine::Hoodie { table_version },
         Some("spark") => Engine::Spark {
             address: spark.ok_or(format!(
                 "--engine spark needs the server's address: --spark HOST:PORT or ${SPARK_ENV}"
@@ -90,7 +105,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         },
         Some(other) => return Err(format!("unknown engine {other}: hoodie or spark")),
     };
-    if complete && engine != Engine::Hoodie {
+    if complete && engine != Engine::default() {
         return Err(
             "--complete writes hoodie's results; it does not take --engine spark or --datafusion"
                 .into(),

@@ -20,11 +20,15 @@ use crate::normalize::{value_normalizer, value_validator, DfColumnType};
 use crate::spark::{SparkDb, SPARK_LABEL};
 
 /// What runs the records.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Engine {
-    /// hoodie, in a fresh [`HoodieContext`] per file.
-    #[default]
-    Hoodie,
+    /// hoodie, in a fresh [`HoodieContext`] per file; with `table_version`, every session
+    /// starts with `hoodie.write.table.version` set to it (the tables the files create are of
+    /// that version), and records can tell that run by the label `v<N>` (`skipif v9`).
+    Hoodie {
+        /// The table version the files' tables are created with (None: hoodie's default).
+        table_version: Option<u32>,
+    },
     /// hoodie, in a fresh [`HoodieContext`] per file set up and answering as DataFusion
     /// 55.2.0's own sqllogictest runner, so that DataFusion's `.slt` files run unchanged (see
     /// [`crate::df_db`]). Conditions name it `Datafusion`, as DataFusion's runner.
@@ -39,13 +43,47 @@ pub enum Engine {
     },
 }
 
+impl Default for Engine {
+    fn default() -> Self {
+        Self::Hoodie {
+            table_version: None,
+        }
+    }
+}
+
 impl Engine {
     /// Its label in `skipif` / `onlyif` conditions.
     pub fn label(&self) -> &'static str {
         match self {
-            Self::Hoodie => HOODIE_LABEL,
+            Self::Hoodie { .. } => HOODIE_LABEL,
             Self::DataFusion => DATAFUSION_LABEL,
             Self::Spark { .. } => SPARK_LABEL,
+        }
+    }
+
+    /// Every label its records answer to: the engine's, and `v<N>` for a run that creates
+    /// tables of version N.
+    pub fn labels(&self) -> Vec<String> {
+        let mut labels = vec![self.label().to_string()];
+        if let Self::Hoodie {
+            table_version: Some(v),
+        } = self
+        {
+            labels.push(format!("v{v}"));
+        }
+        labels
+    }
+
+    /// The options every hoodie session of the run starts with.
+    fn session_options(&self) -> Vec<(String, String)> {
+        match self {
+            Self::Hoodie {
+                table_version: Some(v),
+            } => vec![(
+                hoodie_format::config::WRITE_TABLE_VERSION.key.to_string(),
+                v.to_string(),
+            )],
+            _ => Vec::new(),
         }
     }
 }
@@ -124,7 +162,7 @@ pub enum Event<'a> {
 /// Runs every `.slt` file under `paths` (see [`collect_files`]) on hoodie, each in a fresh
 /// session over an empty temporary warehouse, and returns the tally.
 pub async fn run_paths(paths: &[PathBuf]) -> Summary {
-    run_paths_with(paths, &Engine::Hoodie, |_| {}).await
+    run_paths_with(paths, &Engine::default(), |_| {}).await
 }
 
 /// Runs the files on `engine`, calling `report` for each failure as soon as it happens.
@@ -175,7 +213,7 @@ pub(crate) async fn run_file(
     if let EngineDb::DataFusion(db) = &db {
         db.map_scratch_paths(&mut records);
     }
-    let label = engine.label();
+    let labels = engine.labels();
     let mut pending: Vec<Condition> = Vec::new();
     // sqllogictest's parser hands the conditions before a `halt` on to the next statement too:
     // those of a conditional halt this engine skipped are taken off it again
@@ -194,7 +232,7 @@ pub(crate) async fn run_file(
                 pending.push(c.clone());
                 continue;
             }
-            Record::Halt { .. } if !skips(&pending, label) => {
+            Record::Halt { .. } if !skips(&pending, &labels) => {
                 summary.skipped += records.filter(runs_sql).count();
                 break;
             }
@@ -208,7 +246,7 @@ pub(crate) async fn run_file(
             Record::Statement { conditions, .. }
             | Record::Query { conditions, .. }
             | Record::Let { conditions, .. }
-                if skips(conditions, label) =>
+                if skips(conditions, &labels) =>
             {
                 summary.skipped += usize::from(runs_sql(&record));
                 pending.clear();
@@ -284,11 +322,11 @@ async fn run_record<M: sqllogictest::MakeConnection<Conn = EngineDb>>(
     }
 }
 
-/// Whether `conditions` keep a record from the engine labelled `label`.
-fn skips(conditions: &[Condition], label: &str) -> bool {
+/// Whether `conditions` keep a record from the engine with `labels`.
+fn skips(conditions: &[Condition], labels: &[String]) -> bool {
     conditions.iter().any(|c| match c {
-        Condition::OnlyIf { label: l } => l != label,
-        Condition::SkipIf { label: l } => l == label,
+        Condition::OnlyIf { label: l } => !labels.contains(l),
+        Condition::SkipIf { label: l } => labels.contains(l),
     })
 }
 
@@ -335,9 +373,9 @@ async fn engine_runner(
 > {
     let (tmp, warehouse) = temp_warehouse(path)?;
     let db = match engine {
-        Engine::Hoodie => EngineDb::Hoodie(hoodie_db(path, &warehouse).await?),
+        Engine::Hoodie { .. } => EngineDb::Hoodie(hoodie_db(path, &warehouse, engine).await?),
         Engine::DataFusion => {
-            let ctx = hoodie_context(path, &warehouse).await?;
+            let ctx = hoodie_context(path, &warehouse, engine).await?;
             let db =
                 DataFusionDb::new(ctx, tmp.path(), path).map_err(|source| FileError::TempDir {
                     path: path.to_path_buf(),
@@ -398,14 +436,22 @@ fn temp_warehouse(path: &Path) -> Result<(tempfile::TempDir, PathBuf), FileError
     Ok((tmp, warehouse))
 }
 
-/// A fresh hoodie session over `warehouse`.
-async fn hoodie_db(path: &Path, warehouse: &Path) -> Result<HoodieDb, FileError> {
-    Ok(HoodieDb::new(hoodie_context(path, warehouse).await?))
+/// A fresh hoodie session of `engine` over `warehouse`.
+async fn hoodie_db(path: &Path, warehouse: &Path, engine: &Engine) -> Result<HoodieDb, FileError> {
+    Ok(HoodieDb::new(
+        hoodie_context(path, warehouse, engine).await?,
+    ))
 }
 
-/// A fresh [`HoodieContext`] over `warehouse`.
-async fn hoodie_context(path: &Path, warehouse: &Path) -> Result<Arc<HoodieContext>, FileError> {
-    let ctx = HoodieContext::new(HoodieConfig::new(warehouse))
+/// A fresh [`HoodieContext`] of `engine` over `warehouse`.
+async fn hoodie_context(
+    path: &Path,
+    warehouse: &Path,
+    engine: &Engine,
+) -> Result<Arc<HoodieContext>, FileError> {
+    let mut config = HoodieConfig::new(warehouse);
+    config.options = engine.session_options();
+    let ctx = HoodieContext::new(config)
         .await
         .map_err(|source| FileError::Session {
             path: path.to_path_buf(),
@@ -426,7 +472,7 @@ pub(crate) async fn new_runner(
     FileError,
 > {
     let (tmp, warehouse) = temp_warehouse(path)?;
-    let db = hoodie_db(path, &warehouse).await?;
+    let db = hoodie_db(path, &warehouse, &Engine::default()).await?;
     let mut runner = Runner::new(move || std::future::ready(Ok::<_, DbError>(db.clone())));
     configure(&mut runner, HOODIE_LABEL);
     Ok((tmp, runner))
@@ -483,7 +529,7 @@ mod tests {
         )
         .unwrap();
         let mut reported = Vec::new();
-        let summary = run_paths_with(&[file], &Engine::Hoodie, |event| {
+        let summary = run_paths_with(&[file], &Engine::default(), |event| {
             if let Event::Failure(f) = event {
                 reported.push(f.clone());
             }

@@ -137,7 +137,8 @@ impl TableProviderFactory for HudiTableFactory {
                     )
                 })
                 .collect(),
-        };
+        }
+        .with_session(state.config_options());
         let location = cmd
             .locations
             .first()

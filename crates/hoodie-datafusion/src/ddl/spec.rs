@@ -35,6 +35,18 @@ fn find_column(schema: &Schema, name: &str) -> Option<String> {
 }
 
 impl TableSpec {
+    /// This definition with the session's `hoodie.write.table.version` (a `SET`) as the
+    /// version to create, unless the definition sets its own.
+    pub fn with_session(mut self, session: &datafusion::config::ConfigOptions) -> Self {
+        let values = crate::options::session::hoodie_options(session);
+        if let Some(v) = values.get(config::WRITE_TABLE_VERSION.key) {
+            // first: the definition's own options come later and win
+            self.options
+                .insert(0, (config::WRITE_TABLE_VERSION.key.to_string(), v.clone()));
+        }
+        self
+    }
+
     fn option(&self, key: &config::ConfigKey) -> Option<String> {
         self.options.iter().rev().find_map(|(k, v)| {
             let matches = config::lookup(k).is_some_and(|c| c == *key);
@@ -96,7 +108,7 @@ impl TableSpec {
         Ok(Arc::new(Schema::new(fields)))
     }
 
-    /// The `hoodie.properties` of the new table (table version 6).
+    /// The `hoodie.properties` of the new table.
     pub fn table_config(&self) -> Result<TableConfig> {
         if let Some(f) = self
             .columns
@@ -169,6 +181,7 @@ impl TableSpec {
                 .or(self.option(&config::KEYGEN_TYPE)),
             merge_mode,
             columns: self.ordered_columns()?.as_ref().clone(),
+            version: self.table_version()?,
         };
         let mut p = new.properties()?;
         self.keep_options(&mut p)?;
@@ -195,6 +208,19 @@ impl TableSpec {
         Ok(TableConfig::from_properties(p)?)
     }
 
+    /// The table version to create: `hoodie.write.table.version` (a table option, or the
+    /// session's, which the caller puts first in `options`), else hoodie's default.
+    fn table_version(&self) -> Result<u32> {
+        let Some(v) = self.option(&config::WRITE_TABLE_VERSION) else {
+            return Ok(hoodie_format::new_table::DEFAULT_VERSION);
+        };
+        let key = config::WRITE_TABLE_VERSION;
+        key.check(&v).map_err(hoodie_format::FormatError::from)?;
+        Ok(v.trim()
+            .parse()
+            .unwrap_or(hoodie_format::new_table::DEFAULT_VERSION))
+    }
+
     /// Every `hoodie.*` option the table's definition does not already set, kept as a table
     /// property in `p` (writes read them from there); the CDC and index options are checked
     /// here, as Hudi checks them at CREATE.
@@ -210,6 +236,8 @@ impl TableSpec {
             config::TABLE_NAME,
             config::TABLE_VERSION,
             config::TIMELINE_LAYOUT_VERSION,
+            // a writer's setting, as in Hudi: the table records its version, not this
+            config::WRITE_TABLE_VERSION,
         ];
         for (k, v) in &self.options {
             let known = config::lookup(k);

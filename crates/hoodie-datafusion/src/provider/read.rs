@@ -325,6 +325,7 @@ impl HudiTableProvider {
             .map_err(df_err)?;
         slices = history.keep_slices(slices);
         if let Some(window) = history.window() {
+            let table_version = self.table.config().version().map_err(df_err)?;
             match window.check_files(self.table.storage(), &slices).await {
                 // Hudi's fallback when a window's files were cleaned: the latest snapshot
                 Err(FormatError::IncrementalFilesCleaned { .. }) if fallback => {
@@ -339,6 +340,10 @@ impl HudiTableProvider {
                         .await
                         .map_err(df_err)?;
                 }
+                // Hudi 1.x's reader of versions 8 and 9 reads the slices as of the window's
+                // end that are still there and fails on none (only its fallback looks at the
+                // files the commits wrote); version 6's fails, as Hudi 0.x's does
+                Err(FormatError::IncrementalFilesCleaned { .. }) if table_version >= 8 => {}
                 other => other.map_err(df_err)?,
             }
         }

@@ -58,7 +58,12 @@ impl HistoryRead {
                 }
                 let version = table.config().version()?;
                 if fallback
-                    && IncrementalWindow::reaches_archived(timeline, begin, end.as_deref())
+                    && IncrementalWindow::reaches_archived(
+                        timeline,
+                        version,
+                        begin,
+                        end.as_deref(),
+                    )
                 {
                     return Ok(Self::full_table_scan(begin, end.as_deref()));
                 }

@@ -267,7 +267,8 @@ async fn create_hudi(
             columns: Arc::new(frontend::schema_of(&c.columns)),
             partition_by: c.partitioned_by,
             options: c.options,
-        };
+        }
+        .with_session(ctx.state_ref().read().config_options());
         let session = storage_options(ctx.state_ref().read().config_options());
         let (provider, _created) = open_or_create(&location, Some(spec), &session).await?;
         return register(ctx, warehouse, &c.name, provider, managed);
@@ -325,7 +326,8 @@ async fn ctas(
         columns,
         partition_by,
         options,
-    };
+    }
+    .with_session(ctx.state_ref().read().config_options());
     let ordered = spec.ordered_columns()?;
     let storage_dir = PathBuf::from(location.strip_prefix("file://").unwrap_or(location));
     let session = storage_options(ctx.state_ref().read().config_options());

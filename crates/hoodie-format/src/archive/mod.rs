@@ -222,7 +222,7 @@ pub async fn run_archive_on(
     let version = table.config().version()?;
     if version != 6 {
         return Err(FormatError::Unsupported {
-            feature: format!("archiving a table of version {version} (hoodie writes table version 6; the table can be read)"),
+            feature: format!("archiving a table of version {version} (its archived timeline is Hudi 1.x's LSM history, which hoodie does not write yet; the active timeline keeps every instant, which reads as before)"),
         });
     }
     let input = SelectInput {

@@ -4,6 +4,7 @@
 
 pub mod archive;
 pub mod clean;
+pub(crate) mod commit;
 pub mod compaction_plan;
 pub mod datum;
 pub mod requested_replace;

@@ -153,16 +153,8 @@ pub struct CleanResult {
     pub instant: String,
     /// Its metadata, as `C.clean` holds it.
     pub metadata: CleanMetadata,
-}
-
-fn check_writable(table: &HudiTable) -> Result<()> {
-    let version = table.config().version()?;
-    if version != 6 {
-        return Err(FormatError::Unsupported {
-            feature: format!("cleaning a table of version {version} (hoodie writes table version 6; the table can be read)"),
-        });
-    }
-    Ok(())
+    /// The completed instant (with its completion time on table versions 8 and 9).
+    pub completed: Instant,
 }
 
 /// Commits completed since the last clean's latest commit (Hudi's `getCommitsSinceLastCleaning`).
@@ -191,7 +183,7 @@ async fn read_metadata(
     timeline: &Timeline,
     clean: &Instant,
 ) -> Result<CleanMetadata> {
-    let rel = format!("{}/{}", timeline.dir(), clean.file_name(timeline.layout()));
+    let rel = timeline.writer_layout().path(clean);
     parse_clean_metadata(&table.storage().get(&rel).await?, &rel)
 }
 
@@ -210,7 +202,6 @@ pub async fn run_clean_on(
     spec: &CleanSpec,
     timeline: Timeline,
 ) -> Result<(Vec<CleanResult>, Timeline)> {
-    check_writable(table)?;
     let mut done = finish_pending_cleans_on(table, &timeline).await?;
     let timeline = match done.is_empty() {
         true => timeline,
@@ -223,18 +214,17 @@ pub async fn run_clean_on(
         return Ok((done, timeline));
     };
     let instant = new_instant_time(timeline.last_instant_time());
-    let dir = timeline.dir();
-    let requested = Instant::new(&instant, Action::Clean, State::Requested).file_name(1);
+    let layout = timeline.writer_layout();
+    let requested = layout.pending_path(&instant, Action::Clean, State::Requested);
     let bytes = cleaner_plan_avro(&plan, &requested)?;
     let storage = table.storage();
-    storage
-        .put_if_absent(&format!("{dir}/{requested}"), bytes.clone())
-        .await?;
-    let cleaned = execute(table, &instant, &plan, bytes).await?;
-    let after = timeline.with_files(
-        [State::Requested, State::Inflight, State::Completed]
-            .map(|state| Instant::new(&instant, Action::Clean, state)),
-    );
+    storage.put_if_absent(&requested, bytes.clone()).await?;
+    let cleaned = execute(table, &timeline, &instant, &plan, bytes).await?;
+    let after = timeline.with_files([
+        Instant::new(&instant, Action::Clean, State::Requested),
+        Instant::new(&instant, Action::Clean, State::Inflight),
+        cleaned.completed.clone(),
+    ]);
     table.advance_listing(&timeline, &after, &deleted_files(&cleaned.metadata));
     done.push(cleaned);
     Ok((done, after))
@@ -382,14 +372,13 @@ async fn finish_pending_cleans_on(
         .collect();
     let mut done = Vec::new();
     for i in pending {
-        let rel = format!(
-            "{}/{}",
-            timeline.dir(),
-            Instant::new(&i.timestamp, Action::Clean, State::Requested).file_name(1)
-        );
+        let rel =
+            timeline
+                .writer_layout()
+                .pending_path(&i.timestamp, Action::Clean, State::Requested);
         let bytes = table.storage().get(&rel).await?;
         let plan = parse_cleaner_plan(&bytes, &rel)?;
-        done.push(execute(table, &i.timestamp, &plan, bytes.to_vec()).await?);
+        done.push(execute(table, timeline, &i.timestamp, &plan, bytes.to_vec()).await?);
     }
     Ok(done)
 }
@@ -399,11 +388,12 @@ async fn finish_pending_cleans_on(
 /// may have deleted files while its instant is pending: the table's kept listing is dropped.
 async fn execute(
     table: &HudiTable,
+    timeline: &Timeline,
     instant: &str,
     plan: &CleanerPlan,
     plan_bytes: Vec<u8>,
 ) -> Result<CleanResult> {
-    let done = execute_plan(table, instant, plan, plan_bytes).await;
+    let done = execute_plan(table, timeline, instant, plan, plan_bytes).await;
     if done.is_err() {
         table.forget_listing();
     }
@@ -412,17 +402,16 @@ async fn execute(
 
 async fn execute_plan(
     table: &HudiTable,
+    timeline: &Timeline,
     instant: &str,
     plan: &CleanerPlan,
     plan_bytes: Vec<u8>,
 ) -> Result<CleanResult> {
     let storage = table.storage();
-    let dir = table.config().timeline_dir()?;
-    let inflight = Instant::new(instant, Action::Clean, State::Inflight).file_name(1);
-    if !storage.exists(&format!("{dir}/{inflight}")).await? {
-        storage
-            .put_if_absent(&format!("{dir}/{inflight}"), plan_bytes)
-            .await?;
+    let layout = timeline.writer_layout();
+    let inflight = layout.pending_path(instant, Action::Clean, State::Inflight);
+    if !storage.exists(&inflight).await? {
+        storage.put_if_absent(&inflight, plan_bytes).await?;
     }
     let started = std::time::Instant::now();
     let mut partitions = BTreeMap::new();
@@ -457,14 +446,14 @@ async fn execute_plan(
         partitions,
         version: CLEAN_METADATA_VERSION,
     };
-    let completed = Instant::new(instant, Action::Clean, State::Completed).file_name(1);
-    let bytes = clean_metadata_avro(&metadata, &completed)?;
-    storage
-        .put_if_absent(&format!("{dir}/{completed}"), bytes)
-        .await?;
+    let completed = layout.completing(instant, Action::Clean, timeline.latest_time());
+    let path = layout.path(&completed);
+    let bytes = clean_metadata_avro(&metadata, &path)?;
+    storage.put_if_absent(&path, bytes).await?;
     Ok(CleanResult {
         instant: instant.to_string(),
         metadata,
+        completed,
     })
 }
 

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use super::{check_mor, read_plan, splice};
 use crate::avro::compaction_plan::CompactionOperation;
 use crate::base_file::stream_base_file;
-use crate::error::{FormatError, Result};
+use crate::error::Result;
 use crate::file_name::{write_token, BaseFileName};
 use crate::fs_view::FileChange;
 use crate::log::apply::{LogApplier, Precedence};
@@ -74,14 +74,6 @@ pub async fn execute_compaction(
     files: &FileSpec,
 ) -> Result<CompactionResult> {
     check_mor(table)?;
-    let version = table.config().version()?;
-    if version != 6 {
-        return Err(FormatError::Unsupported {
-            feature: format!(
-                "compacting a table of version {version} (hoodie writes table version 6)"
-            ),
-        });
-    }
     let timeline = table.timeline().await?;
     if timeline
         .instants()
@@ -99,13 +91,10 @@ pub async fn execute_compaction(
         removed: clear_failed_attempt(storage, instant).await?,
         ..Default::default()
     };
-    let dir = timeline.dir();
+    let layout = timeline.writer_layout();
     let inflight = Instant::new(instant, Action::Compaction, State::Inflight);
     storage
-        .put(
-            &format!("{dir}/{}", inflight.file_name(timeline.layout())),
-            Vec::<u8>::new(),
-        )
+        .put(&layout.path(&inflight), Vec::<u8>::new())
         .await?;
     let slices = table.file_slices(&timeline, None).await?;
     let schema = table.schema(&timeline, &slices).await?;
@@ -129,12 +118,11 @@ pub async fn execute_compaction(
         stats,
         &crate::schema::avro_schema(cfg.name(), &schema)?.to_string(),
     );
-    let done = Instant::new(instant, Action::Commit, State::Completed);
+    // a compaction completes as a commit of the plan's instant
+    let done = layout.completing(instant, Action::Commit, timeline.latest_time());
+    let path = layout.path(&done);
     storage
-        .put_if_absent(
-            &format!("{dir}/{}", done.file_name(timeline.layout())),
-            metadata.to_json(),
-        )
+        .put_if_absent(&path, layout.encode_commit(&metadata, &path)?)
         .await?;
     change.added = FileChange::of_commit(&metadata).added;
     table.advance_listing(&timeline, &timeline.with_files([inflight, done]), &change);

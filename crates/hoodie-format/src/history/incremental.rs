@@ -76,13 +76,21 @@ impl IncrementalWindow {
     }
 
     /// Whether `(begin, end]` starts or ends before the active timeline's first write (its
-    /// commits there are archived), as Hudi's version 6 reader decides to fall back to a full
-    /// table scan.
-    pub fn reaches_archived(timeline: &Timeline, begin: &str, end: Option<&str>) -> bool {
+    /// commits there are archived), as Hudi's readers decide to fall back to a full table
+    /// scan. On version 8 and 9 an open start (`earliest`) reaches nothing archived: Hudi
+    /// 1.x's reader takes it for the first active commit.
+    pub fn reaches_archived(
+        timeline: &Timeline,
+        table_version: u32,
+        begin: &str,
+        end: Option<&str>,
+    ) -> bool {
         let Some(first) = timeline.earliest_instant_time() else {
             return false;
         };
-        begin < first || end.is_some_and(|e| e < first)
+        let open_start = begin.bytes().all(|b| b == b'0');
+        let begins_before = begin < first && !(open_start && table_version >= 8);
+        begins_before || end.is_some_and(|e| e < first)
     }
 
     /// Adds the write at `instant` (in time order) with what it wrote.
@@ -184,5 +192,23 @@ mod tests {
         assert!(full.contains("20240101000000007"));
         let open = IncrementalWindow::full_table_scan("000", Some("20240101000000005"));
         assert!(open.contains("20240101000000001") && !open.contains("20240101000000006"));
+    }
+
+    #[test]
+    fn an_open_start_reaches_archived_commits_on_version_6_only() {
+        let timeline = Timeline::from_files(
+            vec![completed("20240101000000003", "20240101000000004")],
+            2,
+            ".hoodie/timeline".into(),
+        );
+        let reaches = |v, begin, end| IncrementalWindow::reaches_archived(&timeline, v, begin, end);
+        assert!(reaches(6, "000", None));
+        assert!(!reaches(9, "000", None));
+        // a start or end before the first active write reaches archived commits on any version
+        for v in [6, 9] {
+            assert!(reaches(v, "20240101000000001", None));
+            assert!(reaches(v, "000", Some("20240101000000002")));
+            assert!(!reaches(v, "20240101000000003", None));
+        }
     }
 }

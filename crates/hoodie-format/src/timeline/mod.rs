@@ -2,6 +2,7 @@
 
 pub(crate) mod commit_metadata;
 pub(crate) mod instant;
+pub mod layout;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -11,6 +12,7 @@ use crate::table_config::TableConfig;
 
 pub use commit_metadata::{CommitMetadata, WriteStat};
 pub use instant::{millis_to_instant, Action, Instant, State};
+pub use layout::TimelineLayout;
 
 /// A snapshot of the table's active timeline.
 #[derive(Debug, Clone)]
@@ -117,6 +119,20 @@ impl Timeline {
     /// The timeline folder relative to the table base.
     pub fn dir(&self) -> &str {
         &self.dir
+    }
+
+    /// The folder and layout its instant files are written in.
+    pub fn writer_layout(&self) -> TimelineLayout {
+        TimelineLayout::new(self.layout, self.dir.clone())
+    }
+
+    /// The latest time on the timeline, completion times included: a completion time taken
+    /// after it is after every instant the timeline holds.
+    pub fn latest_time(&self) -> Option<&str> {
+        self.files
+            .iter()
+            .flat_map(|i| std::iter::once(i.timestamp.as_str()).chain(i.completion_time.as_deref()))
+            .max()
     }
 
     /// Every instant in its latest state, in time order.

@@ -136,9 +136,11 @@ impl WriteOptions {
         self.flag(&config::COMBINE_BEFORE_INSERT)
     }
 
-    /// The merge mode: an explicit `hoodie.record.merge.mode`, else the table's.
+    /// The merge mode: the session's `hoodie.record.merge.mode`, else the merge mode of the
+    /// session's payload class, else the table's (its recorded merge mode, as versions 8 and
+    /// 9 hold it, or its payload class's).
     pub fn merge_mode(&self) -> Result<MergeMode> {
-        if let Some(m) = self.explicit(&config::RECORD_MERGE_MODE) {
+        if let Some(m) = self.session_value(&config::RECORD_MERGE_MODE) {
             return MergeMode::parse(&m);
         }
         match self.session_value(&config::PAYLOAD_CLASS) {

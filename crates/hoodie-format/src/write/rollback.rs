@@ -181,8 +181,6 @@ async fn record_rollback(
     };
     let plan = rollback::rollback_plan_avro(&rolled, &plan_parts)
         .map_err(|e| corrupt(format!("{ts}.rollback.requested"), e))?;
-    let dir = timeline.dir();
-    let name = |state| Instant::new(&rollback_time, Action::Rollback, state).file_name(1);
     begin_instant(table, timeline, &rollback_time, Action::Rollback, plan).await?;
     let started = std::time::Instant::now();
     let parts = remove_write(table, timeline, target, files).await?;
@@ -195,9 +193,9 @@ async fn record_rollback(
         files.len() as i64,
     )
     .map_err(|e| corrupt(format!("{rollback_time}.rollback"), e))?;
-    storage
-        .put_if_absent(&format!("{dir}/{}", name(State::Completed)), meta)
-        .await?;
+    let layout = timeline.writer_layout();
+    let done = layout.completing(&rollback_time, Action::Rollback, timeline.latest_time());
+    storage.put_if_absent(&layout.path(&done), meta).await?;
     let _ = delete_prefix(storage, &marker_dir(ts)).await;
     Ok(rollback_time)
 }
@@ -340,14 +338,11 @@ pub(crate) async fn retract(
         let marker = format!("{}/{f}.marker.CREATE", marker_dir(&target.timestamp));
         storage.put(&marker, Vec::<u8>::new()).await?;
     }
-    let dir = timeline.dir();
-    storage
-        .delete(&format!("{dir}/{}", target.file_name(timeline.layout())))
-        .await
+    storage.delete(&timeline.writer_layout().path(target)).await
 }
 
 /// Writes `T.<action>.requested` (holding `plan`) and an empty `T.<action>.inflight`
-/// (create-if-absent, layout 1): an instant of a table service begins.
+/// (create-if-absent, in the timeline's layout): an instant of a table service begins.
 pub(crate) async fn begin_instant(
     table: &HudiTable,
     timeline: &Timeline,
@@ -356,15 +351,9 @@ pub(crate) async fn begin_instant(
     plan: Vec<u8>,
 ) -> Result<()> {
     let storage = table.storage();
-    let dir = timeline.dir();
-    let name = |state| Instant::new(time, action.clone(), state).file_name(1);
-    storage
-        .put_if_absent(&format!("{dir}/{}", name(State::Requested)), plan)
-        .await?;
-    storage
-        .put_if_absent(
-            &format!("{dir}/{}", name(State::Inflight)),
-            Vec::<u8>::new(),
-        )
-        .await
+    let layout = timeline.writer_layout();
+    let requested = layout.pending_path(time, action.clone(), State::Requested);
+    storage.put_if_absent(&requested, plan).await?;
+    let inflight = layout.pending_path(time, action, State::Inflight);
+    storage.put_if_absent(&inflight, Vec::<u8>::new()).await
 }

@@ -4,7 +4,10 @@
 //! 2. `T.<action>.requested`, then `T.inflight` (create-if-absent: two writers cannot both start
 //!    the same instant),
 //! 3. per data file: a marker under `.hoodie/.temp/T/`, then the file,
-//! 4. the completed instant file with the commit metadata, create-if-absent, last.
+//! 4. the completed instant file with the commit metadata, create-if-absent, last
+//!    (`T.<action>` with JSON metadata on table version 6; on versions 8 and 9 under
+//!    `.hoodie/timeline/`, `T_C.<action>` with the completion time `C` taken now and Avro
+//!    metadata, see [`crate::timeline::layout`]).
 //!
 //! Readers ignore files of instants that never completed, so a failure anywhere before step 4
 //! leaves the table as it was.
@@ -27,7 +30,7 @@ use crate::table::HudiTable;
 use crate::table_config::TableType;
 use crate::timeline::commit_metadata::{CommitMetadata, WriteStat};
 use crate::timeline::instant::{new_instant_time, Action, Instant, State};
-use crate::timeline::Timeline;
+use crate::timeline::{Timeline, TimelineLayout};
 use crate::write::status::{by_partition, FileGroupWriter, OpenedFile, WriteHandle, WriteStatus};
 use crate::write::writer::FileSpec;
 
@@ -154,12 +157,6 @@ impl Transaction {
         read: Option<ReadSnapshot>,
         listed: Option<Timeline>,
     ) -> Result<Self> {
-        let version = table.config().version()?;
-        if version != 6 {
-            return Err(FormatError::Unsupported {
-                feature: format!("writing to a table of version {version} (hoodie writes table version 6; the table can be read)"),
-            });
-        }
         let action = match (operation, table.config().table_type()?) {
             (
                 WriteOperation::InsertOverwrite
@@ -320,11 +317,15 @@ impl Transaction {
             operation_type: Some(self.operation.java_name().into()),
         };
         let storage = self.table.storage().clone();
-        if self.concurrency.optimistic {
-            self.commit_locked(&metadata).await?;
+        let done = if self.concurrency.optimistic {
+            self.commit_locked(&metadata).await?
         } else {
-            self.complete(&metadata).await?;
-        }
+            let known = self
+                .known
+                .as_ref()
+                .and_then(|t| t.latest_time().map(str::to_string));
+            self.complete(&metadata, known.as_deref()).await?
+        };
         self.guard.committed();
         // Markers are only needed while the write can fail; a failure to delete them is harmless.
         let _ = delete_prefix(&storage, &marker_dir(&self.instant)).await;
@@ -333,7 +334,6 @@ impl Transaction {
         }
         // under optimistic concurrency another writer may commit before the services after
         // this commit take the lock: they list the timeline again inside it
-        let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
         let known = self.known.take().map(|before| {
             let after = before.with_files([done]);
             let change = crate::fs_view::FileChange::of_commit(&metadata);
@@ -345,19 +345,21 @@ impl Transaction {
     }
 
     /// Writes the completed instant file (create-if-absent): the write becomes visible.
-    async fn complete(&self, metadata: &CommitMetadata) -> Result<()> {
-        let dir = self.table.config().timeline_dir()?;
-        let done = Instant::new(&self.instant, self.action.clone(), State::Completed);
-        self.table
-            .storage()
-            .put_if_absent(&format!("{dir}/{}", done.file_name(1)), metadata.to_json())
-            .await
+    /// `latest` is the latest time the writer knows on the timeline (a layout-2 completion
+    /// time comes after it). Returns the completed instant.
+    async fn complete(&self, metadata: &CommitMetadata, latest: Option<&str>) -> Result<Instant> {
+        let layout = TimelineLayout::of(self.table.config())?;
+        let done = layout.completing(&self.instant, self.action.clone(), latest);
+        let path = layout.path(&done);
+        let bytes = layout.encode_commit(metadata, &path)?;
+        self.table.storage().put_if_absent(&path, bytes).await?;
+        Ok(done)
     }
 
     /// Optimistic concurrency: inside the table lock, checks that the write is still pending
     /// (no other writer took it for failed) and conflicts with no write it did not see, then
     /// completes it. A conflicting write is rolled back before the lock is released.
-    async fn commit_locked(&mut self, metadata: &CommitMetadata) -> Result<()> {
+    async fn commit_locked(&mut self, metadata: &CommitMetadata) -> Result<Instant> {
         let lock = TableLock::acquire(self.table.storage(), &self.concurrency.lock).await?;
         let outcome = self.check_and_complete(&lock, metadata).await;
         let outcome = match outcome {
@@ -376,7 +378,11 @@ impl Transaction {
         outcome
     }
 
-    async fn check_and_complete(&self, lock: &TableLock, metadata: &CommitMetadata) -> Result<()> {
+    async fn check_and_complete(
+        &self,
+        lock: &TableLock,
+        metadata: &CommitMetadata,
+    ) -> Result<Instant> {
         let now = self.table.timeline().await?;
         let pending = now.files().iter().any(|i| {
             i.timestamp == self.instant && i.action == self.action && i.state == State::Inflight
@@ -390,7 +396,7 @@ impl Transaction {
         let groups = conflict::touched_groups(metadata);
         conflict::check(&self.table, &now, &self.read, &own, &groups).await?;
         lock.check_held()?;
-        self.complete(metadata).await
+        self.complete(metadata, now.latest_time()).await
     }
 }
 
@@ -434,7 +440,7 @@ async fn start_instant(
         .max(timeline.last_instant_time())
         .map(str::to_string);
     let storage = table.storage();
-    let dir = timeline.dir().to_string();
+    let layout = timeline.writer_layout();
     let body = requested_body(action, operation)?;
     let mut attempt = 0;
     let (guard, instant, heartbeat) = loop {
@@ -446,8 +452,7 @@ async fn start_instant(
             }
             false => None,
         };
-        let requested = Instant::new(&instant, action.clone(), State::Requested);
-        let name = format!("{dir}/{}", requested.file_name(1));
+        let name = layout.pending_path(&instant, action.clone(), State::Requested);
         // from here a start or write that stops half-way is rolled back by this process: the
         // file may be written even when this future is dropped before the put returns
         let mut guard = WriteGuard::new(table, &instant);
@@ -468,17 +473,14 @@ async fn start_instant(
             }
         }
     };
-    let inflight = Instant::new(&instant, action.clone(), State::Inflight);
+    // the inflight file holds the write's profile: its operation (Avro in layout 2)
     let profile = CommitMetadata {
         operation_type: Some(operation.java_name().into()),
         ..Default::default()
     };
-    storage
-        .put_if_absent(
-            &format!("{dir}/{}", inflight.file_name(1)),
-            profile.to_json(),
-        )
-        .await?;
+    let inflight = layout.pending_path(&instant, action.clone(), State::Inflight);
+    let body = layout.encode_commit(&profile, &inflight)?;
+    storage.put_if_absent(&inflight, body).await?;
     Ok(Started {
         timeline,
         instant,

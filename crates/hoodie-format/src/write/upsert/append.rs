@@ -24,6 +24,9 @@ pub(super) struct AppendContext {
     pub(super) admission: Admission,
     pub(super) options: WriteSpec,
     pub(super) instant: String,
+    /// Table versions 8 and 9: a log file is named by the write's instant (one file per file
+    /// group and deltacommit); version 6 names it by its slice's base instant.
+    pub(super) logs_by_write: bool,
 }
 
 /// One file group to append to.
@@ -137,14 +140,14 @@ pub(super) async fn append_file_group(
     )?;
     let size = bytes.len() as u64;
     let (name, version) = put_log_file(&ctx, &slice, task, bytes).await?;
-    let stat = append_stat(
-        &slice,
-        &name,
+    let written = Written {
+        name: &name,
         version,
         size,
-        rows.as_ref().map_or(0, |r| r.num_rows()),
-        &counts,
-    );
+        rows: rows.as_ref().map_or(0, |r| r.num_rows()),
+        logs_by_write: ctx.logs_by_write,
+    };
+    let stat = append_stat(&slice, &written, &counts);
     Ok((stat, counts))
 }
 
@@ -193,14 +196,12 @@ async fn put_log_file(
     bytes: Vec<u8>,
 ) -> Result<(String, u32)> {
     let bytes = bytes::Bytes::from(bytes);
-    let mut version = next_version(slice);
+    let (named_by, mut version) = match ctx.logs_by_write {
+        true => (&ctx.instant, 1),
+        false => (&slice.base_instant, next_version(slice)),
+    };
     loop {
-        let name = log_file_name(
-            &slice.file_id,
-            &slice.base_instant,
-            version,
-            &write_token(task),
-        );
+        let name = log_file_name(&slice.file_id, named_by, version, &write_token(task));
         let rel = if slice.partition_path.is_empty() {
             name.clone()
         } else {
@@ -224,26 +225,39 @@ async fn put_log_file(
     }
 }
 
-/// The delta write stat of a new log file (table version 6: the slice's base instant and
-/// file, its logs with the new one).
-fn append_stat(
-    slice: &FileSlice,
-    name: &str,
+/// A log file an append wrote.
+struct Written<'a> {
+    name: &'a str,
     version: u32,
     size: u64,
     rows: usize,
-    counts: &ApplyCounts,
-) -> WriteStat {
+    logs_by_write: bool,
+}
+
+/// The delta write stat of a new log file: the slice's base instant and file, and its logs
+/// with the new one (table version 6) or the new one alone (versions 8 and 9, as Hudi 1.x's
+/// append handle records the files it wrote).
+fn append_stat(slice: &FileSlice, written: &Written, counts: &ApplyCounts) -> WriteStat {
+    let Written {
+        name,
+        version,
+        size,
+        rows,
+        logs_by_write,
+    } = *written;
     let path = if slice.partition_path.is_empty() {
         name.to_string()
     } else {
         format!("{}/{name}", slice.partition_path)
     };
-    let mut logs: Vec<String> = slice
-        .log_files
-        .iter()
-        .map(|l| l.rsplit('/').next().unwrap_or(l).to_string())
-        .collect();
+    let mut logs: Vec<String> = match logs_by_write {
+        true => Vec::new(),
+        false => slice
+            .log_files
+            .iter()
+            .map(|l| l.rsplit('/').next().unwrap_or(l).to_string())
+            .collect(),
+    };
     logs.push(name.to_string());
     WriteStat {
         file_id: Some(slice.file_id.clone()),

@@ -273,6 +273,7 @@ fn mor_context(
             admission: crate::log::read::Admission::of(timeline, None),
             options: options.clone(),
             instant: instant.to_string(),
+            logs_by_write: table.config().version()? >= 8,
         })),
         crate::TableType::CopyOnWrite => None,
     })

@@ -250,6 +250,7 @@ pub(super) fn append_context(
             .to_string(),
         options: spec.clone(),
         instant: instant.to_string(),
+        logs_by_write: table.config().version()? >= 8,
     })
 }
 
