@@ -138,8 +138,18 @@ async fn cdc_logs_of_cleaned_slices_are_deleted() {
 /// A table at `loc` that cleans only when asked, with four commits: an insert into two
 /// partitions and three updates of both rows (so each file group has four versions).
 async fn four_commits(tmp: &std::path::Path, loc: &std::path::Path) -> HoodieContext {
-    let create = "CREATE TABLE t (id INT, v INT, p STRING) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', 'hoodie.clean.automatic' = 'false')";
-    let ctx = session_with_table(tmp, None, create, loc).await;
+    four_commits_of(tmp, loc, 6).await
+}
+
+/// Four commits (an insert and three updates of both rows) on a table of `version`, not
+/// cleaned automatically.
+async fn four_commits_of(
+    tmp: &std::path::Path,
+    loc: &std::path::Path,
+    version: u32,
+) -> HoodieContext {
+    let create = format!("CREATE TABLE t (id INT, v INT, p STRING) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', 'hoodie.clean.automatic' = 'false', 'hoodie.write.table.version' = '{version}')");
+    let ctx = session_with_table(tmp, None, &create, loc).await;
     ctx.run("INSERT INTO t VALUES (1, 0, 'x'), (2, 0, 'y')")
         .await
         .unwrap();
@@ -219,9 +229,18 @@ async fn run_clean_and_show_cleans_return_hudis_columns() {
 /// and the next clean finishes the one left pending, deleting what the completed run deletes.
 #[tokio::test]
 async fn a_clean_that_fails_anywhere_is_finished_by_the_next() {
+    clean_failing_anywhere(6).await;
+}
+
+#[tokio::test]
+async fn a_clean_of_a_version_9_table_that_fails_anywhere_is_finished_by_the_next() {
+    clean_failing_anywhere(9).await;
+}
+
+async fn clean_failing_anywhere(version: u32) {
     let tmp = tempfile::tempdir().unwrap();
     let template = tmp.path().join("t");
-    let ctx = four_commits(tmp.path(), &template).await;
+    let ctx = four_commits_of(tmp.path(), &template, version).await;
     let query = "SELECT id, v, p FROM t ORDER BY id";
     let before = rows(&ctx, query).await;
     let spec = CleanSpec {

@@ -39,11 +39,17 @@ fn is_instant(s: &str) -> bool {
 }
 
 async fn mor_table(tmp: &std::path::Path) -> (HoodieContext, std::path::PathBuf) {
+    mor_table_of(tmp, 6).await
+}
+
+/// A partitioned merge-on-read table of `version` with three deltacommits (insert, update,
+/// delete), not compacted.
+async fn mor_table_of(tmp: &std::path::Path, version: u32) -> (HoodieContext, std::path::PathBuf) {
     let loc = tmp.join("c");
     let ctx = session_with_table(
         tmp,
         None,
-        "CREATE TABLE c (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', hoodie.compact.inline = 'false', hoodie.compact.inline.max.delta.commits = '1')",
+        &format!("CREATE TABLE c (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', hoodie.compact.inline = 'false', hoodie.compact.inline.max.delta.commits = '1', 'hoodie.write.table.version' = '{version}')"),
         &loc,
     )
     .await;
@@ -180,8 +186,17 @@ async fn compaction_writes_base_files_of_its_instant_and_a_compact_commit() {
 
 #[tokio::test]
 async fn a_failed_compaction_leaves_the_table_readable_and_the_next_one_finishes_it() {
+    compaction_failing_anywhere(6).await;
+}
+
+#[tokio::test]
+async fn a_failed_compaction_of_a_version_9_table_is_finished_by_the_next() {
+    compaction_failing_anywhere(9).await;
+}
+
+async fn compaction_failing_anywhere(version: u32) {
     let tmp = tempfile::tempdir().unwrap();
-    let (ctx, loc) = mor_table(tmp.path()).await;
+    let (ctx, loc) = mor_table_of(tmp.path(), version).await;
     let want = rows(&ctx, "SELECT id, v FROM c ORDER BY id").await;
     let storage = TableStorage::local(&loc).unwrap();
     let table = HudiTable::open(storage.clone()).await.unwrap();

@@ -193,14 +193,45 @@ async fn failed_updates_leave_the_table_unchanged() {
     assert!(points > 4, "only {points} write points were exercised");
 }
 
+#[tokio::test]
+async fn failed_updates_of_a_version_9_table_leave_it_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let props = "primaryKey = 'id', 'hoodie.write.table.version' = '9'";
+    let (_, loc, points) = fail_every_write_of_an_update(tmp.path(), props).await;
+    assert!(points > 4, "only {points} write points were exercised");
+    // every failed attempt was rolled back in the layout-2 timeline, nothing outside it
+    let timeline: Vec<String> = files_under(&loc.join(".hoodie"))
+        .into_iter()
+        .filter(|f| !f.starts_with(".temp") && !f.starts_with(".heartbeat"))
+        .collect();
+    assert!(
+        timeline
+            .iter()
+            .all(|f| f == "hoodie.properties" || f.starts_with("timeline/")),
+        "{timeline:?}"
+    );
+    assert!(
+        timeline.iter().any(|f| f.ends_with(".rollback")),
+        "{timeline:?}"
+    );
+}
+
 /// A partitioned merge-on-read table `t` under `dir`: ids 1 (partition x), 2 and 3 (y), and a
 /// first log in partition y (an update of id 3), so that later writes add versions after it.
 async fn mor_table_with_a_log(dir: &std::path::Path) -> (HoodieContext, std::path::PathBuf) {
+    mor_table_with_a_log_of(dir, 6).await
+}
+
+/// [`mor_table_with_a_log`] as a table of `version`.
+async fn mor_table_with_a_log_of(
+    dir: &std::path::Path,
+    version: u32,
+) -> (HoodieContext, std::path::PathBuf) {
     let loc = dir.join("t");
     let ctx = session_with_table(
         dir,
         None,
-        "CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', type = 'mor')",
+        &format!("CREATE TABLE t (id INT, name STRING, price DOUBLE, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', type = 'mor', 'hoodie.write.table.version' = '{version}')"),
         &loc,
     )
     .await;
@@ -215,8 +246,17 @@ async fn mor_table_with_a_log(dir: &std::path::Path) -> (HoodieContext, std::pat
 
 #[tokio::test]
 async fn failed_merge_on_read_changes_leave_the_table_unchanged() {
+    failing_merge_on_read_changes(6).await;
+}
+
+#[tokio::test]
+async fn failed_merge_on_read_changes_of_a_version_9_table_leave_it_unchanged() {
+    failing_merge_on_read_changes(9).await;
+}
+
+async fn failing_merge_on_read_changes(version: u32) {
     let tmp = tempfile::tempdir().unwrap();
-    let (ctx, loc) = mor_table_with_a_log(tmp.path()).await;
+    let (ctx, loc) = mor_table_with_a_log_of(tmp.path(), version).await;
     let before = snapshot(&ctx).await;
     let base_files: Vec<String> = files_under(&loc)
         .into_iter()
