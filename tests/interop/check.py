@@ -10,6 +10,17 @@ WH = sys.argv[1]
 failures = []
 
 
+def instants(name):
+    """The timeline folder of table `name`: `.hoodie/timeline` on versions 8 and 9, `.hoodie` on 6."""
+    layout2 = os.path.join(WH, name, ".hoodie", "timeline")
+    return layout2 if os.path.isdir(layout2) else os.path.join(WH, name, ".hoodie")
+
+
+def version(name):
+    with open(os.path.join(WH, name, ".hoodie", "hoodie.properties")) as f:
+        return int(next(line.split("=", 1)[1] for line in f if line.startswith("hoodie.table.version=")))
+
+
 def read(name):
     t = HudiTableBuilder.from_base_uri(os.path.join(WH, name)).build()
     batches = t.read()
@@ -150,8 +161,8 @@ check("mor_part rows", sorted((r["id"], r["name"], r["price"]) for r in pq.read_
 logs = glob.glob(os.path.join(WH, "mor_part", "dt=*", ".*.log.*"))
 check("mor_part changes went to log files", len(logs) >= 3, True)
 # its fifth deltacommit compacted it inline: hudi-rs read it after compaction, mor_np before
-check("mor_part compacted inline", len(glob.glob(os.path.join(WH, "mor_part", ".hoodie", "*.commit"))), 1)
-check("mor_np not compacted", len(glob.glob(os.path.join(WH, "mor_np", ".hoodie", "*.commit"))), 0)
+check("mor_part compacted inline", len(glob.glob(os.path.join(instants("mor_part"), "*.commit"))), 1)
+check("mor_np not compacted", len(glob.glob(os.path.join(instants("mor_np"), "*.commit"))), 0)
 
 # CDC tables: hudi-rs skips the .cdc logs and reads the rows hoodie reads
 for name in ["cdc_cow", "cdc_mor"]:
@@ -164,7 +175,7 @@ check("cdc_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.jo
 
 for name in ["cleaned_cow", "cleaned_mor"]:
     same_as_hoodie(name)
-    cleans = glob.glob(os.path.join(WH, name, ".hoodie", "*.clean"))
+    cleans = glob.glob(os.path.join(instants(name), "*.clean"))
     check(f"{name} was cleaned", len(cleans) > 0, True)
 check("cleaned_cow rows", sorted((r["id"], r["v"], r["ts"]) for r in pq.read_table(os.path.join(DUMP, "cleaned_cow.parquet")).to_pylist()),
       [(1, "a3", 5), (2, "b2", 5), (4, "d", 1)])
@@ -175,11 +186,13 @@ check("cleaned_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.pat
 
 for name in ["archived_cow", "archived_mor", "archived_nc"]:
     same_as_hoodie(name)
-    archives = glob.glob(os.path.join(WH, name, ".hoodie", "archived", ".commits_.archive.*"))
-    check(f"{name} was archived", len(archives) > 0, True)
-    active = [f for f in os.listdir(os.path.join(WH, name, ".hoodie"))
-              if f.endswith((".commit", ".deltacommit", ".replacecommit"))]
-    check(f"{name} keeps at most 3 commits active", len(active) <= 3, True)
+    # versions 8 and 9 archive into the LSM history, which hoodie does not write: all active
+    if version(name) == 6:
+        archives = glob.glob(os.path.join(WH, name, ".hoodie", "archived", ".commits_.archive.*"))
+        check(f"{name} was archived", len(archives) > 0, True)
+        active = [f for f in os.listdir(instants(name))
+                  if f.endswith((".commit", ".deltacommit", ".replacecommit"))]
+        check(f"{name} keeps at most 3 commits active", len(active) <= 3, True)
 check("archived_cow rows", sorted((r["id"], r["v"], r["dt"]) for r in pq.read_table(os.path.join(DUMP, "archived_cow.parquet")).to_pylist()),
       [(1, "A", "x"), (2, None, "y"), (4, "d", "z"), (5, "E", "z")])
 check("archived_mor rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "archived_mor.parquet")).to_pylist()),
@@ -205,8 +218,8 @@ same_as_hoodie("restored")
 check("restored rows", sorted((r["id"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "restored.parquet")).to_pylist()),
       [(1, "a"), (2, None)])
 check("restored has a savepoint and a restore",
-      (len(glob.glob(os.path.join(WH, "restored", ".hoodie", "*.savepoint"))),
-       len(glob.glob(os.path.join(WH, "restored", ".hoodie", "*.restore")))), (1, 1))
+      (len(glob.glob(os.path.join(instants("restored"), "*.savepoint"))),
+       len(glob.glob(os.path.join(instants("restored"), "*.restore")))), (1, 1))
 
 if failures:
     print("\n".join("FAIL " + f for f in failures))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Interoperability: tables written by hoodie are read by the Python `hudi` reader (hudi-rs,
-# PyPI hudi==0.5.0) with the same rows and meta columns.
+# Interoperability: tables written by hoodie, of table version 6 and of version 9, are read by the
+# Python `hudi` reader (hudi-rs, PyPI hudi==0.5.0) with the same rows and meta columns.
 # Usage: tests/interop/run.sh <path to the hoodie binary>
 set -euo pipefail
 HOODIE=$(realpath "${1:?usage: run.sh <hoodie binary>}")
@@ -12,16 +12,28 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import hudi, pyarrow"
 fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-"$HOODIE" --warehouse "$WORK/wh" -f "$HERE/write_tables.sql"
-# a savepoint of the first commit of `restored`, two more writes, then the restore to it
-first=$(ls "$WORK/wh/restored/.hoodie" | grep -E '^[0-9]+\.deltacommit$' | sort | head -1 | cut -d. -f1)
-"$HOODIE" --warehouse "$WORK/wh" -c "CALL create_savepoint(table => 'restored', commit_time => '$first'); UPDATE restored SET v = 'b' WHERE id = 2; DELETE FROM restored WHERE id = 1; CALL rollback_to_savepoint(table => 'restored', instant_time => '$first')" > /dev/null
-# hoodie's own read of the merge-on-read tables, for check.py to compare hudi-rs's with
-mkdir -p "$WORK/dump"
-for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor archived_cow archived_mor archived_nc added_cow added_mor dropped truncated_mor restored; do
-  "$HOODIE" --warehouse "$WORK/wh" -c "COPY (SELECT * FROM $t) TO '$WORK/dump/$t.parquet' STORED AS PARQUET" > /dev/null
-done
-"$VENV/bin/python" "$HERE/check.py" "$WORK/wh" "$WORK/dump"
+# writes the tables of write_tables.sql into warehouse $1 as table version $2, and has hudi-rs
+# read them (check.py)
+write_and_check() {
+  local wh=$1 version=$2 dump=$1-dump script=$WORK/write_tables_v$2.sql
+  { echo "SET hoodie.write.table.version = $version;"; cat "$HERE/write_tables.sql"; } > "$script"
+  "$HOODIE" --warehouse "$wh" -f "$script"
+  # a savepoint of the first commit of `restored`, two more writes, then the restore to it
+  local timeline=$wh/restored/.hoodie
+  [ -d "$timeline/timeline" ] && timeline=$timeline/timeline
+  local first
+  first=$(ls "$timeline" | grep -E '^[0-9]+(_[0-9]+)?\.deltacommit$' | sort | head -1 | cut -d. -f1 | cut -d_ -f1)
+  "$HOODIE" --warehouse "$wh" -c "CALL create_savepoint(table => 'restored', commit_time => '$first'); UPDATE restored SET v = 'b' WHERE id = 2; DELETE FROM restored WHERE id = 1; CALL rollback_to_savepoint(table => 'restored', instant_time => '$first')" > /dev/null
+  # hoodie's own read of the merge-on-read tables, for check.py to compare hudi-rs's with
+  mkdir -p "$dump"
+  for t in mor_part mor_np mor_ow cdc_cow cdc_mor cleaned_cow cleaned_mor archived_cow archived_mor archived_nc added_cow added_mor dropped truncated_mor restored; do
+    "$HOODIE" --warehouse "$wh" -c "COPY (SELECT * FROM $t) TO '$dump/$t.parquet' STORED AS PARQUET" > /dev/null
+  done
+  "$VENV/bin/python" "$HERE/check.py" "$wh" "$dump"
+}
+write_and_check "$WORK/wh" 6
+# the same tables of version 9 (Hudi 1.1 and 1.2's), read by hudi-rs too
+write_and_check "$WORK/wh9" 9
 # a table written through hoodie-format's write client alone (examples/client_engine.rs, built
 # by cargo test beside the hoodie binary: two writers in one commit, two upserts, a clean)
 "$(dirname "$HOODIE")/examples/client_engine" "$WORK/engine_t" > "$WORK/engine_t.jsonl"
@@ -40,4 +52,4 @@ for zip in $(find "$FIXTURES" -name '*.zip' ! -name '*lance*' | sort); do
   rm -rf "$dir/__MACOSX"
 done
 "$VENV/bin/python" "$HERE/history.py" "$HOODIE" "$WORK" \
-  $(ls -d "$WORK"/wh/* | grep -v -e '/dpc$' -e '/cleaned_' -e '/archived_cow$' -e '/archived_mor$') $(ls -d "$WORK"/fixtures/*/*)
+  $(ls -d "$WORK"/wh/* "$WORK"/wh9/* | grep -v -e '/dpc$' -e '/cleaned_' -e '/archived_cow$' -e '/archived_mor$') $(ls -d "$WORK"/fixtures/*/*)
