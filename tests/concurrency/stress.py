@@ -144,7 +144,18 @@ def statements(rng, w, m):
 
 
 def completed_commits(location, options, work):
-    """Completed write instants of the table, in time order."""
+    """Completed write instants of the table (requested times), in time order: `T.<action>`
+    under .hoodie/ (version 6) or `T_C.<action>` under .hoodie/timeline/ (versions 8 and 9)."""
+    names = []
+    for folder in (".hoodie/", ".hoodie/timeline/"):
+        names += instant_files(location, folder)
+    done = [n.split(".")[0].split("_")[0] for n in names
+            if re.fullmatch(r"\d{17}(_\d{17})?\.(commit|deltacommit|replacecommit)", n)]
+    return sorted(done)
+
+
+def instant_files(location, folder):
+    """The names of the files directly in `folder` (relative to the table) of the table."""
     names = []
     if location.startswith("s3://"):
         import boto3
@@ -153,7 +164,7 @@ def completed_commits(location, options, work):
                           aws_access_key_id="test", aws_secret_access_key="test",
                           region_name="us-east-1")
         pages = s3.get_paginator("list_objects_v2").paginate(
-            Bucket=bucket, Prefix=prefix.rstrip("/") + "/.hoodie/", Delimiter="/")
+            Bucket=bucket, Prefix=prefix.rstrip("/") + "/" + folder, Delimiter="/")
         for page in pages:
             names += [o["Key"].rsplit("/", 1)[1] for o in page.get("Contents", [])]
     elif location.startswith("az://"):
@@ -163,14 +174,12 @@ def completed_commits(location, options, work):
                 + os.environ["AZURE_STORAGE_ACCOUNT_KEY"] + ";BlobEndpoint="
                 + os.environ["AZURITE_BLOB_STORAGE_URL"] + "/devstoreaccount1;")
         client = BlobServiceClient.from_connection_string(conn).get_container_client(container)
-        base = prefix.rstrip("/") + "/.hoodie/"
+        base = prefix.rstrip("/") + "/" + folder
         names = [b.name[len(base):] for b in client.list_blobs(name_starts_with=base)
                  if "/" not in b.name[len(base):]]
-    else:
-        names = os.listdir(os.path.join(location, ".hoodie"))
-    done = [n.split(".")[0] for n in names
-            if re.fullmatch(r"\d{17}\.(commit|deltacommit|replacecommit)", n)]
-    return sorted(done)
+    elif os.path.isdir(os.path.join(location, folder)):
+        names = os.listdir(os.path.join(location, folder))
+    return names
 
 
 def check_hudi_rs(args, runner, final):
@@ -204,6 +213,7 @@ def main():
     ap.add_argument("--statements", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--storage-options", default="")
+    ap.add_argument("--table-version", type=int, default=6, choices=[6, 8, 9])
     ap.add_argument("--mode", default="optimistic_concurrency_control",
                     help="hoodie.write.concurrency.mode (single_writer: the self-test, which must fail)")
     args = ap.parse_args()
@@ -218,7 +228,8 @@ def main():
         f"type = '{args.type}', 'hoodie.spark.sql.insert.into.operation' = 'upsert', "
         f"'hoodie.write.concurrency.mode' = '{args.mode}', "
         "'hoodie.cleaner.commits.retained' = '200', 'hoodie.keep.min.commits' = '210', "
-        f"'hoodie.keep.max.commits' = '220', 'hoodie.compact.inline.max.delta.commits' = '4'{opts}); "
+        f"'hoodie.keep.max.commits' = '220', 'hoodie.compact.inline.max.delta.commits' = '4', "
+        f"'hoodie.write.table.version' = '{args.table_version}'{opts}); "
         "INSERT INTO t VALUES " + ", ".join(
             "(" + ", ".join(sql_value(x) for x in row) + ")" for row in init))
     r = runner.run(create, setup_wh)
