@@ -115,7 +115,7 @@ def script_for(seq, ident_mode, out=None):
 def timeline_dir(base):
     """The folder of a table's instants: `.hoodie/timeline` on versions 8 and 9, `.hoodie` on 6."""
     layout2 = f"{base}/.hoodie/timeline"
-    return layout2 if os.path.isdir(layout2) else f"{base}/.hoodie"
+    return layout2 if listdir(layout2) else f"{base}/.hoodie"
 
 
 def completed_writes(base):
