@@ -351,27 +351,7 @@ impl Header {
             deletes,
             moves,
         };
-        let slice = match self.slice {
-            Some(s) => Some(FileSlice {
-                base_file: match s.base_file {
-                    Some((rel_path, size)) => {
-                        let name = rel_path.rsplit('/').next().unwrap_or(&rel_path);
-                        Some(BaseFile {
-                            name: crate::file_name::BaseFileName::parse(name)?,
-                            rel_path,
-                            size,
-                        })
-                    }
-                    None => None,
-                },
-                partition_path: s.partition_path,
-                file_id: s.file_id,
-                base_instant: s.base_instant,
-                log_files: s.log_files,
-                cdc_logs: s.cdc_logs,
-            }),
-            None => None,
-        };
+        let slice = self.slice.map(SliceHeader::into_slice).transpose()?;
         let keys_of = |b: &RecordBatch| -> Result<StringArray> {
             Ok(b.column(0)
                 .as_string_opt::<i32>()
@@ -418,36 +398,66 @@ impl Header {
             }
             _ => return Err(corrupt("a task without its file slice".into())),
         };
-        if let TaskWork::Rewrite {
-            bucket,
-            incoming,
-            keys,
-            ..
-        }
-        | TaskWork::Append {
-            bucket,
-            incoming,
-            keys,
-            ..
-        } = &work
-        {
-            // every row a bucket names must be one of the task's rows and have its key
-            let rows = incoming.num_rows().min(keys.len());
-            let all = [
-                &bucket.updates,
-                &bucket.inserts,
-                &bucket.deletes,
-                &bucket.moves,
-            ];
-            if all.iter().any(|v| v.iter().any(|&r| r as usize >= rows)) {
-                return Err(corrupt(format!("a row beyond the task's {rows} rows")));
-            }
-        }
+        check_rows(&work)?;
         Ok(FileGroupTask {
             task: self.task,
             work,
         })
     }
+}
+
+impl SliceHeader {
+    /// The file slice this header describes (its base file's name parsed again).
+    fn into_slice(self) -> Result<FileSlice> {
+        let base_file = match self.base_file {
+            Some((rel_path, size)) => {
+                let name = rel_path.rsplit('/').next().unwrap_or(&rel_path);
+                Some(BaseFile {
+                    name: crate::file_name::BaseFileName::parse(name)?,
+                    rel_path,
+                    size,
+                })
+            }
+            None => None,
+        };
+        Ok(FileSlice {
+            base_file,
+            partition_path: self.partition_path,
+            file_id: self.file_id,
+            base_instant: self.base_instant,
+            log_files: self.log_files,
+            cdc_logs: self.cdc_logs,
+        })
+    }
+}
+
+/// Refuses a task whose bucket names a row that is not one of its rows or has no key.
+fn check_rows(work: &TaskWork) -> Result<()> {
+    if let TaskWork::Rewrite {
+        bucket,
+        incoming,
+        keys,
+        ..
+    }
+    | TaskWork::Append {
+        bucket,
+        incoming,
+        keys,
+        ..
+    } = work
+    {
+        let rows = incoming.num_rows().min(keys.len());
+        let all = [
+            &bucket.updates,
+            &bucket.inserts,
+            &bucket.deletes,
+            &bucket.moves,
+        ];
+        if all.iter().any(|v| v.iter().any(|&r| r as usize >= rows)) {
+            return Err(corrupt(format!("a row beyond the task's {rows} rows")));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
