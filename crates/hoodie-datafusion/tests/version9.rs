@@ -354,3 +354,67 @@ async fn a_table_of_version_10_is_refused_with_what_to_do() {
         "{err}"
     );
 }
+
+/// A window whose files the cleaner deleted: version 6 fails, as Hudi 0.x's reader does;
+/// version 9 reads the slices as of the window's end that are left, as Hudi 1.x's does.
+#[tokio::test]
+async fn a_cleaned_window_fails_on_version_6_and_reads_what_is_left_on_9() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = context(tmp.path()).await;
+    for version in [6, 9] {
+        let name = format!("w{version}");
+        ctx.run(&format!(
+            "CREATE TABLE {name} (id INT, v INT) USING hudi TBLPROPERTIES (primaryKey = 'id', \
+             'hoodie.write.table.version' = '{version}', 'hoodie.cleaner.commits.retained' = '1') \
+             LOCATION '{}'",
+            tmp.path().join(&name).display()
+        ))
+        .await
+        .unwrap();
+        ctx.run(&format!("INSERT INTO {name} VALUES (1, 0)"))
+            .await
+            .unwrap();
+        for v in 1..=3 {
+            ctx.run(&format!("UPDATE {name} SET v = {v}"))
+                .await
+                .unwrap();
+        }
+        let end = rows(
+            &ctx,
+            &format!("SELECT min(_hoodie_commit_time) FROM {name}"),
+        )
+        .await
+        .unwrap();
+        // the first commit's time: its file was cleaned long ago
+        let first = std::fs::read_dir(tmp.path().join(&name).join(if version == 9 {
+            ".hoodie/timeline"
+        } else {
+            ".hoodie"
+        }))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".commit"))
+        .min()
+        .unwrap();
+        let bound = first
+            .split('.')
+            .next()
+            .unwrap()
+            .rsplit('_')
+            .next()
+            .unwrap()
+            .to_string();
+        let read = rows(
+            &ctx,
+            &format!("SELECT id, v FROM hudi_table_changes('{name}', 'latest_state', 'earliest', '{bound}')"),
+        )
+        .await;
+        match version {
+            6 => assert!(
+                read.unwrap_err().contains("cleaner has since deleted"),
+                "{end:?}"
+            ),
+            _ => assert_eq!(read.unwrap(), Vec::<String>::new()),
+        }
+    }
+}
