@@ -160,7 +160,9 @@ def earliest_kept(seq, wh, binary):
 def last_archived(seq, wh, binary):
     """The latest instant of the table's archived timeline, as `CALL show_timeline` gives it
     (None: nothing was archived). A CDC read must start at it or later, as in Hudi."""
-    if not listdir(f"{table_base(wh, seq.table.name)}/.hoodie/archived"):
+    base = table_base(wh, seq.table.name)
+    # version 6 archives into .hoodie/archived, 8 and 9 into the LSM history
+    if not listdir(f"{base}/.hoodie/archived") and not listdir(f"{base}/.hoodie/timeline/history"):
         return None
     script = os.path.join(wh, f"archived-{seq.seed}.sql")
     write_script(script, [f"CALL show_timeline(table => '{seq.table.name}', showArchived => true, "

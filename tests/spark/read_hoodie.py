@@ -81,9 +81,6 @@ KNOWN = [
      "copied into a newer file; hoodie reads the slices as of the window's end that are left, as "
      "Hudi's V2 reader in apache/hudi's source does (HUDI #18943, planning docs hudi-history.md "
      "2.3)", (9,)),
-    ("archived_mor: incremental (c5, c6]", "only Spark",
-     "the same on merge-on-read: the record's slice as of c6 was cleaned after the compaction "
-     "that copied it", (9,)),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -504,6 +501,26 @@ def timeline(base):
     return sorted(out)
 
 
+def history(base):
+    """Completed writes of the LSM history (versions 8 and 9), read from its files as Hudi's
+    reader does (_version_, its manifest, the Parquet files it names):
+    [(requested, completed, action)]."""
+    folder = os.path.join(base, ".hoodie", "timeline", "history")
+    try:
+        with open(os.path.join(folder, "_version_")) as f:
+            version = f.read().strip()
+        with open(os.path.join(folder, f"manifest_{version}")) as f:
+            files = [e["fileName"] for e in json.load(f)["files"]]
+    except FileNotFoundError:
+        return []
+    out = set()
+    for name in files:
+        for row in pq.read_table(os.path.join(folder, name)).to_pylist():
+            if row["action"] in ("commit", "deltacommit", "replacecommit"):
+                out.add((row["instantTime"], row["completionTime"], row["action"]))
+    return sorted(out)
+
+
 def snapshot_fields(reads, *results):
     """The data columns (Arrow fields, meta columns left out) of each table, from the first
     snapshot read that worked (hoodie's, else Spark's), for the CDC images."""
@@ -587,7 +604,9 @@ def main():
             commits = sorted(set(commits) | set(archived_commits(hoodie, wh, name)))
         # version 6: windows on requested times; 8 and 9: on completion times
         if props.get("hoodie.timeline.layout.version") == "2":
-            bounds = ["000"] + sorted(c[1] for c in timeline(base))
+            writes = sorted(set(timeline(base)) | set(history(base)))
+            commits = sorted(c[0] for c in writes)
+            bounds = ["000"] + sorted(c[1] for c in writes)
         else:
             bounds = ["000"] + commits
         reads += table_reads(name, mor, commits, bounds)

@@ -33,6 +33,7 @@ summary line; exits 1 if anything failed.
 import decimal
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -370,6 +371,58 @@ def metadata_case(binary, spark, warehouse, tag):
     spark.sql(f"DROP TABLE IF EXISTS {case.name}")
 
 
+def archived_by_hoodie(binary, warehouse, name):
+    """The commit times hoodie's show_archived_commits lists for table `name`."""
+    _, out = hoodie(binary, warehouse, [
+        f"CALL show_archived_commits(table => '{name}', start_ts => '000', "
+        f"end_ts => '99999999999999999', limit => 1000)"])
+    return sorted(set(re.findall(r"^\|\s*(\d{17})\s*\|", out, re.M)))
+
+
+def archived_by_spark(spark, name):
+    rows = spark.sql(f"CALL show_archived_commits(table => '{name}', start_ts => '000', "
+                     f"end_ts => '99999999999999999', limit => 1000)").to_pylist()
+    return sorted({r["commit_time"] for r in rows})
+
+
+def history_case(binary, spark, warehouse, tag):
+    """Turns of archival on a version 9 table: hoodie archives into the LSM history, Spark lists
+    what hoodie archived and archives onto the same history (compacting it), hoodie lists what
+    both archived and archives on; at each turn both list the same archived commits and read
+    the same rows."""
+    case = Case("c", "cow", True, True, f"{tag}_hist")
+    base = os.path.join(warehouse, case.name)
+    history = os.path.join(base, ".hoodie", "timeline", "history")
+    keep = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+            "hoodie.cleaner.commits.retained": "1", "hoodie.timeline.compaction.batch.size": "2"}
+    print(f"-- {case} archived by both", flush=True)
+    hoodie(binary, warehouse, [f"SET {k} = {v}" for k, v in keep.items()] + [case.create()] + [
+        f"INSERT INTO {case.name} VALUES {case.values([(i, f'h{i}', float(i), 10 + i, 'ab'[i % 2])])}"
+        for i in range(1, 7)])
+    files = [f for f in os.listdir(history) if f.endswith(".parquet")] if os.path.isdir(history) else []
+    check(f"{case}: hoodie archived into the LSM history", len(files) > 0, f"history: {files}")
+    spark.sql("RESET")
+    spark.sql("SET hoodie.metadata.enable=false")
+    for k, v in keep.items():
+        spark.sql(f"SET {k}={v}")
+    spark.sql(f"CREATE TABLE {case.name} USING hudi LOCATION '{base}'")
+    h, s = archived_by_hoodie(binary, warehouse, case.name), archived_by_spark(spark, case.name)
+    check(f"{case}: Spark lists the commits hoodie archived", h == s and len(h) > 0, f"hoodie {h}, Spark {s}")
+    for i in range(7, 11):
+        spark.sql(f"INSERT INTO {case.name} VALUES {case.values([(i, f's{i}', float(i), 10 + i, 'ab'[i % 2])])}")
+    h, s = archived_by_hoodie(binary, warehouse, case.name), archived_by_spark(spark, case.name)
+    check(f"{case}: hoodie lists what both archived", h == s and len(h) > 4, f"hoodie {h}, Spark {s}")
+    hoodie(binary, warehouse, [f"SET {k} = {v}" for k, v in keep.items()] + [
+        f"UPDATE {case.name} SET name = 'hoodie_upd', ts = 40 WHERE id = {i}" for i in (1, 7, 9)])
+    h, s = archived_by_hoodie(binary, warehouse, case.name), archived_by_spark(spark, case.name)
+    check(f"{case}: Spark lists what hoodie archived on its history", h == s and len(h) > 6,
+          f"hoodie {h}, Spark {s}")
+    h, s = hoodie_read(binary, warehouse, case), spark_read(spark, case)
+    check(f"{case}: both read the same rows", h == s and len(h) == 10, differ(h, s))
+    spark.sql(f"DROP TABLE IF EXISTS {case.name}")
+    spark.sql("RESET")
+
+
 def main():
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
@@ -402,6 +455,10 @@ def main():
         metadata_case(binary, spark, warehouse, tag)
     except (RuntimeError, SparkError) as e:
         check("the metadata table case runs to the end", False, str(e)[:2000])
+    try:
+        history_case(binary, spark, warehouse, tag)
+    except (RuntimeError, SparkError) as e:
+        check("the history case runs to the end", False, str(e)[:2000])
     print(f"turns: {len(passed)} passed, {len(known_)} known differences, {len(failed)} failed "
           f"in {time.time() - t0:.0f}s")
     return 1 if failed else 0

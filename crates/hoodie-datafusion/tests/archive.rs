@@ -71,6 +71,10 @@ fn archive_spec(min: usize, max: usize) -> ArchiveSpec {
         batch: 10,
         beyond_savepoint: false,
         compaction_delta_commits: None,
+        history: hoodie_format::archive::HistorySpec {
+            compaction_batch: 10,
+            retained_versions: 3,
+        },
     }
 }
 

@@ -216,11 +216,13 @@ keys! {
     CLEAN_TRIGGER_STRATEGY = ("hoodie.clean.trigger.strategy", [], Some("NUM_COMMITS"), OneOf(&["NUM_COMMITS"]), "When a clean is planned: NUM_COMMITS (after hoodie.clean.max.commits commits).");
     CLEAN_MAX_COMMITS = ("hoodie.clean.max.commits", [], Some("1"), Count { min: 0 }, "Commits after the last clean before the next one is planned.");
     CLEANER_INCREMENTAL_MODE = ("hoodie.cleaner.incremental.mode", [], Some("true"), Bool, "A clean lists only the partitions written since the last clean's earliest kept commit (false: the whole table every time).");
-    ARCHIVE_AUTOMATIC = ("hoodie.archive.automatic", [], Some("true"), Bool, "Archive after every commit (after its clean): move the oldest instants out of the active timeline into .hoodie/archived/ once it holds more than hoodie.keep.max.commits commits.");
+    ARCHIVE_AUTOMATIC = ("hoodie.archive.automatic", [], Some("true"), Bool, "Archive after every commit (after its clean): move the oldest instants out of the active timeline into the archived timeline (.hoodie/archived/ on table version 6, the LSM history .hoodie/timeline/history/ on 8 and 9) once it holds more than hoodie.keep.max.commits commits.");
     ARCHIVE_ASYNC = ("hoodie.archive.async", [], Some("false"), Bool, "Accepted for Hudi compatibility; hoodie archives at the end of the statement either way.");
     KEEP_MIN_COMMITS = ("hoodie.keep.min.commits", [], Some("20"), Count { min: 1 }, "An archival leaves this many commits on the active timeline (more when the cleaner keeps more).");
     KEEP_MAX_COMMITS = ("hoodie.keep.max.commits", [], Some("30"), Count { min: 2 }, "An archival runs once the active timeline holds more than this many commits; must be greater than hoodie.keep.min.commits.");
     COMMITS_ARCHIVAL_BATCH = ("hoodie.commits.archival.batch", [], Some("10"), Count { min: 1 }, "Archived instants per log block of the archive file.");
+    TIMELINE_COMPACTION_BATCH_SIZE = ("hoodie.timeline.compaction.batch.size", [], Some("10"), Count { min: 2 }, "Table versions 8 and 9: once a level of the archived (LSM) timeline holds this many files, the oldest of them are merged into one file of the next level.");
+    TIMELINE_MANIFEST_RETAINED_VERSIONS = ("hoodie.timeline.manifest.retained.versions", [], Some("3"), Count { min: 1 }, "Table versions 8 and 9: the snapshots (manifests) of the archived timeline kept for readers; older ones are removed with the files only they named.");
     ARCHIVE_BEYOND_SAVEPOINT = ("hoodie.archive.beyond.savepoint", [], Some("false"), Bool, "false: archival stops at the first savepoint; true: it archives past savepoints and keeps only the savepointed commits.");
     WRITE_TABLE_VERSION = ("hoodie.write.table.version", [], Some("6"), OneOf(&["6", "8", "9"]), "The table version a CREATE TABLE or CTAS writes (an existing table keeps its own): 6 (Hudi 0.14's), 8 (Hudi 1.0's) or 9 (Hudi 1.1 and 1.2's; Hudi's default, hoodie's default is 6 until every table service writes version 9).");
     // ---- concurrency ----
@@ -289,6 +291,8 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     KEEP_MIN_COMMITS,
     KEEP_MAX_COMMITS,
     COMMITS_ARCHIVAL_BATCH,
+    TIMELINE_COMPACTION_BATCH_SIZE,
+    TIMELINE_MANIFEST_RETAINED_VERSIONS,
     ARCHIVE_BEYOND_SAVEPOINT,
     WRITE_CONCURRENCY_MODE,
     FAILED_WRITES_CLEANER_POLICY,

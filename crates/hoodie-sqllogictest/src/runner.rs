@@ -242,10 +242,15 @@ pub(crate) async fn run_file(
                 continue;
             }
             // a skipped record never reaches the runner, which would substitute its `$var`s
-            // (set by a `let` that may itself be skipped) before looking at its conditions
-            Record::Statement { conditions, .. }
-            | Record::Query { conditions, .. }
-            | Record::Let { conditions, .. }
+            // (set by a `let` that may itself be skipped) before looking at its conditions; a
+            // `let` is judged by the conditions written right before it (sqllogictest's parser
+            // hands it those of every record since the last statement or query too)
+            Record::Let { .. } if skips(&pending, &labels) => {
+                summary.skipped += usize::from(runs_sql(&record));
+                pending.clear();
+                continue;
+            }
+            Record::Statement { conditions, .. } | Record::Query { conditions, .. }
                 if skips(conditions, &labels) =>
             {
                 summary.skipped += usize::from(runs_sql(&record));
@@ -256,6 +261,10 @@ pub(crate) async fn run_file(
         }
         if !matches!(record, Record::Comment(_) | Record::Newline) {
             pending.clear();
+        }
+        // (judged above on its own conditions, which the runner would judge on the others)
+        if let Record::Let { conditions, .. } = &mut record {
+            conditions.clear();
         }
         let record = if matches!(engine, Engine::Spark { .. }) {
             without_counts(record)
@@ -571,7 +580,12 @@ mod tests {
              query I\nSELECT x FROM v\n----\n1\n\n\
              skipif hoodie\nquery I\nSELECT 2\n----\n3\n\n\
              let y\nSELECT 7\n\n\
-             onlyif spark\nquery I\nSELECT $nope\n----\n0\n",
+             onlyif spark\nquery I\nSELECT $nope\n----\n0\n\n\
+             control substitution on\n\n\
+             skipif hoodie\nskipif v9\nlet z\nSELECT 1\n\n\
+             onlyif hoodie\nlet z\nSELECT 8\n\n\
+             onlyif spark\nlet z\nSELECT 2\n\n\
+             query I\nSELECT $z\n----\n8\n",
         )
         .unwrap();
         // a halt for hoodie: nothing after it runs
@@ -587,8 +601,8 @@ mod tests {
             summary.failures,
             summary.file_errors
         );
-        assert_eq!((summary.passed, summary.skipped), (3, 3), "{summary:?}");
-        assert_eq!(summary.to_string(), "3 passed, 0 failed, 3 skipped");
+        assert_eq!((summary.passed, summary.skipped), (5, 3), "{summary:?}");
+        assert_eq!(summary.to_string(), "5 passed, 0 failed, 3 skipped");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

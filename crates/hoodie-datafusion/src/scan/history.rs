@@ -67,16 +67,29 @@ impl HistoryRead {
                 {
                     return Ok(Self::full_table_scan(begin, end.as_deref()));
                 }
+                // versions 8 and 9: a window from before the active timeline covers the
+                // archived writes too, read from the LSM history
+                let archived = if IncrementalWindow::needs_archived(timeline, version, begin) {
+                    hoodie_format::archive::archived_writes(table).await?
+                } else {
+                    Vec::new()
+                };
                 let window = IncrementalWindow::load(
                     table.storage(),
                     timeline,
                     version,
-                    begin,
-                    end.as_deref(),
+                    (begin, end.as_deref()),
+                    &archived,
                 )
                 .await?;
+                // a window of archived writes reads the latest snapshot, as Spark's
+                let as_of = if window.from_archived {
+                    None
+                } else {
+                    window.last().map(str::to_string)
+                };
                 Ok(Self {
-                    as_of: window.last().map(str::to_string),
+                    as_of,
                     window: Some(window),
                 })
             }
@@ -104,7 +117,8 @@ impl HistoryRead {
     /// The slices the read needs: for an incremental read those of the file groups its window
     /// wrote, else all.
     pub(crate) fn keep_slices(&self, mut slices: Vec<FileSlice>) -> Vec<FileSlice> {
-        if let Some(w) = self.window.as_ref().filter(|w| w.full_scan.is_none()) {
+        let narrowed = |w: &&IncrementalWindow| w.full_scan.is_none() && !w.from_archived;
+        if let Some(w) = self.window.as_ref().filter(narrowed) {
             slices.retain(|s| {
                 w.file_groups
                     .contains(&(s.partition_path.clone(), s.file_id.clone()))

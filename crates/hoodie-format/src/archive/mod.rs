@@ -1,6 +1,7 @@
 //! Archival: moving the oldest instants out of the active timeline into the archived timeline
-//! (`.hoodie/archived/.commits_.archive.N_<token>`, table version 6), so listing and planning
-//! cost what the retention keeps, not what the table's age adds up to.
+//! (`.hoodie/archived/.commits_.archive.N_<token>` on table version 6, the LSM history of
+//! [`history`] on 8 and 9), so listing and planning cost what the retention keeps, not what the
+//! table's age adds up to.
 //!
 //! An archival writes one new archive file (create-if-absent, so a half-written one never
 //! exists), then deletes the archived instants' requested and inflight files, then their
@@ -9,7 +10,11 @@
 //! instants in both timelines; the next archival archives them again and readers of the
 //! archive keep one entry per instant state.
 
+mod history;
+mod lsm;
 pub(crate) mod select;
+
+pub use history::HistorySpec;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -45,6 +50,8 @@ pub struct ArchiveSpec {
     /// Merge-on-read tables: the deltacommits a compaction is triggered by
     /// (`hoodie.compact.inline.max.delta.commits`), which archival leaves on the timeline.
     pub compaction_delta_commits: Option<usize>,
+    /// Table versions 8 and 9: how the LSM history is compacted and cleaned.
+    pub history: HistorySpec,
 }
 
 /// The keys an archival reads.
@@ -54,6 +61,8 @@ pub const ARCHIVE_KEYS: &[ConfigKey] = &[
     config::KEEP_MIN_COMMITS,
     config::KEEP_MAX_COMMITS,
     config::COMMITS_ARCHIVAL_BATCH,
+    config::TIMELINE_COMPACTION_BATCH_SIZE,
+    config::TIMELINE_MANIFEST_RETAINED_VERSIONS,
     config::ARCHIVE_BEYOND_SAVEPOINT,
 ];
 
@@ -87,6 +96,10 @@ impl ArchiveSpec {
                 Some(number(&config::COMPACT_INLINE_MAX_DELTA_COMMITS)?)
             } else {
                 None
+            },
+            history: HistorySpec {
+                compaction_batch: number(&config::TIMELINE_COMPACTION_BATCH_SIZE)?,
+                retained_versions: number(&config::TIMELINE_MANIFEST_RETAINED_VERSIONS)?,
             },
         };
         if spec.max_commits <= spec.min_commits {
@@ -134,8 +147,13 @@ async fn archive_files(table: &HudiTable) -> Result<Vec<(String, u32)>> {
     Ok(files)
 }
 
-/// The archived timeline: every archived instant state once, oldest first.
+/// The archived timeline: every archived instant state once, oldest first (on table versions
+/// 8 and 9 each action's completed state, and a clean's or compaction's plan as its requested
+/// state).
 pub async fn archived_entries(table: &HudiTable) -> Result<Vec<ArchivedEntry>> {
+    if table.config().version()? >= 8 {
+        return history::history_entries(table).await;
+    }
     let mut by_state: BTreeMap<(String, String, State), ArchivedEntry> = BTreeMap::new();
     for (rel, _) in archive_files(table).await? {
         let bytes = table.storage().get(&rel).await?;
@@ -151,10 +169,36 @@ pub async fn archived_entries(table: &HudiTable) -> Result<Vec<ArchivedEntry>> {
     Ok(by_state.into_values().collect())
 }
 
+/// The completed writes (commits, deltacommits, replacecommits) of the archived timeline of a
+/// table of version 8 or 9, with their completion times and commit metadata, oldest first
+/// (none on version 6, whose readers do not cover archived writes).
+pub async fn archived_writes(
+    table: &HudiTable,
+) -> Result<Vec<(Instant, crate::timeline::CommitMetadata)>> {
+    if table.config().version()? < 8 {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for e in history::history_entries(table).await? {
+        if e.instant.state != State::Completed || !e.instant.action.is_write() {
+            continue;
+        }
+        let json = e.commit_metadata_json().unwrap_or_default();
+        let metadata = crate::timeline::CommitMetadata::parse(&json, "archived commit metadata")?;
+        out.push((e.instant, metadata));
+    }
+    Ok(out)
+}
+
 /// Fails as Hudi does when a CDC read from `begin` starts before the last archived instant:
 /// the changes of archived commits are not read.
 pub async fn check_cdc_start(table: &HudiTable, timeline: &Timeline, begin: &str) -> Result<()> {
-    if archive_files(table).await?.is_empty() {
+    let archived = if table.config().version()? >= 8 {
+        history::has_history(table).await?
+    } else {
+        !archive_files(table).await?.is_empty()
+    };
+    if !archived {
         return Ok(());
     }
     let last = archived_entries(table)
@@ -219,12 +263,7 @@ pub async fn run_archive_on(
     clean: &CleanSpec,
     timeline: Timeline,
 ) -> Result<Vec<Instant>> {
-    let version = table.config().version()?;
-    if version != 6 {
-        return Err(FormatError::Unsupported {
-            feature: format!("archiving a table of version {version} (its archived timeline is Hudi 1.x's LSM history, which hoodie does not write yet; the active timeline keeps every instant, which reads as before)"),
-        });
-    }
+    let history = table.config().version()? >= 8;
     let input = SelectInput {
         min_commits: spec.min_commits,
         max_commits: spec.max_commits,
@@ -234,6 +273,7 @@ pub async fn run_archive_on(
             .map(|i| i.timestamp.clone()),
         latest_clean: latest_clean(table, &timeline).await?,
         compaction_delta_commits: spec.compaction_delta_commits,
+        history,
     };
     let chosen: HashSet<(String, Action)> =
         instants_to_archive(&timeline, &input).into_iter().collect();
@@ -247,7 +287,11 @@ pub async fn run_archive_on(
         .cloned()
         .collect();
     files.sort_by(|a, b| (&a.timestamp, a.state).cmp(&(&b.timestamp, b.state)));
-    write_archive(table, &timeline, &files, spec.batch).await?;
+    if history {
+        history::write_history(table, &timeline, &files, &spec.history).await?;
+    } else {
+        write_archive(table, &timeline, &files, spec.batch).await?;
+    }
     delete_archived(table, &timeline, &files).await?;
     // no data file changed: the kept listing stands for the shorter timeline too
     let after = timeline.without_files(&files);
@@ -351,6 +395,13 @@ mod tests {
         assert!(ArchiveSpec::resolve(get("x", "30"), false).is_err());
         let spec = ArchiveSpec::resolve(get("2", "3"), true).unwrap();
         assert_eq!(spec.compaction_delta_commits, Some(5));
+        assert_eq!(
+            spec.history,
+            HistorySpec {
+                compaction_batch: 10,
+                retained_versions: 3
+            }
+        );
         assert_eq!((spec.min_commits, spec.max_commits, spec.batch), (2, 3, 10));
         assert!(spec.automatic && !spec.beyond_savepoint);
     }

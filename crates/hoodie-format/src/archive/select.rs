@@ -22,6 +22,9 @@ pub struct SelectInput {
     /// Merge-on-read tables: the deltacommits that trigger a compaction
     /// (`hoodie.compact.inline.max.delta.commits`).
     pub compaction_delta_commits: Option<usize>,
+    /// Table versions 8 and 9 (Hudi's archiver V2): cleans and rollbacks go with the commits
+    /// archived after them, not by counts of their own.
+    pub history: bool,
 }
 
 /// The action a timeline groups an instant's states under (Java `getComparableAction`): a
@@ -155,6 +158,21 @@ pub fn instants_to_archive(timeline: &Timeline, input: &SelectInput) -> Vec<(Str
     let bounds = keep_bounds(&commits, input);
     let mut out = commits_to_archive(timeline, &commits, input, bounds);
     let (min, max) = bounds;
+    if input.history {
+        // every completed clean and rollback requested before the last commit archived
+        if let Some(last) = out.last().map(|(t, _)| t.clone()) {
+            out.extend(
+                timeline
+                    .instants()
+                    .iter()
+                    .filter(|i| matches!(i.action, Action::Clean | Action::Rollback))
+                    .filter(|i| i.state == State::Completed && i.timestamp < last)
+                    .map(|i| (i.timestamp.clone(), i.action.clone())),
+            );
+        }
+        out.sort_by(|a, b| (&a.0, a.1.as_str()).cmp(&(&b.0, b.1.as_str())));
+        return out;
+    }
     for action in [Action::Clean, Action::Rollback] {
         let done: Vec<&Instant> = timeline
             .instants()

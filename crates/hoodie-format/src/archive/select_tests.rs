@@ -135,3 +135,45 @@ fn compactions_group_under_their_commit() {
     assert_eq!(comparable(&Action::Clustering), Action::ReplaceCommit);
     assert_eq!(comparable(&Action::Clean), Action::Clean);
 }
+
+#[test]
+fn on_versions_8_and_9_cleans_and_rollbacks_go_with_the_commits_after_them() {
+    // commits at 10, 20, .., 60 with a clean at 25, a rollback at 35 and a clean at 55
+    let mut names: Vec<String> = (1..=6).map(|i| format!("{}.commit", ts(i * 10))).collect();
+    names.extend([
+        format!("{}.clean", ts(25)),
+        format!("{}.rollback", ts(35)),
+        format!("{}.clean", ts(55)),
+    ]);
+    let files = names
+        .iter()
+        .map(|n| Instant::parse_file_name(n).unwrap())
+        .collect();
+    let t = Timeline::from_files(files, 1, ".hoodie".into());
+    let history = SelectInput {
+        history: true,
+        ..input(2, 3)
+    };
+    // six commits > 3: the oldest four go, with the clean and the rollback requested before
+    // the fourth; the clean at 55 stays, however many cleans there are
+    assert_eq!(
+        instants_to_archive(&t, &history),
+        vec![
+            (ts(10), Action::Commit),
+            (ts(20), Action::Commit),
+            (ts(25), Action::Clean),
+            (ts(30), Action::Commit),
+            (ts(35), Action::Rollback),
+            (ts(40), Action::Commit),
+        ]
+    );
+    // nothing is archived without a commit to archive, however many cleans
+    let mut few: Vec<String> = (1..=3).map(|i| format!("{}.commit", ts(i * 10))).collect();
+    few.extend((0..5).map(|i| format!("{}.clean", ts(100 + i))));
+    let files = few
+        .iter()
+        .map(|n| Instant::parse_file_name(n).unwrap())
+        .collect();
+    let t = Timeline::from_files(files, 1, ".hoodie".into());
+    assert!(instants_to_archive(&t, &history).is_empty());
+}

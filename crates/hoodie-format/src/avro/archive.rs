@@ -194,6 +194,10 @@ fn corrupt(path: &str, reason: impl ToString) -> FormatError {
 }
 
 fn json_payload(field: &'static str, content: &[u8], replace: bool, path: &str) -> Result<Payload> {
+    // table versions 8 and 9 keep commit metadata as Avro, which their history holds as is
+    if content.starts_with(b"Obj\x01") {
+        return avro_payload(field, content, path);
+    }
     let json: serde_json::Value = serde_json::from_slice(content)
         .map_err(|e| corrupt(path, format!("commit metadata is not valid JSON: {e}")))?;
     Ok((
@@ -390,6 +394,28 @@ impl ArchivedEntry {
     pub(crate) fn payload(&self, name: &str) -> Option<&Value> {
         super::value::field(&self.record, name).filter(|v| !matches!(v, Value::Null))
     }
+}
+
+/// The archived entry of `instant` whose file held `content` (a row of the LSM history of
+/// table versions 8 and 9, read as the entry version 6's archive would hold for it).
+pub(crate) fn archived_entry(
+    instant: Instant,
+    content: &[u8],
+    path: &str,
+) -> Result<ArchivedEntry> {
+    let text = |s: &str| some(Value::String(s.to_string()));
+    let mut fields = vec![
+        ("commitTime".to_string(), text(&instant.timestamp)),
+        ("actionType".to_string(), text(instant.action.as_str())),
+        ("actionState".to_string(), text(state_name(instant.state))),
+    ];
+    if let Some((field, _, value)) = payload(&instant, content, path)? {
+        fields.push((field.to_string(), some(value)));
+    }
+    Ok(ArchivedEntry {
+        instant,
+        record: Value::Record(fields),
+    })
 }
 
 fn entry_of(record: Value) -> Option<ArchivedEntry> {

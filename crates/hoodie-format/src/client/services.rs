@@ -107,9 +107,7 @@ pub(crate) async fn clean_after_commit(
     if spec.clean.automatic {
         timeline = run_clean_on(table, &spec.clean, timeline).await?.1;
     }
-    // versions 8 and 9 archive into the LSM history, which hoodie does not write yet: their
-    // active timeline grows, which costs listing time and nothing else
-    if spec.archive.automatic && table.config().version()? == 6 {
+    if spec.archive.automatic {
         run_archive_on(table, &spec.archive, &spec.clean, timeline).await?;
     }
     Ok(())

@@ -24,6 +24,10 @@ pub struct IncrementalWindow {
     /// A full table scan (`(begin, end]` on commit time over the latest snapshot) in place of
     /// the window's commits.
     pub full_scan: Option<(String, Option<String>)>,
+    /// The window holds archived writes (table versions 8 and 9): Spark with Hudi 1.2 reads
+    /// such a window as the latest snapshot's records whose commit time is one of its writes,
+    /// not as the slices as of its end.
+    pub from_archived: bool,
 }
 
 /// The time an instant is ranged on: its requested time on table version 6, its completion
@@ -42,28 +46,55 @@ fn range_time(instant: &Instant, table_version: u32) -> &str {
 impl IncrementalWindow {
     /// The window `(begin, end]` of `timeline` (`begin` `000`: from the first commit; `end`
     /// `None`: to the latest), normalised instants as
-    /// [`incremental_instant`](super::incremental_instant) gives them. As Hudi's reader of
-    /// table version 6, only the active timeline's commits are in it: see
-    /// [`IncrementalWindow::reaches_archived`] and [`IncrementalWindow::full_table_scan`].
+    /// [`incremental_instant`](super::incremental_instant) gives them, over the active
+    /// timeline's writes and `archived` (the archived writes with their metadata, which Hudi
+    /// 1.x's reader of table versions 8 and 9 covers; none on version 6, whose reader covers
+    /// the active timeline's commits alone: see [`IncrementalWindow::reaches_archived`] and
+    /// [`IncrementalWindow::full_table_scan`]).
     pub async fn load(
         storage: &TableStorage,
         timeline: &Timeline,
         table_version: u32,
-        begin: &str,
-        end: Option<&str>,
+        (begin, end): (&str, Option<&str>),
+        archived: &[(Instant, CommitMetadata)],
     ) -> Result<Self> {
         let open_start = begin.bytes().all(|b| b == b'0');
-        let mut window = Self::default();
-        for i in timeline.completed_writes() {
+        let in_window = |i: &Instant| {
             let t = range_time(i, table_version);
-            if !(open_start || t > begin) || end.is_some_and(|e| t > e) {
-                continue;
-            }
+            (open_start || t > begin) && end.is_none_or(|e| t <= e)
+        };
+        let mut window = Self::default();
+        let active: HashSet<&str> = timeline
+            .completed_writes()
+            .map(|i| i.timestamp.as_str())
+            .collect();
+        let mut archived: Vec<&(Instant, CommitMetadata)> = archived
+            .iter()
+            .filter(|(i, _)| in_window(i) && !active.contains(i.timestamp.as_str()))
+            .collect();
+        archived.sort_by(|a, b| a.0.timestamp.cmp(&b.0.timestamp));
+        for (i, metadata) in archived {
+            window.add(&i.timestamp, metadata);
+            window.from_archived = true;
+        }
+        for i in timeline.completed_writes().filter(|i| in_window(i)) {
             let metadata = timeline.read_commit_metadata(storage, i).await?;
             window.add(&i.timestamp, &metadata);
         }
         window.instants.sort();
         Ok(window)
+    }
+
+    /// Whether `(begin, end]` starts before the active timeline's first write on table version
+    /// 8 or 9, so that its archived writes are in it.
+    pub fn needs_archived(timeline: &Timeline, table_version: u32, begin: &str) -> bool {
+        if table_version < 8 {
+            return false;
+        }
+        match timeline.completed_writes().next() {
+            Some(first) => begin < range_time(first, table_version),
+            None => true,
+        }
     }
 
     /// Hudi's full table scan in place of a window (`hoodie.datasource.read.incr.fallback.fulltablescan.enable`):
@@ -76,9 +107,9 @@ impl IncrementalWindow {
     }
 
     /// Whether `(begin, end]` starts or ends before the active timeline's first write (its
-    /// commits there are archived), as Hudi's readers decide to fall back to a full table
-    /// scan. On version 8 and 9 an open start (`earliest`) reaches nothing archived: Hudi
-    /// 1.x's reader takes it for the first active commit.
+    /// commits there are archived), as Hudi's reader of table version 6 decides to fall back
+    /// to a full table scan. Never on versions 8 and 9: their window covers the archived
+    /// writes too (Hudi 1.x's reader loads the archived timeline).
     pub fn reaches_archived(
         timeline: &Timeline,
         table_version: u32,
@@ -88,9 +119,10 @@ impl IncrementalWindow {
         let Some(first) = timeline.earliest_instant_time() else {
             return false;
         };
-        let open_start = begin.bytes().all(|b| b == b'0');
-        let begins_before = begin < first && !(open_start && table_version >= 8);
-        begins_before || end.is_some_and(|e| e < first)
+        if table_version >= 8 {
+            return false;
+        }
+        begin < first || end.is_some_and(|e| e < first)
     }
 
     /// Adds the write at `instant` (in time order) with what it wrote.
@@ -114,7 +146,7 @@ impl IncrementalWindow {
     /// for each file group, the file its last write in the window wrote must be in the slice
     /// `slices` holds for it, or at least still exist.
     pub async fn check_files(&self, storage: &TableStorage, slices: &[FileSlice]) -> Result<()> {
-        if self.full_scan.is_some() {
+        if self.full_scan.is_some() || self.from_archived {
             return Ok(());
         }
         let held: HashSet<&str> = slices
@@ -183,6 +215,7 @@ mod tests {
             file_groups: HashSet::new(),
             last_written: HashMap::new(),
             full_scan: None,
+            from_archived: false,
         };
         assert!(w.contains("20240101000000002"));
         assert!(!w.contains("20240101000000003"));
@@ -195,7 +228,7 @@ mod tests {
     }
 
     #[test]
-    fn an_open_start_reaches_archived_commits_on_version_6_only() {
+    fn only_version_6_reaches_archived_commits() {
         let timeline = Timeline::from_files(
             vec![completed("20240101000000003", "20240101000000004")],
             2,
@@ -203,12 +236,61 @@ mod tests {
         );
         let reaches = |v, begin, end| IncrementalWindow::reaches_archived(&timeline, v, begin, end);
         assert!(reaches(6, "000", None));
+        assert!(reaches(6, "20240101000000001", None));
+        assert!(reaches(6, "000", Some("20240101000000002")));
+        assert!(!reaches(6, "20240101000000003", None));
+        // versions 8 and 9 read the archived writes in the window instead
         assert!(!reaches(9, "000", None));
-        // a start or end before the first active write reaches archived commits on any version
-        for v in [6, 9] {
-            assert!(reaches(v, "20240101000000001", None));
-            assert!(reaches(v, "000", Some("20240101000000002")));
-            assert!(!reaches(v, "20240101000000003", None));
-        }
+        assert!(!reaches(9, "20240101000000001", None));
+        assert!(IncrementalWindow::needs_archived(&timeline, 9, "000"));
+        assert!(IncrementalWindow::needs_archived(
+            &timeline,
+            9,
+            "20240101000000003"
+        ));
+        assert!(!IncrementalWindow::needs_archived(
+            &timeline,
+            9,
+            "20240101000000004"
+        ));
+        assert!(!IncrementalWindow::needs_archived(&timeline, 6, "000"));
+    }
+
+    #[tokio::test]
+    async fn a_window_of_version_9_covers_the_archived_writes_by_completion_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = TableStorage::local(tmp.path()).unwrap();
+        let timeline = Timeline::from_files(Vec::new(), 2, ".hoodie/timeline".into());
+        let write = |t: &str, c: &str, file: &str| {
+            let i = completed(t, c);
+            let json = format!(
+                r#"{{"partitionToWriteStats":{{"p":[{{"fileId":"{file}","path":"p/{file}_{t}.parquet","partitionPath":"p"}}]}}}}"#
+            );
+            (i, CommitMetadata::from_json(json.as_bytes(), "x").unwrap())
+        };
+        // requested 1, completed 5; requested 2, completed 3
+        let archived = [
+            write("20240101000000001", "20240101000000005", "f1"),
+            write("20240101000000002", "20240101000000003", "f2"),
+        ];
+        let load = |begin: &'static str, end: Option<&'static str>| {
+            let (storage, timeline, archived) = (&storage, &timeline, &archived);
+            async move {
+                IncrementalWindow::load(storage, timeline, 9, (begin, end), archived)
+                    .await
+                    .unwrap()
+            }
+        };
+        let all = load("000", None).await;
+        assert_eq!(all.instants, ["20240101000000001", "20240101000000002"]);
+        assert!(all.from_archived);
+        assert_eq!(all.file_groups.len(), 2);
+        // (3, 5] by completion time: the write requested first but completed last
+        let later = load("20240101000000003", Some("20240101000000005")).await;
+        assert_eq!(later.instants, ["20240101000000001"]);
+        assert!(later
+            .file_groups
+            .contains(&("p".to_string(), "f1".to_string())));
+        assert!(load("20240101000000005", None).await.instants.is_empty());
     }
 }

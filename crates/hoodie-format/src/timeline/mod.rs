@@ -11,7 +11,7 @@ use crate::storage::TableStorage;
 use crate::table_config::TableConfig;
 
 pub use commit_metadata::{CommitMetadata, WriteStat};
-pub use instant::{millis_to_instant, Action, Instant, State};
+pub use instant::{instant_to_millis, millis_to_instant, Action, Instant, State};
 pub use layout::TimelineLayout;
 
 /// A snapshot of the table's active timeline.

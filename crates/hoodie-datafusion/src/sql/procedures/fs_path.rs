@@ -115,9 +115,10 @@ fn flag(args: &Args, name: &str, default: bool) -> Result<bool> {
     }
 }
 
-/// `CALL show_fs_path_detail(path [, is_sub] [, sort])`: per entry (the path, or with
+/// `CALL show_fs_path_detail(path [, is_sub] [, sort] [, limit])`: per entry (the path, or with
 /// `is_sub => true` each file and folder in it) the folders (itself included) and files it
-/// holds and their bytes, largest first (`sort => false`: most files first). `space_consumed`,
+/// holds and their bytes, largest first (`sort => false`: most files first), the first `limit`
+/// of them (all when not given). `space_consumed`,
 /// `quota` and `space_quota` are filled as Hudi's procedure fills them on a local file system
 /// (it puts the quota, -1, in `space_consumed` and the space consumed, the bytes, in `quota`).
 pub(super) async fn show_fs_path_detail(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
@@ -129,6 +130,9 @@ pub(super) async fn show_fs_path_detail(ctx: &SessionContext, args: &Args) -> Re
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.bytes));
     } else {
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.files));
+    }
+    if let Some(n) = args.number("limit")? {
+        rows.truncate(n.max(0) as usize);
     }
     let long = |f: &dyn Fn(&Summary) -> i64| rows.iter().map(|(_, s)| f(s)).collect::<Vec<_>>();
     Columns::new()

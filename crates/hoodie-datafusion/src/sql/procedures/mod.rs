@@ -199,7 +199,7 @@ const PROCEDURES: &[(&str, &[Param])] = &[
     ("show_archived_commits", ARCHIVED_COMMITS),
     (
         "show_fs_path_detail",
-        &[req("path"), opt("is_sub"), opt("sort")],
+        &[req("path"), opt("is_sub"), opt("sort"), opt("limit")],
     ),
     ("show_archived_commits_metadata", ARCHIVED_COMMITS),
     ("help", &[opt("cmd")]),

@@ -24,10 +24,23 @@ fn show_archived(args: &Args) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
-/// The rows of the archived timeline: each instant in its latest archived state, when its
-/// states were written unknown (`-`), and what an archived rollback rolled back.
+/// An instant time as `MM-dd HH:mm:ss` (`-` when it is not one).
+fn instant_clock(t: &str) -> String {
+    hoodie_format::timeline::instant_to_millis(t)
+        .and_then(DateTime::<Utc>::from_timestamp_millis)
+        .map(|d| d.format("%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+/// An archived instant: its latest state, its completion time (table versions 8 and 9) and
+/// what an archived rollback rolled back.
+type ArchivedState = (State, Option<String>, Option<String>);
+
+/// The rows of the archived timeline: each instant in its latest archived state, when it was
+/// requested and completed where the archive keeps it (table versions 8 and 9; `-` on 6,
+/// whose archive keeps no state times), and what an archived rollback rolled back.
 async fn archived_rows(table: &HudiTable) -> Result<Vec<[Option<String>; 8]>> {
-    let mut latest: BTreeMap<(String, String), (State, Option<String>)> = BTreeMap::new();
+    let mut latest: BTreeMap<(String, String), ArchivedState> = BTreeMap::new();
     for e in hoodie_format::archive::archived_entries(table).await? {
         let info = e
             .rolled_back()
@@ -36,20 +49,25 @@ async fn archived_rows(table: &HudiTable) -> Result<Vec<[Option<String>; 8]>> {
             e.instant.timestamp.clone(),
             e.instant.action.as_str().to_string(),
         );
-        let entry = latest.entry(key).or_insert((e.instant.state, None));
+        let entry = latest.entry(key).or_insert((e.instant.state, None, None));
         entry.0 = entry.0.max(e.instant.state);
-        entry.1 = entry.1.take().or(info);
+        entry.1 = entry.1.take().or(e.instant.completion_time.clone());
+        entry.2 = entry.2.take().or(info);
     }
     Ok(latest
         .into_iter()
-        .map(|((t, a), (state, info))| {
+        .map(|((t, a), (state, completed, info))| {
+            let (requested, completed) = match &completed {
+                Some(c) => (instant_clock(&t), instant_clock(c)),
+                None => ("-".into(), "-".into()),
+            };
             [
                 Some(t),
                 Some(a),
                 Some(state_name(state).to_string()),
+                Some(requested),
                 Some("-".into()),
-                Some("-".into()),
-                Some("-".into()),
+                Some(completed),
                 Some("ARCHIVED".to_string()),
                 info,
             ]
