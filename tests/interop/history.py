@@ -14,6 +14,10 @@ from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 HOODIE, WORK, TABLES = sys.argv[1], sys.argv[2], sys.argv[3:]
 failures = []
 checked = 0
+# windows not compared: hudi-rs 0.5 reads no LSM history (versions 8 and 9), so a window from
+# before the active timeline of a table that archived misses the archived writes; Spark with
+# Hudi 1.2 reads them, and tests/spark/read_hoodie.py checks hoodie's reads of them against it
+not_compared = 0
 
 
 def commit_times(base):
@@ -52,7 +56,11 @@ for base in TABLES:
     props = open(os.path.join(base, ".hoodie", "hoodie.properties")).read()
     # Hudi has no incremental query without meta columns (hoodie refuses it as Hudi does)
     bounds = [] if "hoodie.populate.meta.fields=false" in props else ["000"] + [c[1] for c in commits]
+    archived = os.path.exists(os.path.join(base, ".hoodie", "timeline", "history", "_version_"))
     for i, begin in enumerate(bounds):
+        if archived and commits and begin < commits[0][1]:
+            not_compared += len(bounds) - i - 1
+            continue
         for end in bounds[i + 1:]:
             reads.append((f"incremental ({begin}, {end}]",
                           f"SELECT * FROM hudi_table_changes('{base}', 'latest_state', '{begin}', '{end}')",
@@ -83,5 +91,6 @@ for base in TABLES:
 
 for f in failures:
     print("FAIL", f)
-print(f"{checked} history reads compared, {len(failures)} mismatches")
+print(f"{checked} history reads compared, {len(failures)} mismatches ({not_compared} windows over "
+      f"archived writes of versions 8 and 9 left to the Spark check: hudi-rs reads no LSM history)")
 sys.exit(1 if failures else 0)
