@@ -117,6 +117,8 @@ impl HistoryRead {
     /// The slices the read needs: for an incremental read those of the file groups its window
     /// wrote, else all.
     pub(crate) fn keep_slices(&self, mut slices: Vec<FileSlice>) -> Vec<FileSlice> {
+        // a window of archived writes reads every latest slice, as Spark's does: a record of
+        // its commits may since have moved to a file group they did not write (clustering)
         let narrowed = |w: &&IncrementalWindow| w.full_scan.is_none() && !w.from_archived;
         if let Some(w) = self.window.as_ref().filter(narrowed) {
             slices.retain(|s| {
