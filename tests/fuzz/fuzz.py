@@ -300,7 +300,7 @@ def main(argv=None):
     p.add_argument("--spark", action="store_true",
                    help="run every sequence through Spark with Hudi too ($HOODIE_SPARK, tests/spark/start.sh)")
     p.add_argument("--spark-table-version", type=int, choices=[6, 9], default=6,
-                   help="the table version of Spark's tables: 6 (hoodie's) or 9 (Spark's default)")
+                   help="the table version of Spark's tables: 6 or 9 (Spark's and hoodie's default)")
     p.add_argument("--no-spark-read", dest="spark_read", action="store_false", default=True,
                    help="with --spark, do not also read hoodie's table with Spark")
     p.add_argument("--spark-shrink-budget", type=int, default=40, help="runs per shrink of a Spark failure")

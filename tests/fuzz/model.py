@@ -133,7 +133,7 @@ class Table:
         # not on a bucket index: an `insert` of a stored key goes to the file group that holds
         # it (on merge-on-read to its log, merged with the stored record on read)
         self.allow_dups = bool(self.pk and not self.bucket and f.get("allow_dups", ins.random() < 0.35))
-        # the table version hoodie creates it with (6, its default, or 9, Hudi 1.2's), from a
+        # the table version hoodie creates it with (6, or 9: Hudi 1.2's and hoodie's default), from a
         # generator of its own so the rest of a seed stays what it was
         self.version = f.get("version", random.Random(f"{name}-version").choice([6, 9]))
 

@@ -25,8 +25,8 @@ except ImportError:  # without tests/spark only --spark is lost
         pass
 
 # Spark settings of every fuzz session, on top of the server's (hoodie.metadata.enable=false):
-# none that changes semantics. The table version is set by --spark-table-version: 6 (the version
-# hoodie writes) or 9 (Spark's default). A session's `hoodie.write.table.version=6` alone does not
+# none that changes semantics. The table version is set by --spark-table-version: 6 or 9
+# (Spark's default, and hoodie's). A session's `hoodie.write.table.version=6` alone does not
 # do it: Spark's CREATE TABLE still makes a version 9 table (which the version 6 writes then
 # treat as version 6 in places, as in MERGE's partial updates), so each `CREATE TABLE ... USING
 # hudi` gets the table property too (`with_table_version`).

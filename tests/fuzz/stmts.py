@@ -82,8 +82,8 @@ class Create:
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")
-        if getattr(t, "version", 6) != 6:
-            props.append(f"'hoodie.write.table.version' = '{t.version}'")
+        # always said: hoodie's default (9) is not the version of every seed's table
+        props.append(f"'hoodie.write.table.version' = '{getattr(t, 'version', 6)}'")
         if getattr(t, "upsert_prop", False):
             props.append(f"'{INTO_OP}' = 'upsert'")
         if getattr(t, "write_op_prop", False):

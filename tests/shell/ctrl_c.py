@@ -62,7 +62,8 @@ STATE_SQL = ("SELECT concat('state:', count(*), ':', coalesce(sum(id), 0), ':', 
              "coalesce(sum(ts), 0), ':', coalesce(min(v), '-'), coalesce(max(v), '-')) AS s "
              "FROM t;")
 STATE = re.compile(r"state:\d+:\d+:\d+:[A-Za-z-]+")
-INSTANT_FILE = re.compile(r"^(\d{14,17})\.([a-z_]+(?:\.[a-z_]+)*)$")
+# `T.action[.state]`; a completed instant of versions 8 and 9 is `T_C.action`
+INSTANT_FILE = re.compile(r"^(\d{14,17})(?:_\d{14,17})?\.([a-z_]+(?:\.[a-z_]+)*)$")
 COMPLETED = {"commit", "deltacommit", "replacecommit", "rollback", "clean", "restore",
              "savepoint", "indexing", "compaction.commit"}
 
@@ -184,10 +185,25 @@ class Shell:
         os.close(self.fd)
 
 
+def timeline_dir(table):
+    """The timeline folder: `.hoodie/timeline` on versions 8 and 9, `.hoodie` on 6."""
+    layout2 = table / ".hoodie" / "timeline"
+    return layout2 if layout2.is_dir() else table / ".hoodie"
+
+
+def completed_file(table, instant, action):
+    """The completed file of `instant` as `action` (`T.action` or `T_C.action`)."""
+    for entry in timeline_dir(table).iterdir():
+        m = INSTANT_FILE.match(entry.name)
+        if m and m.group(1) == instant and m.group(2) == action:
+            return entry
+    raise FileNotFoundError(f"{instant}.{action}")
+
+
 def timeline(table):
-    """{instant: set of states} of the instant files at the top of `table`/.hoodie."""
+    """{instant: set of states} of the instant files at the top of the timeline folder."""
     out = {}
-    for entry in (table / ".hoodie").iterdir():
+    for entry in timeline_dir(table).iterdir():
         m = INSTANT_FILE.match(entry.name)
         if m and entry.is_file():
             out.setdefault(m.group(1), set()).add(m.group(2))
@@ -309,7 +325,7 @@ class Run:
             shell.fail(f"the cancelled instant {self.instant} is still on the timeline: "
                        f"{sorted(instants[self.instant])}")
         rollbacks = [t for t, s in new.items() if "rollback" in s and self.instant.encode()
-                     in (table / ".hoodie" / f"{t}.rollback").read_bytes()]
+                     in completed_file(table, t, "rollback").read_bytes()]
         if len(rollbacks) != 1 or len(new) != 1:
             shell.fail(f"expected one new instant on the timeline, a completed rollback of "
                        f"{self.instant}; new instants: {new}")

@@ -17,7 +17,7 @@ cannot show at all ({"zero": false}, Jackson's view of a ByteBuffer) is not comp
 counts the change rows that had one.
 
 Usage: read_hoodie.py <hoodie binary> <work dir> [table version]   (HOODIE_SPARK set: start.sh)
-With a table version (6, 8 or 9), hoodie creates the tables of that version (`SET
+With a table version (6, the default, 8 or 9), hoodie creates the tables of that version (`SET
 hoodie.write.table.version`); incremental and CDC windows then run on completion times, as Hudi
 1.x ranges them on versions 8 and 9.
 Prints one line per check ("ok", "known" or "FAIL") and a summary; exits non-zero on a mismatch.
@@ -580,12 +580,12 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     wh = os.path.join(work, "wh")
     script = os.path.join(HERE, "read_hoodie.sql")
-    if version != 6:
-        os.makedirs(work, exist_ok=True)
-        versioned = os.path.join(work, "read_hoodie.sql")
-        with open(script) as src, open(versioned, "w") as dst:
-            dst.write(f"SET hoodie.write.table.version = {version};\n" + src.read())
-        script = versioned
+    # the version is always said: hoodie's default (9) is not every run's
+    os.makedirs(work, exist_ok=True)
+    versioned = os.path.join(work, "read_hoodie.sql")
+    with open(script) as src, open(versioned, "w") as dst:
+        dst.write(f"SET hoodie.write.table.version = {version};\n" + src.read())
+    script = versioned
     run([hoodie, "--warehouse", wh, "-f", script])
     restore(hoodie, wh)
     wrote = time.monotonic()

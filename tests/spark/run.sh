@@ -4,7 +4,7 @@
 #   1. the self-test: a planted wrong expectation and a planted wrong row are caught;
 #   2. sql-tests/ with Spark as the oracle (hoodie-slt --engine spark);
 #   3. Spark reads the tables hoodie writes, as hoodie reads them (read_hoodie.py), once with
-#      tables of version 6 (hoodie's default) and once of version 9 (read9);
+#      tables of version 6 and once of version 9, hoodie's default (read9);
 #   4. hoodie reads the tables Spark writes by default, as Spark reads them (spark_tables.py);
 #   5. Spark and hoodie take turns on one table (turns.py);
 #   6. the differential fuzzer asks Spark too, on a small range of seeds.

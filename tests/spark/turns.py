@@ -17,7 +17,10 @@ It runs three times:
   (c) hoodie creates the table as version 9 (`hoodie.write.table.version = 9`): Spark writes onto
       it with its defaults and no upgrade (the version and initial version stay 9), then hoodie.
 Then once with Spark's metadata table (version 6 kept): hoodie refuses to write beside it until
-hoodie.metadata.enable = false, removes it then, and Spark's next write rebuilds it.
+hoodie.metadata.enable = false, removes it then, and Spark's next write rebuilds it. Then the
+history case (both archive into one LSM history), and the upgrade cases: hoodie's CALL
+upgrade_table leaves hoodie.properties as Spark's own upgrade of a copy does, and Spark reads and
+writes the upgraded table.
 
 Spark registers the tables in its database `default` (hoodie writes hoodie.database.name=default,
 and Hudi on Spark refuses to write a table registered in another database). Its writes assign
@@ -93,8 +96,9 @@ class Case:
 
     def create(self):
         props = [f"type = '{self.ttype}'", "primaryKey = 'id'"]
-        if self.mode == "c":
-            props.append("'hoodie.write.table.version' = '9'")
+        # (a) and (b) start from a version 6 table, (c) from version 9 (hoodie's default; said
+        # all the same)
+        props.append(f"'hoodie.write.table.version' = '{9 if self.mode == 'c' else 6}'")
         if self.event_time:
             props += ["preCombineField = 'ts'", "recordMergeMode = 'EVENT_TIME_ORDERING'"]
         else:
@@ -423,6 +427,56 @@ def history_case(binary, spark, warehouse, tag):
     spark.sql("RESET")
 
 
+def properties_of(base):
+    with open(os.path.join(base, ".hoodie", "hoodie.properties")) as f:
+        return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line and not line.startswith("#"))
+
+
+# the keys of two copies of one table that differ by their names alone
+NAMED_KEYS = {"hoodie.table.name", "hoodie.table.checksum", "hoodie.table.create.schema"}
+
+
+def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time):
+    """hoodie's CALL upgrade_table against Spark's upgrade: two copies of one version 6 table
+    hoodie wrote; Spark's first write (defaults: auto upgrade) upgrades one, hoodie's
+    upgrade_table the other. The upgrade keys of hoodie.properties match, Spark reads
+    hoodie's upgraded table with the rows hoodie reads, writes onto it with no further change
+    of version, and hoodie reads Spark's write."""
+    case = Case("a", ttype, partitioned, event_time, f"{tag}_up")
+    twin = Case("a", ttype, partitioned, event_time, f"{tag}_upspark")
+    base, twin_base = os.path.join(warehouse, case.name), os.path.join(warehouse, twin.name)
+    print(f"-- {case} upgraded by hoodie and by Spark", flush=True)
+    hoodie(binary, warehouse, [
+        case.create(),
+        f"INSERT INTO {case.name} VALUES {case.values([(1, 'a', 10.0, 10, 'a'), (2, 'b', 20.0, 10, 'b')])}",
+        f"UPDATE {case.name} SET name = 'B', ts = 11 WHERE id = 2",
+    ])
+    shutil.copytree(base, twin_base)
+    spark.sql("RESET")
+    spark.sql("SET hoodie.metadata.enable=false")
+    spark.sql(f"CREATE TABLE {twin.name} USING hudi LOCATION '{twin_base}'")
+    spark.sql(f"INSERT INTO {twin.name} VALUES {twin.values([(3, 'c', 30.0, 12, 'a')])}")
+    _, out = hoodie(binary, warehouse, [f"CALL upgrade_table(table => '{case.name}', to_version => 'NINE')"])
+    check(f"{case}: upgrade_table returns true", re.search(r"\|\s*true\s*\|", out) is not None, out[-300:])
+    mine, spark_props = properties_of(base), properties_of(twin_base)
+    diff = {k: (mine.get(k), spark_props.get(k)) for k in sorted(set(mine) | set(spark_props))
+            if k not in NAMED_KEYS and mine.get(k) != spark_props.get(k)}
+    check(f"{case}: hoodie's upgrade leaves hoodie.properties as Spark's does", not diff, f"hoodie vs Spark: {diff}")
+    spark.sql(f"CREATE TABLE {case.name} USING hudi LOCATION '{base}'")
+    h, s = hoodie_read(binary, warehouse, case), spark_read(spark, case)
+    check(f"{case}: Spark reads hoodie's upgraded table as hoodie does", h == s and len(h) == 2, differ(h, s))
+    spark.sql(f"INSERT INTO {case.name} VALUES {case.values([(3, 'c', 30.0, 12, 'a')])}")
+    after = properties_of(base)
+    check(f"{case}: Spark writes onto it at version 9, no upgrade",
+          after.get("hoodie.table.version") == "9" and after.get("hoodie.table.initial.version") == "6",
+          f"version {after.get('hoodie.table.version')}, initial {after.get('hoodie.table.initial.version')}")
+    h, s = hoodie_read_spark_files(binary, warehouse, case), spark_read(spark, case)
+    check(f"{case}: hoodie reads Spark's write", h == s and len(h) == 3, differ(h, s))
+    for name in (case.name, twin.name):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql("RESET")
+
+
 def main():
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
@@ -459,6 +513,11 @@ def main():
         history_case(binary, spark, warehouse, tag)
     except (RuntimeError, SparkError) as e:
         check("the history case runs to the end", False, str(e)[:2000])
+    for ttype, partitioned, event_time in (("cow", True, True), ("mor", False, False), ("mor", True, True)):
+        try:
+            upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time)
+        except (RuntimeError, SparkError) as e:
+            check(f"the {ttype} upgrade case runs to the end", False, str(e)[:2000])
     print(f"turns: {len(passed)} passed, {len(known_)} known differences, {len(failed)} failed "
           f"in {time.time() - t0:.0f}s")
     return 1 if failed else 0

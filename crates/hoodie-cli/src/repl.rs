@@ -175,15 +175,28 @@ mod tests {
     }
 
     /// Whether a commit began and did not complete (`T.inflight` without `T.commit`).
+    /// Whether the table has a commit in flight: `<t>.inflight` without a completed commit,
+    /// `<t>.commit` on version 6 (in `.hoodie`), `<t>_<c>.commit` on 8+ (`.hoodie/timeline`).
     fn has_inflight(table: &Path) -> bool {
-        let names: Vec<String> = std::fs::read_dir(table.join(".hoodie"))
+        let layout2 = table.join(".hoodie/timeline");
+        let dir = if layout2.is_dir() {
+            layout2
+        } else {
+            table.join(".hoodie")
+        };
+        let names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
+        let completed = |ts: &str| {
+            names
+                .iter()
+                .any(|n| n == &format!("{ts}.commit") || n.starts_with(&format!("{ts}_")))
+        };
         names.iter().any(|n| {
             n.strip_suffix(".inflight")
-                .is_some_and(|ts| !ts.contains('.') && !names.contains(&format!("{ts}.commit")))
+                .is_some_and(|ts| !ts.contains('.') && !completed(ts))
         })
     }
 

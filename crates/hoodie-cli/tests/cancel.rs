@@ -61,7 +61,14 @@ fn wait_for_inflight(table: &Path, child: &mut Child) -> String {
 
 /// Instant times with a requested or inflight file and no completed one.
 fn pending_instants(table: &Path) -> Vec<String> {
-    let timeline: Vec<String> = files(&table.join(".hoodie"))
+    // the timeline of layout 2 (versions 8 and 9) is `.hoodie/timeline`, of version 6 `.hoodie`
+    let layout2 = table.join(".hoodie/timeline");
+    let dir = if layout2.is_dir() {
+        layout2
+    } else {
+        table.join(".hoodie")
+    };
+    let timeline: Vec<String> = files(&dir)
         .into_iter()
         .filter(|f| !f.contains('/') && f.as_bytes()[0].is_ascii_digit())
         .collect();
@@ -75,7 +82,11 @@ fn pending_instants(table: &Path) -> Vec<String> {
                 "inflight" => "commit",
                 action => action,
             };
-            !timeline.contains(&format!("{ts}.{action}"))
+            // completed as `T.action` on version 6, `T_C.action` on 8 and 9
+            !timeline.iter().any(|f| {
+                f == &format!("{ts}.{action}")
+                    || (f.starts_with(&format!("{ts}_")) && f.ends_with(&format!(".{action}")))
+            })
         })
         .cloned()
         .collect();

@@ -81,7 +81,7 @@ fn archive_spec(min: usize, max: usize) -> ArchiveSpec {
 /// A copy-on-write table at `loc` with six commits in two partitions, archived only when
 /// asked (and never cleaned).
 async fn six_commits(tmp: &std::path::Path, loc: &std::path::Path) -> HoodieContext {
-    let create = "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', 'hoodie.clean.automatic' = 'false', 'hoodie.archive.automatic' = 'false')";
+    let create = "CREATE TABLE t (id INT, v STRING, p STRING) USING hudi PARTITIONED BY (p) TBLPROPERTIES (primaryKey = 'id', 'hoodie.clean.automatic' = 'false', 'hoodie.archive.automatic' = 'false', 'hoodie.write.table.version' = '6')";
     let ctx = session_with_table(tmp, None, create, loc).await;
     ctx.run("INSERT INTO t VALUES (1, 'a', 'x'), (2, NULL, 'y')")
         .await
@@ -278,7 +278,7 @@ async fn an_archival_that_fails_anywhere_leaves_the_table_readable_and_the_next_
 async fn writes_archive_merge_on_read_tables_with_their_compactions() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let create = "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline.max.delta.commits' = '2', 'hoodie.cleaner.commits.retained' = '1', 'hoodie.keep.min.commits' = '2', 'hoodie.keep.max.commits' = '3')";
+    let create = "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline.max.delta.commits' = '2', 'hoodie.cleaner.commits.retained' = '1', 'hoodie.keep.min.commits' = '2', 'hoodie.keep.max.commits' = '3', 'hoodie.write.table.version' = '6')";
     let ctx = session_with_table(tmp.path(), None, create, &loc).await;
     ctx.run("INSERT INTO t VALUES (1, 'a'), (2, NULL)")
         .await

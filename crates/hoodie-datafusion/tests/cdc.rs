@@ -55,7 +55,7 @@ async fn a_rewrite_logs_its_changes_beside_the_new_base_file() {
     let tmp = tempfile::tempdir().unwrap();
     let ctx = ctx(tmp.path()).await;
     let t = tmp.path().join("wh").join("t");
-    ctx.run("CREATE TABLE t (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true')")
+    ctx.run("CREATE TABLE t (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true', 'hoodie.write.table.version' = '6')")
         .await
         .unwrap();
     let props = std::fs::read_to_string(t.join(".hoodie/hoodie.properties")).unwrap();
@@ -167,7 +167,7 @@ async fn merge_on_read_log_appends_write_no_cdc_log() {
 async fn a_cdc_read_of_one_commit_plans_the_file_groups_it_wrote() {
     let tmp = tempfile::tempdir().unwrap();
     let ctx = ctx(tmp.path()).await;
-    ctx.run("CREATE TABLE p (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true')")
+    ctx.run("CREATE TABLE p (id INT, v STRING, dt STRING) USING hudi PARTITIONED BY (dt) TBLPROPERTIES (primaryKey = 'id', 'hoodie.table.cdc.enabled' = 'true', 'hoodie.write.table.version' = '6')")
         .await
         .unwrap();
     ctx.run("INSERT INTO p VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', 'z')")
@@ -201,7 +201,7 @@ async fn a_log_after_a_cdc_log_takes_the_next_version() {
     let tmp = tempfile::tempdir().unwrap();
     let ctx = ctx(tmp.path()).await;
     let t = tmp.path().join("wh").join("f");
-    ctx.run("CREATE TABLE f (id INT, v STRING, ts BIGINT) USING hudi TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', type = 'mor', primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true')")
+    ctx.run("CREATE TABLE f (id INT, v STRING, ts BIGINT) USING hudi TBLPROPERTIES ('hoodie.spark.sql.insert.into.operation' = 'upsert', type = 'mor', primaryKey = 'id', preCombineField = 'ts', 'hoodie.table.cdc.enabled' = 'true', 'hoodie.write.table.version' = '6')")
         .await
         .unwrap();
     ctx.run("INSERT INTO f VALUES (1, 'a', 1)").await.unwrap();

@@ -34,7 +34,8 @@ fn data_files(loc: &std::path::Path) -> Vec<String> {
 async fn merge_on_read_slices_go_with_their_logs_and_the_timeline_holds_java_avro() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
-    let create = "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline.max.delta.commits' = '1', 'hoodie.cleaner.commits.retained' = '1')";
+    // version 6: a log names its slice's base instant (version 9 names its own deltacommit's)
+    let create = "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id', 'hoodie.compact.inline.max.delta.commits' = '1', 'hoodie.cleaner.commits.retained' = '1', 'hoodie.write.table.version' = '6')";
     let ctx = session_with_table(tmp.path(), None, create, &loc).await;
     ctx.run("INSERT INTO t VALUES (1, 'a'), (2, NULL)")
         .await

@@ -61,7 +61,11 @@ async fn statement_reads(props: &str, statement: &str, opened_by_statement: bool
     }
     ctx.run(statement).await.unwrap();
     let gets = store.parquet_gets.lock().unwrap().clone();
-    let timeline = format!("{}/.hoodie", storage.base());
+    // the timeline folder: `.hoodie/timeline` on versions 8 and 9, `.hoodie` on 6
+    let timeline = match common::timeline_dir(&loc).ends_with("timeline") {
+        true => format!("{}/.hoodie/timeline", storage.base()),
+        false => format!("{}/.hoodie", storage.base()),
+    };
     let timeline_listings = store
         .listed_dirs
         .lock()

@@ -113,7 +113,7 @@ async fn time_travel_past_a_write_that_has_not_completed_fails() {
         .await
         .unwrap();
     // a write that started (requested and inflight) and never completed
-    let hoodie = tmp.path().join("wh/p/.hoodie");
+    let hoodie = common::timeline_dir(&tmp.path().join("wh/p"));
     for f in [
         "20991231000000000.commit.requested",
         "20991231000000000.inflight",

@@ -15,6 +15,15 @@ use common::{cells, counted_table, register_recorded, register_recorded_table};
 use hoodie_format::fs_view::TableListing;
 use hoodie_format::storage::TableStorage;
 
+/// The timeline folder a reader lists: `.hoodie/timeline` on versions 8 and 9, `.hoodie` on 6.
+fn timeline_path(storage: &TableStorage, loc: &std::path::Path) -> String {
+    let dir = common::timeline_dir(loc);
+    match dir.ends_with("timeline") {
+        true => format!("{}/.hoodie/timeline", storage.base()),
+        false => format!("{}/.hoodie", storage.base()),
+    }
+}
+
 /// The listings of `.hoodie/` made by opening the table at `loc` and running `statement` on
 /// it (as table `f`), after `setup` statements on it (as `t`); and the session.
 async fn timeline_listings(props: &str, setup: &[&str], statement: &str) -> usize {
@@ -30,7 +39,7 @@ async fn timeline_listings(props: &str, setup: &[&str], statement: &str) -> usiz
         cells(&ctx, "SELECT id, v FROM t WHERE id = 2").await,
         [["2", "u"]]
     );
-    let timeline = format!("{}/.hoodie", storage.base());
+    let timeline = timeline_path(&storage, &loc);
     let dirs = store.listed_dirs.lock().unwrap().clone();
     let n = dirs.iter().filter(|d| **d == timeline).count();
     // a clean due after the statement (the only case with cleaner settings) did run
@@ -46,6 +55,8 @@ async fn timeline_listings(props: &str, setup: &[&str], statement: &str) -> usiz
 async fn a_write_lists_the_timeline_once_to_open_read_and_start() {
     let update = "UPDATE f SET v = 'u' WHERE id = 2";
     assert_eq!(timeline_listings("", &[], update).await, 1);
+    let v6 = ", 'hoodie.write.table.version' = '6'";
+    assert_eq!(timeline_listings(v6, &[], update).await, 1, "version 6");
     assert_eq!(
         timeline_listings(", type = 'mor'", &[], update).await,
         1,
@@ -72,7 +83,7 @@ async fn a_statement_after_the_first_lists_the_timeline_again() {
     let tmp = tempfile::tempdir().unwrap();
     let (ctx, loc) = counted_table(tmp.path(), "").await;
     let (storage, store) = register_recorded(&ctx, "f", &loc).await;
-    let timeline = format!("{}/.hoodie", storage.base());
+    let timeline = timeline_path(&storage, &loc);
     let listings = || {
         let dirs = store.listed_dirs.lock().unwrap().clone();
         dirs.iter().filter(|d| **d == timeline).count()
@@ -94,9 +105,11 @@ async fn a_write_after_a_failed_one_lists_again_to_roll_it_back() {
     // a failed write's inflight instant (as a killed writer leaves it) is on the read's listing
     let tmp = tempfile::tempdir().unwrap();
     let (ctx, loc) = counted_table(tmp.path(), "").await;
-    let inflight = loc.join(".hoodie/20200101000000000.inflight");
-    std::fs::write(loc.join(".hoodie/20200101000000000.commit.requested"), b"").unwrap();
-    std::fs::write(&inflight, b"{}").unwrap();
+    // (a commit's inflight file is `T.inflight` on every version)
+    let dir = common::timeline_dir(&loc);
+    let inflight = dir.join("20200101000000000.inflight");
+    std::fs::write(dir.join("20200101000000000.commit.requested"), b"").unwrap();
+    std::fs::write(&inflight, b"").unwrap();
     let (storage, store) = register_recorded(&ctx, "f", &loc).await;
     ctx.run("UPDATE f SET v = 'u' WHERE id = 2").await.unwrap();
     assert!(!inflight.exists(), "the failed write was rolled back");
@@ -104,7 +117,7 @@ async fn a_write_after_a_failed_one_lists_again_to_roll_it_back() {
         cells(&ctx, "SELECT id, v FROM t ORDER BY id").await,
         [["1", "a"], ["2", "u"], ["3", "c"]]
     );
-    let timeline = format!("{}/.hoodie", storage.base());
+    let timeline = timeline_path(&storage, &loc);
     let dirs = store.listed_dirs.lock().unwrap().clone();
     // open (and read), then the start lists again (and once more after its rollback)
     assert!(
@@ -151,7 +164,7 @@ async fn a_write_between_the_open_and_the_first_read_is_seen() {
         cells(&ctx, "SELECT id, v FROM f ORDER BY id").await,
         [["1", ""], ["2", ""]]
     );
-    let timeline = format!("{}/.hoodie", storage.base());
+    let timeline = timeline_path(&storage, &loc);
     let dirs = store.listed_dirs.lock().unwrap().clone();
     assert_eq!(
         dirs.iter().filter(|d| **d == timeline).count(),
@@ -269,7 +282,9 @@ async fn the_kept_listing_is_the_table_s_files_after_every_kind_of_write() {
             .iter()
             .any(|f| f.ends_with(".compaction.requested"));
         assert_eq!(compacted, props.contains("mor"), "{props}");
-        let archived = loc.join(".hoodie/archived").exists();
+        // version 6 archives into `.hoodie/archived`, 8 and 9 into the LSM history
+        let archived =
+            loc.join(".hoodie/archived").exists() || loc.join(".hoodie/timeline/history").exists();
         assert_eq!(archived, props.contains("keep.max"), "{props}");
     }
 }

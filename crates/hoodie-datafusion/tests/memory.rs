@@ -16,7 +16,7 @@ const WIDE_INSERT: &str = "INSERT INTO t SELECT id, repeat('x', 200) AS v, 1 AS 
      FROM (SELECT unnest(range(1, 20001)) AS id)";
 
 fn completed_commits(loc: &std::path::Path) -> usize {
-    std::fs::read_dir(loc.join(".hoodie"))
+    std::fs::read_dir(common::timeline_dir(loc))
         .unwrap()
         .filter(|e| {
             let name = e.as_ref().unwrap().file_name();
@@ -189,7 +189,7 @@ async fn a_merge_in_one_pass_that_does_not_fit_says_what_to_set() {
         count(&ctx, "SELECT count(*) FROM t WHERE ts = 1").await,
         20000
     );
-    let instants = std::fs::read_dir(loc.join(".hoodie"))
+    let instants = std::fs::read_dir(common::timeline_dir(&loc))
         .unwrap()
         .filter(|e| {
             let name = e.as_ref().unwrap().file_name();

@@ -28,13 +28,20 @@ fn longs(b: &RecordBatch, col: &str) -> Vec<i64> {
         .to_vec()
 }
 
+/// The requested time of a completed instant's name without its action: `T` (version 6) or
+/// `T_C` (8 and 9).
+fn requested_time(name: &str) -> String {
+    name.split('_').next().unwrap_or(name).to_string()
+}
+
 /// The requested times of the completed commits on disk, oldest first.
 fn commits_on_disk(table: &std::path::Path) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(table.join(".hoodie"))
+    let mut out: Vec<String> = std::fs::read_dir(common::timeline_dir(table))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().to_string())
-        .filter_map(|n| n.strip_suffix(".commit").map(str::to_string))
+        // `T.commit` on version 6, `T_C.commit` on 8 and 9
+        .filter_map(|n| n.strip_suffix(".commit").map(requested_time))
         .collect();
     out.sort();
     out
@@ -118,12 +125,12 @@ async fn timeline_file_views_and_stats_describe_the_table() {
     ctx.run("SCHEDULE COMPACTION ON m").await.unwrap();
     let dir = tmp.path().join("wh").join("m");
     let deltas: Vec<String> = {
-        let mut v: Vec<String> = std::fs::read_dir(dir.join(".hoodie"))
+        let mut v: Vec<String> = std::fs::read_dir(common::timeline_dir(&dir))
             .unwrap()
             .flatten()
             .filter_map(|e| {
                 let n = e.file_name().to_string_lossy().to_string();
-                n.strip_suffix(".deltacommit").map(str::to_string)
+                n.strip_suffix(".deltacommit").map(requested_time)
             })
             .collect();
         v.sort();

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use hoodie_datafusion::{HoodieConfig, HoodieContext, HoodieError, StatementOutput};
 
+mod common;
+
 async fn context(dir: &Path) -> HoodieContext {
     HoodieContext::new(HoodieConfig::new(dir.join("wh")))
         .await
@@ -119,7 +121,7 @@ const TABLE: &str = "CREATE TABLE t (id BIGINT, v STRING, ts INT) USING hudi \
 
 /// Instant files of writes that began and never completed.
 fn pending(table: &Path) -> Vec<String> {
-    let names: Vec<String> = std::fs::read_dir(table.join(".hoodie"))
+    let names: Vec<String> = std::fs::read_dir(common::timeline_dir(table))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -137,7 +139,7 @@ fn pending(table: &Path) -> Vec<String> {
             } else {
                 action
             };
-            !names.contains(&format!("{ts}.{action}"))
+            !common::completed_in(&names, ts, action)
         })
         .cloned()
         .collect()

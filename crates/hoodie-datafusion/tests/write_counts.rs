@@ -198,7 +198,7 @@ async fn an_overwrite_requests_its_replacecommit_in_avro() {
         kinds(changed(&ctx, "INSERT OVERWRITE t VALUES (2, 'b')").await),
         counts(1, 0, 0)
     );
-    let mut requested: Vec<_> = std::fs::read_dir(loc.join(".hoodie"))
+    let mut requested: Vec<_> = std::fs::read_dir(common::timeline_dir(&loc))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().ends_with(".requested"))

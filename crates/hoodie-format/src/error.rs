@@ -93,6 +93,9 @@ pub enum FormatError {
     /// A compaction that cannot be scheduled or run.
     #[error("{0}")]
     CompactionRefused(#[from] crate::refusal::CompactionRefusal),
+    /// A table upgrade that cannot be made.
+    #[error("{0}")]
+    UpgradeRefused(#[from] crate::refusal::UpgradeRefusal),
     /// A rollback or savepoint the timeline does not allow.
     #[error("{0}")]
     TimelineRefused(#[from] crate::refusal::TimelineRefusal),

@@ -41,6 +41,7 @@ pub(crate) mod table;
 pub mod table_config;
 mod tasks;
 pub mod timeline;
+pub mod upgrade;
 pub mod write;
 
 pub use error::{FormatError, Result};

@@ -162,7 +162,7 @@ impl NewTable {
 }
 
 /// The version of a table created without `hoodie.write.table.version`.
-pub const DEFAULT_VERSION: u32 = 6;
+pub const DEFAULT_VERSION: u32 = 9;
 
 /// Checks a bucket index's hash fields (`hoodie.bucket.index.hash.field`, the record key
 /// fields when `None`) against the table's record key fields: they must be among them, so a

@@ -170,3 +170,36 @@ pub enum OptionConflict {
         min: usize,
     },
 }
+
+/// A table upgrade (`CALL upgrade_table`) that cannot be made; nothing was changed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpgradeRefusal {
+    /// A version below the table's: a downgrade.
+    #[error("the table is at version {from}; hoodie does not downgrade tables yet (to {to}): Hudi 1.x's downgrade_table does")]
+    Downgrade {
+        /// The table's version.
+        from: u32,
+        /// The version asked for.
+        to: u32,
+    },
+    /// A version hoodie cannot upgrade to.
+    #[error("hoodie upgrades tables to version 8 or 9, not {to}")]
+    Version {
+        /// The version asked for.
+        to: u32,
+    },
+    /// A version 6 table with an archived timeline, which the upgrade would have to convert.
+    #[error("not supported yet: upgrading {location}, whose timeline has archived instants (.hoodie/archived), to version 8 or 9; Spark with Hudi 1.x upgrades it (any write with hoodie.write.auto.upgrade = true)")]
+    ArchivedTimeline {
+        /// The table.
+        location: String,
+    },
+    /// A payload class of the table's own, which only a Hudi writer with it can map to a
+    /// merge mode.
+    #[error("not supported yet: upgrading a table with the custom payload class {class} (hoodie knows event-time and commit-time ordering only)")]
+    CustomPayload {
+        /// The class.
+        class: String,
+    },
+}

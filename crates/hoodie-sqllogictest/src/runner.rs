@@ -61,14 +61,12 @@ impl Engine {
         }
     }
 
-    /// Every label its records answer to: the engine's, and `v<N>` for a run that creates
-    /// tables of version N.
+    /// Every label its records answer to: the engine's, and on hoodie `v<N>` for the version N
+    /// its tables are created with (hoodie's default when the run sets none).
     pub fn labels(&self) -> Vec<String> {
         let mut labels = vec![self.label().to_string()];
-        if let Self::Hoodie {
-            table_version: Some(v),
-        } = self
-        {
+        if let Self::Hoodie { table_version } = self {
+            let v = table_version.unwrap_or(hoodie_format::new_table::DEFAULT_VERSION);
             labels.push(format!("v{v}"));
         }
         labels

@@ -641,13 +641,24 @@ pub(super) async fn alter_properties(
         config.set(&key, v);
     }
     table.update_config(config).await?;
+    reregister(ctx, name, table).await?;
+    Ok(ctx.read_empty()?)
+}
+
+/// Registers `table` as `name` again in the session, in place of the provider opened before a
+/// change of its `hoodie.properties` (ALTER TABLE, an upgrade).
+pub(super) async fn reregister(
+    ctx: &SessionContext,
+    name: &str,
+    table: hoodie_format::HudiTable,
+) -> Result<()> {
     let warehouse = warehouse(ctx)?;
     let managed = warehouse.is_managed(table.storage().location());
     let _ = ctx.deregister_table(TableReference::bare(name))?;
     warehouse.deregister_table(name)?;
     let provider = HudiTableProvider::try_new(name, table).await?;
     register(ctx, &warehouse, name, provider, managed)?;
-    Ok(ctx.read_empty()?)
+    Ok(())
 }
 
 /// `SHOW PARTITIONS t`.

@@ -11,6 +11,26 @@ use hoodie_format::fs_view::{BaseFile, FileSlice};
 use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
+/// The folder holding the table's timeline: `.hoodie/timeline` on versions 8 and 9 (layout 2),
+/// `.hoodie` on version 6.
+pub fn timeline_dir(loc: &Path) -> PathBuf {
+    let layout2 = loc.join(".hoodie/timeline");
+    if layout2.is_dir() {
+        layout2
+    } else {
+        loc.join(".hoodie")
+    }
+}
+
+/// Whether the timeline file names hold `ts` completed as `action`: `<ts>.<action>` on version
+/// 6, `<ts>_<completion>.<action>` on 8 and 9.
+pub fn completed_in(names: &[String], ts: &str, action: &str) -> bool {
+    names.iter().any(|n| {
+        n == &format!("{ts}.{action}")
+            || (n.starts_with(&format!("{ts}_")) && n.ends_with(&format!(".{action}")))
+    })
+}
+
 /// The rows `sql` returns, each cell as Arrow displays it (NULL as the empty string).
 pub async fn cells(ctx: &HoodieContext, sql: &str) -> Vec<Vec<String>> {
     let StatementOutput::Rows { batches, .. } = ctx.run(sql).await.unwrap() else {

@@ -147,6 +147,11 @@ async fn archive_files(table: &HudiTable) -> Result<Vec<(String, u32)>> {
     Ok(files)
 }
 
+/// Whether a table of version 6 has archived instants (archive files under `.hoodie/archived`).
+pub(crate) async fn has_layout_1_archive(table: &HudiTable) -> Result<bool> {
+    Ok(!archive_files(table).await?.is_empty())
+}
+
 /// The archived timeline: every archived instant state once, oldest first (on table versions
 /// 8 and 9 each action's completed state, and a clean's or compaction's plan as its requested
 /// state).

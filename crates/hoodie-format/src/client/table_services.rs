@@ -144,6 +144,17 @@ impl TableServices {
         locked(&self.table, &self.concurrency, work).await
     }
 
+    /// Upgrades the table to version `to` (8 or 9) as Hudi's `upgrade_table` does; `metadata`
+    /// says what to do with a metadata table a Spark writer left.
+    pub async fn upgrade(
+        &self,
+        to: u32,
+        metadata: crate::metadata_table::MetadataTableRule,
+    ) -> Result<crate::upgrade::Upgrade> {
+        let work = crate::upgrade::upgrade_table(&self.table, to, metadata);
+        locked(&self.table, &self.concurrency, work).await
+    }
+
     /// Restores the table to the savepoint at `instant`: every later write rolled back.
     pub async fn restore_to_savepoint(&self, instant: &str) -> Result<String> {
         let work = savepoint::restore_to_savepoint(&self.table, instant, &self.concurrency);

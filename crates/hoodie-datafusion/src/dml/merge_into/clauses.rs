@@ -314,6 +314,8 @@ mod tests {
         new.record_keys = vec!["id".into()];
         new.ordering_field = Some("ts".into());
         new.merge_mode = MergeMode::EventTimeOrdering;
+        // version 6: merge-on-read without partial updates
+        new.version = 6;
         TableConfig::from_properties(new.properties().unwrap()).unwrap()
     }
 

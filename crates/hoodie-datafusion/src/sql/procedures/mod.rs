@@ -124,6 +124,8 @@ const PROCEDURES: &[(&str, &[Param])] = &[
             opt("path"),
         ],
     ),
+    ("upgrade_table", &[req("table"), req("to_version")]),
+    ("downgrade_table", &[req("table"), req("to_version")]),
     (
         "rollback_to_instant",
         &[opt("table"), req("instant_time"), opt("path")],
@@ -322,6 +324,7 @@ async fn run(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
         "run_clean" => clean::run_clean(ctx, args).await,
         "show_cleans" => clean::show_cleans(ctx, args).await,
         "rollback_to_instant" => repair::rollback_to_instant(ctx, args).await,
+        "upgrade_table" | "downgrade_table" => repair::upgrade_table(ctx, args).await,
         "create_savepoint" => repair::create_savepoint(ctx, args).await,
         "show_savepoints" => repair::show_savepoints(ctx, args).await,
         "delete_savepoint" => repair::delete_savepoint(ctx, args).await,

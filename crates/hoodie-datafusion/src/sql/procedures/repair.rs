@@ -12,7 +12,7 @@ use hoodie_format::client::TableServices;
 use hoodie_format::{savepoint, HudiTable};
 
 use super::{target, Args};
-use crate::error::Result;
+use crate::error::{HoodieError, ProcedureError, Result};
 
 /// A one-row result of one boolean column `name`, `true`.
 fn done(ctx: &SessionContext, name: &str) -> Result<DataFrame> {
@@ -83,4 +83,29 @@ pub(super) async fn rollback_to_savepoint(ctx: &SessionContext, args: &Args) -> 
         .restore_to_savepoint(instant(args, "instant_time"))
         .await?;
     done(ctx, "rollback_savepoint_result")
+}
+
+/// `CALL upgrade_table(table, to_version)` (and `downgrade_table`, the same procedure in
+/// Hudi): upgrades the table to version 8 or 9 (`EIGHT`, `NINE` or the number) as Hudi's
+/// upgrade handlers do, then opens it again in the session; `result` is true. A downgrade, or
+/// what hoodie cannot upgrade, is refused with the reason (Hudi logs it and returns false).
+pub(super) async fn upgrade_table(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
+    let table = target(ctx, args).await?;
+    let given = args.get("to_version").unwrap_or_default();
+    let to = hoodie_format::upgrade::parse_version(given).ok_or_else(|| {
+        HoodieError::from(ProcedureError::BadValue {
+            procedure: args.procedure.to_string(),
+            argument: "to_version".into(),
+            expected: "a table version (SIX, EIGHT, NINE or its number)",
+            value: given.to_string(),
+        })
+    })?;
+    let options =
+        hoodie_format::write::WriteOptions::new(super::call_options(ctx, args)?, table.config());
+    let metadata = hoodie_format::metadata_table::MetadataTableRule::resolve(|k| options.get(k))?;
+    services(ctx, args, &table)?.upgrade(to, metadata).await?;
+    let name = args.get("table").unwrap_or_default();
+    let upgraded = HudiTable::open(table.storage().clone()).await?;
+    crate::sql::ddl::reregister(ctx, name, upgraded).await?;
+    done(ctx, "result")
 }

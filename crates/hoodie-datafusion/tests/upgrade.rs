@@ -1,0 +1,257 @@
+//! `CALL upgrade_table`: tables of version 6 upgraded to 8 and 9 as Hudi's upgrade handlers
+//! do. The table reads the same rows at every commit after as before, its timeline is in
+//! `.hoodie/timeline/` with completion times and Avro commit metadata, writes and table
+//! services go on at the new version, and an upgrade that fails at any write leaves the table
+//! readable (as the old version or the new) and the next one finishes it.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::failing::FailingStore;
+use common::{cells, copy_dir, files_under, reader, session_with_table};
+use hoodie_datafusion::HoodieContext;
+use hoodie_format::client::TableServices;
+use hoodie_format::concurrency::ConcurrencySpec;
+use hoodie_format::metadata_table::MetadataTableRule;
+use hoodie_format::storage::TableStorage;
+use hoodie_format::HudiTable;
+
+/// A version 6 table `t` at `loc` (`props` added to its properties) after an insert, an
+/// update, a delete and a merge: four commits (deltacommits on merge-on-read).
+async fn version_6_table(
+    tmp: &std::path::Path,
+    loc: &std::path::Path,
+    props: &str,
+) -> HoodieContext {
+    let create = format!(
+        "CREATE TABLE t (id INT, name STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) \
+         TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', \
+         'hoodie.write.table.version' = '6'{props})"
+    );
+    let ctx = session_with_table(tmp, None, &create, loc).await;
+    for s in [
+        "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'y'), (3, 'c', 1, 'x')",
+        "UPDATE t SET name = 'B', ts = 2 WHERE id = 2",
+        "DELETE FROM t WHERE id = 3",
+        "MERGE INTO t USING (SELECT 1 AS id, 'A' AS name, 3 AS ts, 'x' AS dt UNION ALL \
+         SELECT 4, 'd', 1, 'z') s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+    ] {
+        ctx.run(s).await.unwrap();
+    }
+    ctx
+}
+
+const ROWS: &str = "SELECT id, name, ts, dt, _hoodie_commit_time FROM t ORDER BY id";
+
+/// The table's rows as of each of its commits, and now.
+async fn history(ctx: &HoodieContext) -> Vec<Vec<Vec<String>>> {
+    let commits = cells(ctx, "CALL show_commits(table => 't', limit => 100)").await;
+    let mut out = Vec::new();
+    for c in commits.iter().rev() {
+        let sql = format!(
+            "SELECT id, name, ts, dt FROM t TIMESTAMP AS OF '{}' ORDER BY id",
+            c[0]
+        );
+        out.push(cells(ctx, &sql).await);
+    }
+    out.push(cells(ctx, ROWS).await);
+    out
+}
+
+fn properties(loc: &std::path::Path) -> String {
+    std::fs::read_to_string(loc.join(".hoodie/hoodie.properties")).unwrap()
+}
+
+fn has(props: &str, line: &str) -> bool {
+    props.lines().any(|l| l == line)
+}
+
+#[tokio::test]
+async fn a_version_6_table_upgrades_to_9_and_reads_and_writes_as_before() {
+    for (props, mor) in [
+        ("", false),
+        (
+            ", type = 'mor', 'hoodie.compact.inline' = 'false', \
+             'hoodie.compact.inline.max.delta.commits' = '1'",
+            true,
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = tmp.path().join("t");
+        let ctx = version_6_table(tmp.path(), &loc, props).await;
+        if mor {
+            ctx.run("SCHEDULE COMPACTION ON t").await.unwrap();
+        }
+        let before = history(&ctx).await;
+        let commits = cells(&ctx, "CALL show_commits(table => 't', limit => 100)").await;
+        let result = cells(
+            &ctx,
+            "CALL upgrade_table(table => 't', to_version => 'NINE')",
+        )
+        .await;
+        assert_eq!(result, [["true"]], "{props}");
+        let p = properties(&loc);
+        for line in [
+            "hoodie.table.version=9",
+            "hoodie.table.initial.version=6",
+            "hoodie.timeline.layout.version=2",
+            "hoodie.timeline.path=timeline",
+            "hoodie.table.keygenerator.type=SIMPLE",
+            "hoodie.record.merge.mode=EVENT_TIME_ORDERING",
+        ] {
+            assert!(has(&p, line), "{props}: {line} in\n{p}");
+        }
+        // as Hudi 1.2's upgrade leaves it: the payload class retired, the ordering field named
+        assert!(has(&p, "hoodie.table.ordering.fields=ts"), "{p}");
+        assert!(!p.contains("hoodie.table.precombine.field"), "{p}");
+        assert!(!p.contains("hoodie.compaction.payload.class"), "{p}");
+        assert!(has(&p, "hoodie.table.legacy.payload.class=org.apache.hudi.common.model.DefaultHoodieRecordPayload"), "{p}");
+        // every instant moved: none left in .hoodie, each completed one named T_C.action
+        let top: Vec<String> = std::fs::read_dir(loc.join(".hoodie"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('2'))
+            .collect();
+        assert!(top.is_empty(), "{top:?}");
+        let moved = files_under(&loc.join(".hoodie/timeline"));
+        let action = if mor { "deltacommit" } else { "commit" };
+        for c in &commits {
+            let done = moved
+                .iter()
+                .find(|f| f.starts_with(&format!("{}_", c[0])) && f.ends_with(action))
+                .unwrap_or_else(|| panic!("{} in {moved:?}", c[0]));
+            let body = std::fs::read(loc.join(".hoodie/timeline").join(done)).unwrap();
+            assert!(body.starts_with(b"Obj\x01"), "{done} is Avro");
+        }
+        // the session reads the same table at every commit, and a new session too
+        assert_eq!(history(&ctx).await, before, "{props}");
+        let fresh = reader(tmp.path(), &loc).await;
+        assert_eq!(history(&fresh).await, before, "{props}: a new session");
+        assert_eq!(
+            cells(&ctx, "CALL show_commits(table => 't', limit => 100)")
+                .await
+                .len(),
+            commits.len()
+        );
+        // writes go on at version 9, and a compaction planned before the upgrade runs
+        ctx.run("UPDATE t SET name = 'z', ts = 9 WHERE id = 4")
+            .await
+            .unwrap();
+        if mor {
+            ctx.run("RUN COMPACTION ON t").await.unwrap();
+            assert!(moved.iter().any(|f| f.ends_with(".compaction.requested")));
+        }
+        assert_eq!(
+            cells(&ctx, "SELECT id, name FROM t ORDER BY id").await,
+            [["1", "A"], ["2", "B"], ["4", "z"]]
+        );
+        assert!(has(&properties(&loc), "hoodie.table.version=9"));
+        let now = files_under(&loc.join(".hoodie/timeline"));
+        assert!(now.len() > moved.len(), "{now:?}");
+    }
+}
+
+#[tokio::test]
+async fn version_8_then_9_and_what_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = version_6_table(tmp.path(), &loc, "").await;
+    let before = cells(&ctx, ROWS).await;
+    ctx.run("CALL upgrade_table(table => 't', to_version => 'EIGHT')")
+        .await
+        .unwrap();
+    let p = properties(&loc);
+    assert!(has(&p, "hoodie.table.version=8"), "{p}");
+    assert!(!p.contains("hoodie.table.format"), "{p}");
+    assert_eq!(cells(&ctx, ROWS).await, before);
+    let refused = [
+        ("SIX", "does not downgrade"),
+        ("TEN", "to version 8 or 9, not 10"),
+        ("eleven", "must be a table version"),
+    ];
+    for (to, why) in refused {
+        let sql = format!("CALL downgrade_table(table => 't', to_version => '{to}')");
+        let err = ctx.run(&sql).await.unwrap_err().to_string();
+        assert!(err.contains(why), "{to}: {err}");
+        assert_eq!(properties(&loc), p, "{to}: nothing changed");
+    }
+    ctx.run("CALL upgrade_table(table => 't', to_version => '9')")
+        .await
+        .unwrap();
+    assert!(has(&properties(&loc), "hoodie.table.version=9"));
+    // the same version again changes nothing
+    let p = properties(&loc);
+    ctx.run("CALL upgrade_table(table => 't', to_version => 'NINE')")
+        .await
+        .unwrap();
+    assert_eq!(properties(&loc), p);
+    assert_eq!(cells(&ctx, ROWS).await, before);
+}
+
+#[tokio::test]
+async fn a_table_with_archived_instants_is_refused_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let archive = ", 'hoodie.cleaner.commits.retained' = '1', \
+                   'hoodie.keep.min.commits' = '2', 'hoodie.keep.max.commits' = '3'";
+    let ctx = version_6_table(tmp.path(), &loc, archive).await;
+    for ts in 10..13 {
+        let sql = format!("UPDATE t SET ts = {ts} WHERE id = 1");
+        ctx.run(&sql).await.unwrap();
+    }
+    assert!(!files_under(&loc.join(".hoodie/archived")).is_empty());
+    let files = files_under(&loc);
+    let err = ctx
+        .run("CALL upgrade_table(table => 't', to_version => 'NINE')")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("archived instants"), "{err}");
+    assert_eq!(files_under(&loc), files);
+}
+
+/// An upgrade that fails at its n-th write or delete, for every n: the table reads the same
+/// rows at every commit (as version 6 before the properties switch, 9 after), and the next
+/// upgrade finishes it.
+#[tokio::test]
+async fn an_upgrade_that_fails_anywhere_leaves_the_table_readable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = tmp.path().join("template");
+    let ctx = version_6_table(tmp.path(), &template, "").await;
+    let before = history(&ctx).await;
+    let mut n = 1;
+    loop {
+        let loc = tmp.path().join(format!("run{n}"));
+        copy_dir(&template, &loc);
+        let storage = TableStorage::local(&loc).unwrap();
+        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
+        let table = HudiTable::open(storage.with_store(store)).await.unwrap();
+        let services = TableServices::new(&table, ConcurrencySpec::single_writer());
+        let failed = match services.upgrade(9, MetadataTableRule::Refuse).await {
+            Err(e) => {
+                assert!(e.to_string().contains("injected failure"), "{n}: {e}");
+                true
+            }
+            Ok(_) => false,
+        };
+        let read = reader(tmp.path(), &loc).await;
+        assert_eq!(history(&read).await, before, "after failing at {n}");
+        let table = HudiTable::open(storage.clone()).await.unwrap();
+        TableServices::new(&table, ConcurrencySpec::single_writer())
+            .upgrade(9, MetadataTableRule::Refuse)
+            .await
+            .unwrap();
+        let read = reader(tmp.path(), &loc).await;
+        assert_eq!(history(&read).await, before, "finished after {n}");
+        assert!(has(&properties(&loc), "hoodie.table.version=9"));
+        if !failed {
+            break;
+        }
+        n += 1;
+        assert!(n < 100);
+    }
+    assert!(n > 10, "the upgrade wrote {n} times");
+}

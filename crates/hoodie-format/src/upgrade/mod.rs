@@ -1,0 +1,111 @@
+//! Upgrading a table to a newer table version as Hudi's `upgrade_table` procedure and its
+//! upgrade handlers do, one step at a time: 6 to 8 (the timeline moves to layout 2 with
+//! completion times and Avro commit metadata, `hoodie.properties` gains the version 8 keys),
+//! then 8 to 9 (merge-on-read tables retire their payload class).
+//!
+//! The switch of `hoodie.properties` is the upgrade's commit point: before it the table reads
+//! as its old version (the new timeline folder is not read), after it as the new one (the old
+//! instant files, deleted last, are not read). An upgrade that stops anywhere leaves the table
+//! readable, and running it again finishes it.
+
+mod properties;
+mod timeline;
+
+use crate::archive::has_layout_1_archive;
+use crate::error::Result;
+use crate::metadata_table::{self, MetadataTableRule};
+use crate::refusal::UpgradeRefusal;
+use crate::table::HudiTable;
+use crate::write::rollback::rollback_failed_writes;
+
+/// What an upgrade did: the table's version before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Upgrade {
+    /// The version the table had.
+    pub from: u32,
+    /// The version it has now (`from` when it already had the version asked for).
+    pub to: u32,
+}
+
+/// Parses a version as Hudi's procedures take it: `HoodieTableVersion`'s names (`SIX`,
+/// `EIGHT`, `NINE`, any case) or the number.
+pub fn parse_version(text: &str) -> Option<u32> {
+    let t = text.trim();
+    let named = [
+        ("SIX", 6),
+        ("SEVEN", 7),
+        ("EIGHT", 8),
+        ("NINE", 9),
+        ("TEN", 10),
+    ];
+    named
+        .iter()
+        .find(|(n, _)| t.eq_ignore_ascii_case(n))
+        .map(|(_, v)| *v)
+        .or_else(|| t.parse().ok())
+}
+
+/// Upgrades the table at `table`'s storage to version `to` (8 or 9), as found there now (the
+/// caller holds the table lock under optimistic concurrency). Writes left pending are rolled
+/// back first, as Hudi's upgrade does. `metadata` is what to do with a metadata table a Spark
+/// writer left (hoodie cannot upgrade it).
+pub(crate) async fn upgrade_table(
+    table: &HudiTable,
+    to: u32,
+    metadata: MetadataTableRule,
+) -> Result<Upgrade> {
+    let current = HudiTable::open(table.storage().clone()).await?;
+    let from = current.config().version()?;
+    if to < from {
+        return Err(UpgradeRefusal::Downgrade { from, to }.into());
+    }
+    if ![8, 9].contains(&to) {
+        return Err(UpgradeRefusal::Version { to }.into());
+    }
+    if from >= 8 {
+        // what an upgrade from 6 that stopped after its commit point left
+        for f in timeline::layout_1_files(current.storage()).await? {
+            current.storage().delete(&f).await?;
+        }
+    }
+    if to == from {
+        return Ok(Upgrade { from, to });
+    }
+    metadata_table::enforce(&current, metadata).await?;
+    let storage = current.storage();
+    let mut config = current.config().clone();
+    let mut old_files = Vec::new();
+    if from == 6 {
+        if has_layout_1_archive(&current).await? {
+            return Err(UpgradeRefusal::ArchivedTimeline {
+                location: storage.location().to_string(),
+            }
+            .into());
+        }
+        rollback_failed_writes(&current, &current.timeline().await?).await?;
+        old_files = timeline::copy_to_layout_2(storage).await?;
+        config = properties::six_to_eight(&config)?;
+    }
+    if to == 9 {
+        config = properties::eight_to_nine(&config)?;
+    }
+    // the commit point
+    crate::properties_file::update(storage, &config).await?;
+    for f in old_files {
+        storage.delete(&f).await?;
+    }
+    Ok(Upgrade { from, to })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_by_hudi_name_or_number() {
+        assert_eq!(parse_version("NINE"), Some(9));
+        assert_eq!(parse_version("eight"), Some(8));
+        assert_eq!(parse_version(" 9 "), Some(9));
+        assert_eq!(parse_version("nine-ish"), None);
+    }
+}
