@@ -436,21 +436,27 @@ def properties_of(base):
 NAMED_KEYS = {"hoodie.table.name", "hoodie.table.checksum", "hoodie.table.create.schema"}
 
 
-def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time):
+def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, archived=False):
     """hoodie's CALL upgrade_table against Spark's upgrade: two copies of one version 6 table
     hoodie wrote; Spark's first write (defaults: auto upgrade) upgrades one, hoodie's
-    upgrade_table the other. The upgrade keys of hoodie.properties match, Spark reads
+    upgrade_table the other. Both leave the same hoodie.properties, Spark reads
     hoodie's upgraded table with the rows hoodie reads, writes onto it with no further change
-    of version, and hoodie reads Spark's write."""
+    of version, and hoodie reads Spark's write. With `archived` the version 6 table has archived
+    commits, which both upgrades move into the LSM history: Spark lists the same archived
+    commits on both copies, and hoodie lists them as Spark does."""
     case = Case("a", ttype, partitioned, event_time, f"{tag}_up")
     twin = Case("a", ttype, partitioned, event_time, f"{tag}_upspark")
     base, twin_base = os.path.join(warehouse, case.name), os.path.join(warehouse, twin.name)
     print(f"-- {case} upgraded by hoodie and by Spark", flush=True)
-    hoodie(binary, warehouse, [
+    keep = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+            "hoodie.cleaner.commits.retained": "1"} if archived else {}
+    hoodie(binary, warehouse, [f"SET {k} = {v}" for k, v in keep.items()] + [
         case.create(),
         f"INSERT INTO {case.name} VALUES {case.values([(1, 'a', 10.0, 10, 'a'), (2, 'b', 20.0, 10, 'b')])}",
         f"UPDATE {case.name} SET name = 'B', ts = 11 WHERE id = 2",
-    ])
+    ] + [f"UPDATE {case.name} SET price = {i}.0, ts = {20 + i} WHERE id = 1" for i in range(5 if archived else 0)])
+    if archived:
+        check(f"{case}: hoodie archived commits of version 6", os.path.isdir(os.path.join(base, ".hoodie", "archived")))
     shutil.copytree(base, twin_base)
     spark.sql("RESET")
     spark.sql("SET hoodie.metadata.enable=false")
@@ -463,6 +469,12 @@ def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time):
             if k not in NAMED_KEYS and mine.get(k) != spark_props.get(k)}
     check(f"{case}: hoodie's upgrade leaves hoodie.properties as Spark's does", not diff, f"hoodie vs Spark: {diff}")
     spark.sql(f"CREATE TABLE {case.name} USING hudi LOCATION '{base}'")
+    if archived:
+        mine, theirs = archived_by_spark(spark, case.name), archived_by_spark(spark, twin.name)
+        check(f"{case}: Spark lists the archived commits of hoodie's upgrade as of its own",
+              mine == theirs and len(mine) > 0, f"hoodie's upgrade {mine}, Spark's {theirs}")
+        h = archived_by_hoodie(binary, warehouse, case.name)
+        check(f"{case}: hoodie lists them as Spark does", h == mine, f"hoodie {h}, Spark {mine}")
     h, s = hoodie_read(binary, warehouse, case), spark_read(spark, case)
     check(f"{case}: Spark reads hoodie's upgraded table as hoodie does", h == s and len(h) == 2, differ(h, s))
     spark.sql(f"INSERT INTO {case.name} VALUES {case.values([(3, 'c', 30.0, 12, 'a')])}")
@@ -513,9 +525,10 @@ def main():
         history_case(binary, spark, warehouse, tag)
     except (RuntimeError, SparkError) as e:
         check("the history case runs to the end", False, str(e)[:2000])
-    for ttype, partitioned, event_time in (("cow", True, True), ("mor", False, False), ("mor", True, True)):
+    for ttype, partitioned, event_time, archived in (("cow", True, True, True), ("mor", False, False, False),
+                                                     ("mor", True, True, True)):
         try:
-            upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time)
+            upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, archived)
         except (RuntimeError, SparkError) as e:
             check(f"the {ttype} upgrade case runs to the end", False, str(e)[:2000])
     print(f"turns: {len(passed)} passed, {len(known_)} known differences, {len(failed)} failed "

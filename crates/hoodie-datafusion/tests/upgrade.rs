@@ -2,7 +2,8 @@
 //! do. The table reads the same rows at every commit after as before, its timeline is in
 //! `.hoodie/timeline/` with completion times and Avro commit metadata, writes and table
 //! services go on at the new version, and an upgrade that fails at any write leaves the table
-//! readable (as the old version or the new) and the next one finishes it.
+//! readable (as the old version or the new) and the next one finishes it. The archived timeline
+//! of version 6 moves into the LSM history.
 
 mod common;
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use common::failing::FailingStore;
 use common::{cells, copy_dir, files_under, reader, session_with_table};
 use hoodie_datafusion::HoodieContext;
+use hoodie_format::archive::ArchiveSpec;
 use hoodie_format::client::TableServices;
 use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::metadata_table::MetadataTableRule;
@@ -45,7 +47,7 @@ async fn version_6_table(
 
 const ROWS: &str = "SELECT id, name, ts, dt, _hoodie_commit_time FROM t ORDER BY id";
 
-/// The table's rows as of each of its commits, and now.
+/// The table's rows as of each of its active commits, and now.
 async fn history(ctx: &HoodieContext) -> Vec<Vec<Vec<String>>> {
     let commits = cells(ctx, "CALL show_commits(table => 't', limit => 100)").await;
     let mut out = Vec::new();
@@ -54,7 +56,11 @@ async fn history(ctx: &HoodieContext) -> Vec<Vec<Vec<String>>> {
             "SELECT id, name, ts, dt FROM t TIMESTAMP AS OF '{}' ORDER BY id",
             c[0]
         );
-        out.push(cells(ctx, &sql).await);
+        // a commit the cleaner passed is refused, the same before an upgrade and after
+        match ctx.run(&sql).await {
+            Ok(_) => out.push(cells(ctx, &sql).await),
+            Err(e) => out.push(vec![vec![e.to_string()]]),
+        }
     }
     out.push(cells(ctx, ROWS).await);
     out
@@ -191,26 +197,51 @@ async fn version_8_then_9_and_what_is_refused() {
     assert_eq!(cells(&ctx, ROWS).await, before);
 }
 
-#[tokio::test]
-async fn a_table_with_archived_instants_is_refused_untouched() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
+const ARCHIVED: &str = "CALL show_archived_commits(table => 't', start_ts => '000', \
+                        end_ts => '99999999999999999', limit => 1000)";
+
+/// A version 6 table whose oldest commits were archived into `.hoodie/archived`.
+async fn archived_table(tmp: &std::path::Path, loc: &std::path::Path) -> HoodieContext {
     let archive = ", 'hoodie.cleaner.commits.retained' = '1', \
                    'hoodie.keep.min.commits' = '2', 'hoodie.keep.max.commits' = '3'";
-    let ctx = version_6_table(tmp.path(), &loc, archive).await;
+    let ctx = version_6_table(tmp, loc, archive).await;
     for ts in 10..13 {
         let sql = format!("UPDATE t SET ts = {ts} WHERE id = 1");
         ctx.run(&sql).await.unwrap();
     }
     assert!(!files_under(&loc.join(".hoodie/archived")).is_empty());
-    let files = files_under(&loc);
-    let err = ctx
-        .run("CALL upgrade_table(table => 't', to_version => 'NINE')")
+    ctx
+}
+
+#[tokio::test]
+async fn archived_instants_move_into_the_lsm_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = archived_table(tmp.path(), &loc).await;
+    let archived = cells(&ctx, ARCHIVED).await;
+    assert!(archived.len() >= 3, "{archived:?}");
+    let before = history(&ctx).await;
+    ctx.run("CALL upgrade_table(table => 't', to_version => 'NINE')")
         .await
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("archived instants"), "{err}");
-    assert_eq!(files_under(&loc), files);
+        .unwrap();
+    let lsm = files_under(&loc.join(".hoodie/timeline/history"));
+    assert!(lsm.iter().any(|f| f.ends_with("_0.parquet")), "{lsm:?}");
+    assert!(lsm.contains(&"_version_".to_string()), "{lsm:?}");
+    // the same archived commits, with their metadata, now read from the LSM history
+    assert_eq!(cells(&ctx, ARCHIVED).await, archived);
+    let fresh = reader(tmp.path(), &loc).await;
+    assert_eq!(cells(&fresh, ARCHIVED).await, archived);
+    assert_eq!(history(&fresh).await, before);
+    // archival goes on into the same history
+    for ts in 20..24 {
+        let sql = format!("UPDATE t SET ts = {ts} WHERE id = 2");
+        ctx.run(&sql).await.unwrap();
+    }
+    let now = cells(&ctx, ARCHIVED).await;
+    assert!(now.len() > archived.len(), "{now:?}");
+    for row in &archived {
+        assert!(now.contains(row), "{row:?} still archived");
+    }
 }
 
 /// An upgrade that fails at its n-th write or delete, for every n: the table reads the same
@@ -220,8 +251,10 @@ async fn a_table_with_archived_instants_is_refused_untouched() {
 async fn an_upgrade_that_fails_anywhere_leaves_the_table_readable() {
     let tmp = tempfile::tempdir().unwrap();
     let template = tmp.path().join("template");
-    let ctx = version_6_table(tmp.path(), &template, "").await;
+    let ctx = archived_table(tmp.path(), &template).await;
     let before = history(&ctx).await;
+    let archived = cells(&ctx, ARCHIVED).await;
+    let spec = ArchiveSpec::resolve(|_| None, false).unwrap();
     let mut n = 1;
     loop {
         let loc = tmp.path().join(format!("run{n}"));
@@ -230,7 +263,7 @@ async fn an_upgrade_that_fails_anywhere_leaves_the_table_readable() {
         let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
         let table = HudiTable::open(storage.with_store(store)).await.unwrap();
         let services = TableServices::new(&table, ConcurrencySpec::single_writer());
-        let failed = match services.upgrade(9, MetadataTableRule::Refuse).await {
+        let failed = match services.upgrade(9, MetadataTableRule::Refuse, &spec).await {
             Err(e) => {
                 assert!(e.to_string().contains("injected failure"), "{n}: {e}");
                 true
@@ -239,13 +272,19 @@ async fn an_upgrade_that_fails_anywhere_leaves_the_table_readable() {
         };
         let read = reader(tmp.path(), &loc).await;
         assert_eq!(history(&read).await, before, "after failing at {n}");
+        assert_eq!(
+            cells(&read, ARCHIVED).await,
+            archived,
+            "after failing at {n}"
+        );
         let table = HudiTable::open(storage.clone()).await.unwrap();
         TableServices::new(&table, ConcurrencySpec::single_writer())
-            .upgrade(9, MetadataTableRule::Refuse)
+            .upgrade(9, MetadataTableRule::Refuse, &spec)
             .await
             .unwrap();
         let read = reader(tmp.path(), &loc).await;
         assert_eq!(history(&read).await, before, "finished after {n}");
+        assert_eq!(cells(&read, ARCHIVED).await, archived, "finished after {n}");
         assert!(has(&properties(&loc), "hoodie.table.version=9"));
         if !failed {
             break;

@@ -189,12 +189,6 @@ pub enum UpgradeRefusal {
         /// The version asked for.
         to: u32,
     },
-    /// A version 6 table with an archived timeline, which the upgrade would have to convert.
-    #[error("not supported yet: upgrading {location}, whose timeline has archived instants (.hoodie/archived), to version 8 or 9; Spark with Hudi 1.x upgrades it (any write with hoodie.write.auto.upgrade = true)")]
-    ArchivedTimeline {
-        /// The table.
-        location: String,
-    },
     /// A payload class of the table's own, which only a Hudi writer with it can map to a
     /// merge mode.
     #[error("not supported yet: upgrading a table with the custom payload class {class} (hoodie knows event-time and commit-time ordering only)")]

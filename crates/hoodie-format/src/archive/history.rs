@@ -125,6 +125,16 @@ pub(crate) async fn write_history(
     for states in groups.values() {
         rows.extend(row_of(table, timeline, states).await?);
     }
+    write_rows(table, rows, spec).await
+}
+
+/// Writes `rows` as one level-0 file of the history and publishes it (unless a snapshot names
+/// it already); then compacts and cleans the history under `spec`.
+pub(crate) async fn write_rows(
+    table: &HudiTable,
+    mut rows: Vec<LsmInstant>,
+    spec: &HistorySpec,
+) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }

@@ -10,13 +10,13 @@
 //! instants in both timelines; the next archival archives them again and readers of the
 //! archive keep one entry per instant state.
 
-mod history;
-mod lsm;
+pub(crate) mod history;
+pub(crate) mod lsm;
 pub(crate) mod select;
 
 pub use history::HistorySpec;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::avro::archive::{
     archive_file_bytes, archived_record, parse_archive_file, ArchivedEntry,
@@ -145,11 +145,6 @@ async fn archive_files(table: &HudiTable) -> Result<Vec<(String, u32)>> {
         .collect();
     files.sort_by_key(|(_, v)| *v);
     Ok(files)
-}
-
-/// Whether a table of version 6 has archived instants (archive files under `.hoodie/archived`).
-pub(crate) async fn has_layout_1_archive(table: &HudiTable) -> Result<bool> {
-    Ok(!archive_files(table).await?.is_empty())
 }
 
 /// The archived timeline: every archived instant state once, oldest first (on table versions
@@ -326,10 +321,24 @@ async fn write_archive(
     files: &[Instant],
     batch: usize,
 ) -> Result<()> {
+    // each file's modification time, its state transition time as Java's archiver records it
+    let modified: HashMap<String, i64> = table
+        .storage()
+        .list_dir(timeline.dir())
+        .await?
+        .into_iter()
+        .filter_map(|m| {
+            let name = m.location.filename()?.to_string();
+            Some((name, m.last_modified.timestamp_millis()))
+        })
+        .collect();
     let mut records = Vec::with_capacity(files.len());
     for i in files {
         let (rel, bytes) = content_of(table, timeline, i).await?;
-        records.push(archived_record(i, &bytes, &rel)?);
+        let transition = modified
+            .get(&i.file_name(timeline.layout()))
+            .map(|ms| crate::timeline::instant::millis_to_instant(*ms));
+        records.push(archived_record(i, &bytes, &rel, transition.as_deref())?);
     }
     let bytes = archive_file_bytes(&records, batch);
     let dir = archive_dir(table);

@@ -268,8 +268,15 @@ pub struct ArchivedRecord {
 }
 
 /// Encodes the archived entry of one instant file with content `content` (`path` names it in
-/// errors).
-pub fn archived_record(instant: &Instant, content: &[u8], path: &str) -> Result<ArchivedRecord> {
+/// errors), with `transition` (the file's modification time as an instant time, as Java's
+/// archiver records it) as its `stateTransitionTime`: Hudi 1.x's upgrade takes it for the
+/// completion time of the action (and fails without one).
+pub fn archived_record(
+    instant: &Instant,
+    content: &[u8],
+    path: &str,
+    transition: Option<&str>,
+) -> Result<ArchivedRecord> {
     let payload = payload(instant, content, path)?;
     let text = |s: &str| some(Value::String(s.to_string()));
     let mut fields = vec![
@@ -287,6 +294,14 @@ pub fn archived_record(instant: &Instant, content: &[u8], path: &str) -> Result<
         r#"{"name":"actionState","type":["null","string"],"default":null}"#.to_string(),
         r#"{"name":"version","type":["int","null"],"default":1}"#.to_string(),
     ];
+    if let Some(t) = transition {
+        schema_fields.push(
+            // a Java String (not Avro's Utf8): Hudi's reader casts it
+            r#"{"name":"stateTransitionTime","type":["null",{"type":"string","avro.java.string":"String"}],"default":null}"#
+                .to_string(),
+        );
+        fields.push(("stateTransitionTime".to_string(), text(t)));
+    }
     if let Some((field, schema, value)) = payload {
         schema_fields.push(format!(
             r#"{{"name":"{field}","type":["null",{schema}],"default":null}}"#
@@ -303,35 +318,35 @@ pub fn archived_record(instant: &Instant, content: &[u8], path: &str) -> Result<
     Ok(ArchivedRecord { schema, datum })
 }
 
-/// The bytes of an archive log file holding `records`: records of one schema share an
-/// AVRO_DATA block (header `SCHEMA` only, as the archiver writes), at most `batch` a block.
+/// The bytes of an archive log file holding `records` in their order: a run of records of one
+/// schema shares an AVRO_DATA block (header `SCHEMA` only, as the archiver writes), at most
+/// `batch` a block. The order is kept because Hudi 1.x's upgrade reads the states of one
+/// instant as consecutive records (its completed state among them).
 pub fn archive_file_bytes(records: &[ArchivedRecord], batch: usize) -> Vec<u8> {
-    let mut order: Vec<&str> = Vec::new();
-    let mut by_schema: HashMap<&str, Vec<&ArchivedRecord>> = HashMap::new();
-    for r in records {
-        let group = by_schema.entry(r.schema.as_str()).or_default();
-        if group.is_empty() {
-            order.push(r.schema.as_str());
-        }
-        group.push(r);
-    }
     let mut out = Vec::new();
-    for schema in order {
-        for chunk in by_schema[schema].chunks(batch.max(1)) {
-            let mut content = Vec::new();
-            content.extend_from_slice(&3i32.to_be_bytes());
-            content.extend_from_slice(&(chunk.len() as i32).to_be_bytes());
-            for r in chunk {
-                content.extend_from_slice(&(r.datum.len() as i32).to_be_bytes());
-                content.extend_from_slice(&r.datum);
-            }
-            encode_block(
-                BlockType::AvroData,
-                &[(header::SCHEMA, schema)],
-                &content,
-                &mut out,
-            );
+    let mut start = 0;
+    while start < records.len() {
+        let schema = records[start].schema.as_str();
+        let run = records[start..]
+            .iter()
+            .take(batch.max(1))
+            .take_while(|r| r.schema == schema)
+            .count();
+        let chunk = &records[start..start + run];
+        let mut content = Vec::new();
+        content.extend_from_slice(&3i32.to_be_bytes());
+        content.extend_from_slice(&(chunk.len() as i32).to_be_bytes());
+        for r in chunk {
+            content.extend_from_slice(&(r.datum.len() as i32).to_be_bytes());
+            content.extend_from_slice(&r.datum);
         }
+        encode_block(
+            BlockType::AvroData,
+            &[(header::SCHEMA, schema)],
+            &content,
+            &mut out,
+        );
+        start += run;
     }
     out
 }
@@ -427,10 +442,13 @@ fn entry_of(record: Value) -> Option<ArchivedEntry> {
         Some("INFLIGHT") => State::Inflight,
         _ => State::Completed,
     };
-    Some(ArchivedEntry {
-        instant: Instant::new(ts, action, state),
-        record,
-    })
+    let mut instant = Instant::new(ts, action, state);
+    if state == State::Completed {
+        // when Java's archiver (and hoodie's) recorded it: the completed file's modification time
+        instant.completion_time =
+            string(field(&record, "stateTransitionTime")).filter(|t| !t.is_empty());
+    }
+    Some(ArchivedEntry { instant, record })
 }
 
 /// The entries of an archive log file (any writer's: each block is read with the schema of

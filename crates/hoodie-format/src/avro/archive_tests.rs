@@ -18,9 +18,9 @@ fn commit(ts: &str, action: Action, state: State) -> Instant {
 #[test]
 fn a_commit_round_trips_through_an_archive_file() {
     let i = commit("20240101000000001", Action::Commit, State::Completed);
-    let r = archived_record(&i, COMMIT, "c").unwrap();
+    let r = archived_record(&i, COMMIT, "c", None).unwrap();
     let requested = commit("20240101000000001", Action::Commit, State::Requested);
-    let empty = archived_record(&requested, b"", "r").unwrap();
+    let empty = archived_record(&requested, b"", "r", None).unwrap();
     let bytes = Bytes::from(archive_file_bytes(&[r, empty], 10));
     let entries = parse_archive_file(&bytes, "a").unwrap();
     assert_eq!(entries.len(), 2);
@@ -71,7 +71,7 @@ fn records_of_one_schema_share_blocks_of_the_batch_size() {
                 Action::Commit,
                 State::Completed,
             );
-            archived_record(&i, COMMIT, "c").unwrap()
+            archived_record(&i, COMMIT, "c", None).unwrap()
         })
         .collect();
     let bytes = Bytes::from(archive_file_bytes(&records, 2));
@@ -85,7 +85,7 @@ fn compactions_are_archived_as_compact_operations() {
     let json =
         String::from_utf8_lossy(COMMIT).replace(r#""compacted": false"#, r#""compacted": true"#);
     let i = commit("20240101000000001", Action::Commit, State::Completed);
-    let r = archived_record(&i, json.as_bytes(), "c").unwrap();
+    let r = archived_record(&i, json.as_bytes(), "c", None).unwrap();
     let bytes = Bytes::from(archive_file_bytes(&[r], 10));
     let e = &parse_archive_file(&bytes, "a").unwrap()[0];
     let m = CommitMetadata::parse(&e.commit_metadata_json().unwrap(), "j").unwrap();
@@ -99,13 +99,13 @@ fn avro_timeline_files_keep_their_own_schema() {
     let files = std::collections::BTreeMap::from([("dt=x".to_string(), vec!["a.parquet".into()])]);
     let sp = savepoint_metadata_avro("u", "c", 1, &files, "s").unwrap();
     let i = commit("20240101000000001", Action::Savepoint, State::Completed);
-    let r = archived_record(&i, &sp, "s").unwrap();
+    let r = archived_record(&i, &sp, "s", None).unwrap();
     assert!(r.schema.contains("HoodieSavepointMetadata"));
     let plan =
         parse_cleaner_plan(&cleaner_plan_avro(&Default::default(), "p").unwrap(), "p").unwrap();
     let clean = commit("20240101000000002", Action::Clean, State::Requested);
     let bytes = cleaner_plan_avro(&plan, "p").unwrap();
-    let c = archived_record(&clean, &bytes, "p").unwrap();
+    let c = archived_record(&clean, &bytes, "p", None).unwrap();
     let file = Bytes::from(archive_file_bytes(&[r, c], 10));
     let entries = parse_archive_file(&file, "a").unwrap();
     assert!(entries[0].payload("hoodieSavePointMetadata").is_some());
@@ -118,7 +118,7 @@ fn a_reader_with_every_payload_field_resolves_a_narrow_block() {
     // Java reads blocks into its HoodieArchivedMetaEntry: fields the writer left out take
     // their defaults.
     let i = commit("20240101000000001", Action::DeltaCommit, State::Completed);
-    let r = archived_record(&i, COMMIT, "c").unwrap();
+    let r = archived_record(&i, COMMIT, "c", None).unwrap();
     let reader = format!(
         r#"{{"type":"record","name":"HoodieArchivedMetaEntry","namespace":"org.apache.hudi.avro.model","fields":[
  {{"name":"hoodieCommitMetadata","type":["null",{}],"default":null}},
@@ -141,8 +141,41 @@ fn a_reader_with_every_payload_field_resolves_a_narrow_block() {
 #[test]
 fn a_bad_commit_file_is_an_error_not_a_panic() {
     let i = commit("20240101000000001", Action::Commit, State::Completed);
-    assert!(archived_record(&i, b"{not json", "c").is_err());
+    assert!(archived_record(&i, b"{not json", "c", None).is_err());
     let clean = commit("20240101000000001", Action::Clean, State::Completed);
-    assert!(archived_record(&clean, b"junk", "c").is_err());
+    assert!(archived_record(&clean, b"junk", "c", None).is_err());
     assert!(parse_archive_file(&Bytes::from_static(b"junk"), "a").is_err());
+}
+
+#[test]
+fn an_entry_records_its_state_transition_time() {
+    let i = commit("20240101000000001", Action::Commit, State::Completed);
+    let r = archived_record(&i, COMMIT, "c", Some("20240101000000950")).unwrap();
+    let entries = parse_archive_file(&Bytes::from(archive_file_bytes(&[r], 10)), "a").unwrap();
+    let t = super::super::value::string(super::super::value::field(
+        &entries[0].record,
+        "stateTransitionTime",
+    ));
+    assert_eq!(t.as_deref(), Some("20240101000000950"));
+}
+
+#[test]
+fn records_keep_their_order_across_schemas() {
+    // Hudi 1.x's upgrade reads the states of an instant as consecutive records
+    let mut records = Vec::new();
+    let mut expected = Vec::new();
+    for ts in ["20240101000000001", "20240101000000002"] {
+        for (state, content) in [(State::Requested, &b""[..]), (State::Completed, COMMIT)] {
+            let i = commit(ts, Action::Commit, state);
+            records.push(archived_record(&i, content, "c", Some(ts)).unwrap());
+            expected.push((ts.to_string(), state));
+        }
+    }
+    let bytes = Bytes::from(archive_file_bytes(&records, 10));
+    let read: Vec<(String, State)> = parse_archive_file(&bytes, "a")
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.instant.timestamp, e.instant.state))
+        .collect();
+    assert_eq!(read, expected);
 }

@@ -12,7 +12,7 @@ use crate::error::{FormatError, Result};
 /// The plan version hoodie writes (paths relative to the partition).
 pub const COMPACTION_PLAN_VERSION: i32 = 2;
 
-const PLAN_SCHEMA: &str = r#"{"type":"record","name":"HoodieCompactionPlan","namespace":"org.apache.hudi.avro.model","fields":[
+pub(crate) const PLAN_SCHEMA: &str = r#"{"type":"record","name":"HoodieCompactionPlan","namespace":"org.apache.hudi.avro.model","fields":[
 {"name":"operations","type":["null",{"type":"array","items":{"type":"record","name":"HoodieCompactionOperation","fields":[
  {"name":"baseInstantTime","type":["null",{"type":"string","avro.java.string":"String"}]},
  {"name":"deltaFilePaths","type":["null",{"type":"array","items":{"type":"string","avro.java.string":"String"}}],"default":null},

@@ -13,7 +13,7 @@ use super::rollback::{encode_container, ROLLBACK_METADATA_SCHEMA};
 use super::value::{field, first_record, string};
 use crate::error::{FormatError, Result};
 
-const SAVEPOINT_SCHEMA: &str = r#"{"namespace":"org.apache.hudi.avro.model","type":"record","name":"HoodieSavepointMetadata","fields":[
+pub(crate) const SAVEPOINT_SCHEMA: &str = r#"{"namespace":"org.apache.hudi.avro.model","type":"record","name":"HoodieSavepointMetadata","fields":[
  {"name":"savepointedBy","type":"string"},
  {"name":"savepointedAt","type":"long"},
  {"name":"comments","type":"string"},

@@ -145,13 +145,15 @@ impl TableServices {
     }
 
     /// Upgrades the table to version `to` (8 or 9) as Hudi's `upgrade_table` does; `metadata`
-    /// says what to do with a metadata table a Spark writer left.
+    /// says what to do with a metadata table a Spark writer left, `archive` how the archived
+    /// timeline goes into the LSM history.
     pub async fn upgrade(
         &self,
         to: u32,
         metadata: crate::metadata_table::MetadataTableRule,
+        archive: &ArchiveSpec,
     ) -> Result<crate::upgrade::Upgrade> {
-        let work = crate::upgrade::upgrade_table(&self.table, to, metadata);
+        let work = crate::upgrade::upgrade_table(&self.table, to, metadata, archive);
         locked(&self.table, &self.concurrency, work).await
     }
 

@@ -1,17 +1,18 @@
 //! Upgrading a table to a newer table version as Hudi's `upgrade_table` procedure and its
 //! upgrade handlers do, one step at a time: 6 to 8 (the timeline moves to layout 2 with
 //! completion times and Avro commit metadata, `hoodie.properties` gains the version 8 keys),
-//! then 8 to 9 (merge-on-read tables retire their payload class).
+//! and the archived timeline into the LSM history), then 8 to 9 (the payload class retired).
 //!
 //! The switch of `hoodie.properties` is the upgrade's commit point: before it the table reads
 //! as its old version (the new timeline folder is not read), after it as the new one (the old
 //! instant files, deleted last, are not read). An upgrade that stops anywhere leaves the table
 //! readable, and running it again finishes it.
 
+mod history;
 mod properties;
 mod timeline;
 
-use crate::archive::has_layout_1_archive;
+use crate::archive::ArchiveSpec;
 use crate::error::Result;
 use crate::metadata_table::{self, MetadataTableRule};
 use crate::refusal::UpgradeRefusal;
@@ -47,12 +48,14 @@ pub fn parse_version(text: &str) -> Option<u32> {
 
 /// Upgrades the table at `table`'s storage to version `to` (8 or 9), as found there now (the
 /// caller holds the table lock under optimistic concurrency). Writes left pending are rolled
-/// back first, as Hudi's upgrade does. `metadata` is what to do with a metadata table a Spark
-/// writer left (hoodie cannot upgrade it).
+/// back first, as Hudi's upgrade does; the archived timeline of version 6 goes into the LSM
+/// history in batches and levels as `archive` says. `metadata` is what to do with a metadata
+/// table a Spark writer left (hoodie cannot upgrade it).
 pub(crate) async fn upgrade_table(
     table: &HudiTable,
     to: u32,
     metadata: MetadataTableRule,
+    archive: &ArchiveSpec,
 ) -> Result<Upgrade> {
     let current = HudiTable::open(table.storage().clone()).await?;
     let from = current.config().version()?;
@@ -76,14 +79,9 @@ pub(crate) async fn upgrade_table(
     let mut config = current.config().clone();
     let mut old_files = Vec::new();
     if from == 6 {
-        if has_layout_1_archive(&current).await? {
-            return Err(UpgradeRefusal::ArchivedTimeline {
-                location: storage.location().to_string(),
-            }
-            .into());
-        }
         rollback_failed_writes(&current, &current.timeline().await?).await?;
         old_files = timeline::copy_to_layout_2(storage).await?;
+        history::migrate_archive(&current, archive).await?;
         config = properties::six_to_eight(&config)?;
     }
     if to == 9 {

@@ -103,7 +103,11 @@ pub(super) async fn upgrade_table(ctx: &SessionContext, args: &Args) -> Result<D
     let options =
         hoodie_format::write::WriteOptions::new(super::call_options(ctx, args)?, table.config());
     let metadata = hoodie_format::metadata_table::MetadataTableRule::resolve(|k| options.get(k))?;
-    services(ctx, args, &table)?.upgrade(to, metadata).await?;
+    let mor = table.config().table_type()? == hoodie_format::table_config::TableType::MergeOnRead;
+    let archive = hoodie_format::archive::ArchiveSpec::resolve(|k| options.get(k), mor)?;
+    services(ctx, args, &table)?
+        .upgrade(to, metadata, &archive)
+        .await?;
     let name = args.get("table").unwrap_or_default();
     let upgraded = HudiTable::open(table.storage().clone()).await?;
     crate::sql::ddl::reregister(ctx, name, upgraded).await?;

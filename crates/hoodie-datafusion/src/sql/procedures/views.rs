@@ -40,6 +40,8 @@ type ArchivedState = (State, Option<String>, Option<String>);
 /// requested and completed where the archive keeps it (table versions 8 and 9; `-` on 6,
 /// whose archive keeps no state times), and what an archived rollback rolled back.
 async fn archived_rows(table: &HudiTable) -> Result<Vec<[Option<String>; 8]>> {
+    // (version 6's archive keeps a state transition time, which Hudi does not show here)
+    let timed = table.config().version()? >= 8;
     let mut latest: BTreeMap<(String, String), ArchivedState> = BTreeMap::new();
     for e in hoodie_format::archive::archived_entries(table).await? {
         let info = e
@@ -51,7 +53,10 @@ async fn archived_rows(table: &HudiTable) -> Result<Vec<[Option<String>; 8]>> {
         );
         let entry = latest.entry(key).or_insert((e.instant.state, None, None));
         entry.0 = entry.0.max(e.instant.state);
-        entry.1 = entry.1.take().or(e.instant.completion_time.clone());
+        entry.1 = entry
+            .1
+            .take()
+            .or(e.instant.completion_time.clone().filter(|_| timed));
         entry.2 = entry.2.take().or(info);
     }
     Ok(latest
