@@ -6,10 +6,7 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::failing::FailingStore;
-use common::{cells as rows, copy_dir, files_under, reader, session_with_table};
+use common::{cells as rows, files_under, reader, session_with_table};
 use hoodie_datafusion::HoodieContext;
 use hoodie_format::archive::{archived_entries, ArchiveSpec};
 use hoodie_format::clean::{CleanPolicy, CleanSpec};
@@ -228,12 +225,7 @@ async fn an_archival_that_fails_anywhere_leaves_the_table_readable_and_the_next_
     let mut n = 1;
     let expected = loop {
         let loc = tmp.path().join(format!("run{n}"));
-        copy_dir(&template, &loc);
-        let storage = TableStorage::local(&loc).unwrap();
-        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
-        let table = HudiTable::open(storage.with_store(store.clone()))
-            .await
-            .unwrap();
+        let (storage, _store, table) = common::failing_copy(&template, &loc, n).await;
         let failed = match run_archive(&table, &spec, &clean).await {
             Err(e) => {
                 assert!(e.to_string().contains("injected failure"), "{n}: {e}");

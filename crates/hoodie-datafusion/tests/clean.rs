@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use common::failing::FailingStore;
-use common::{cells as rows, copy_dir, files_under, reader, session_with_table, text};
+use common::{cells as rows, files_under, reader, session_with_table, text};
 use hoodie_datafusion::HoodieContext;
 use hoodie_format::clean::{CleanPolicy, CleanResult, CleanSpec};
 use hoodie_format::client::TableServices;
@@ -256,12 +256,7 @@ async fn clean_failing_anywhere(version: u32) {
     let mut n = 1;
     let expected_files = loop {
         let loc = tmp.path().join(format!("run{n}"));
-        copy_dir(&template, &loc);
-        let storage = TableStorage::local(&loc).unwrap();
-        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
-        let table = HudiTable::open(storage.with_store(store.clone()))
-            .await
-            .unwrap();
+        let (storage, _store, table) = common::failing_copy(&template, &loc, n).await;
         // the table keeps its listing, as after a statement's read
         let timeline = table.timeline().await.unwrap();
         table.file_slices(&timeline, None).await.unwrap();

@@ -8,15 +8,12 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 
-use common::failing::FailingStore;
-use common::{cells as rows, copy_dir, reader, session_with_table};
+use common::{cells as rows, reader, session_with_table};
 use hoodie_format::archive::{archived_entries, ArchiveSpec, HistorySpec};
 use hoodie_format::clean::{CleanPolicy, CleanSpec};
 use hoodie_format::client::TableServices;
 use hoodie_format::concurrency::ConcurrencySpec;
-use hoodie_format::storage::TableStorage;
 use hoodie_format::timeline::{Action, State};
 use hoodie_format::HudiTable;
 
@@ -214,10 +211,7 @@ async fn an_archival_into_the_history_that_fails_anywhere_leaves_the_table_as_it
     let mut n = 1;
     loop {
         let loc = tmp.path().join(format!("run{n}"));
-        copy_dir(&template, &loc);
-        let storage = TableStorage::local(&loc).unwrap();
-        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
-        let table = HudiTable::open(storage.with_store(store)).await.unwrap();
+        let (storage, _store, table) = common::failing_copy(&template, &loc, n).await;
         let failed = match archive(table).await {
             Err(e) => {
                 assert!(e.to_string().contains("injected failure"), "{n}: {e}");

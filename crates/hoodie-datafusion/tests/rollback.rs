@@ -4,10 +4,7 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::failing::FailingStore;
-use common::{copy_dir, files_under, reader, session_with_table, text};
+use common::{files_under, reader, session_with_table, text};
 use hoodie_format::client::TableServices;
 use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::storage::TableStorage;
@@ -39,12 +36,7 @@ async fn a_rollback_that_fails_anywhere_is_finished_later() {
     let mut n = 1;
     loop {
         let loc = tmp.path().join(format!("run{n}"));
-        copy_dir(&template, &loc);
-        let storage = TableStorage::local(&loc).unwrap();
-        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
-        let table = HudiTable::open(storage.with_store(store.clone()))
-            .await
-            .unwrap();
+        let (storage, store, table) = common::failing_copy(&template, &loc, n).await;
         let services = TableServices::new(&table, ConcurrencySpec::single_writer());
         let result = services.rollback(&last).await;
         // the run no failure reached (a failed marker cleanup is not reported: it is harmless)

@@ -7,16 +7,12 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::failing::FailingStore;
-use common::{cells, copy_dir, files_under, reader, session_with_table};
+use common::{cells, files_under, reader, session_with_table};
 use hoodie_datafusion::HoodieContext;
 use hoodie_format::archive::ArchiveSpec;
 use hoodie_format::client::TableServices;
 use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::metadata_table::MetadataTableRule;
-use hoodie_format::storage::TableStorage;
 use hoodie_format::HudiTable;
 
 /// A version 6 table `t` at `loc` (`props` added to its properties) after an insert, an
@@ -197,6 +193,57 @@ async fn version_8_then_9_and_what_is_refused() {
     assert_eq!(cells(&ctx, ROWS).await, before);
 }
 
+/// What an upgrade cannot carry over is refused before anything changes: a write left pending
+/// (which an upgrade rolls back first) is still there, and every file is as it was.
+#[tokio::test]
+async fn what_cannot_be_upgraded_is_refused_untouched() {
+    let cases = [
+        (
+            "hoodie.compaction.payload.class",
+            "com.example.MyPayload",
+            "custom payload class com.example.MyPayload",
+        ),
+        (
+            "hoodie.table.metadata.partitions",
+            "files",
+            "metadata table",
+        ),
+    ];
+    for (key, value, why) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = tmp.path().join("t");
+        version_6_table(tmp.path(), &loc, "").await;
+        let pending = loc.join(".hoodie/20200101000000000.inflight");
+        std::fs::write(loc.join(".hoodie/20200101000000000.commit.requested"), b"").unwrap();
+        std::fs::write(&pending, b"").unwrap();
+        let props: String = properties(&loc)
+            .lines()
+            .filter(|l| !l.starts_with(&format!("{key}=")))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(
+            loc.join(".hoodie/hoodie.properties"),
+            format!("{props}{key}={value}\n"),
+        )
+        .unwrap();
+        let files = files_under(&loc);
+        let before = properties(&loc);
+        let ctx = reader(tmp.path(), &loc).await;
+        let err = ctx
+            .run("CALL upgrade_table(table => 't', to_version => 'NINE')")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(why), "{key}: {err}");
+        assert!(
+            pending.exists(),
+            "{key}: the pending write was not rolled back"
+        );
+        assert_eq!(files_under(&loc), files, "{key}");
+        assert_eq!(properties(&loc), before, "{key}");
+    }
+}
+
 const ARCHIVED: &str = "CALL show_archived_commits(table => 't', start_ts => '000', \
                         end_ts => '99999999999999999', limit => 1000)";
 
@@ -258,10 +305,7 @@ async fn an_upgrade_that_fails_anywhere_leaves_the_table_readable() {
     let mut n = 1;
     loop {
         let loc = tmp.path().join(format!("run{n}"));
-        copy_dir(&template, &loc);
-        let storage = TableStorage::local(&loc).unwrap();
-        let store = Arc::new(FailingStore::with_deletes(storage.store().clone(), n));
-        let table = HudiTable::open(storage.with_store(store)).await.unwrap();
+        let (storage, _store, table) = common::failing_copy(&template, &loc, n).await;
         let services = TableServices::new(&table, ConcurrencySpec::single_writer());
         let failed = match services.upgrade(9, MetadataTableRule::Refuse, &spec).await {
             Err(e) => {

@@ -164,6 +164,29 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A copy at `loc` of the table at `template`, opened over a store that fails its `n`-th write
+/// or delete (failure injection: one copy per `n`); its plain storage, the store and the table.
+pub async fn failing_copy(
+    template: &Path,
+    loc: &Path,
+    n: usize,
+) -> (
+    TableStorage,
+    std::sync::Arc<failing::FailingStore>,
+    HudiTable,
+) {
+    copy_dir(template, loc);
+    let storage = TableStorage::local(loc).unwrap();
+    let store = std::sync::Arc::new(failing::FailingStore::with_deletes(
+        storage.store().clone(),
+        n,
+    ));
+    let table = HudiTable::open(storage.with_store(store.clone()))
+        .await
+        .unwrap();
+    (storage, store, table)
+}
+
 /// A new session (warehouse under `tmp`) reading the table at `loc` as `t`.
 pub async fn reader(tmp: &Path, loc: &Path) -> HoodieContext {
     let ctx = HoodieContext::new(HoodieConfig::new(tmp.join("wh")))

@@ -74,18 +74,21 @@ pub(crate) async fn upgrade_table(
     if to == from {
         return Ok(Upgrade { from, to });
     }
+    // the new properties first: what refuses them (a custom payload) changes nothing
+    let mut config = current.config().clone();
+    if from == 6 {
+        config = properties::six_to_eight(&config)?;
+    }
+    if to == 9 {
+        config = properties::eight_to_nine(&config)?;
+    }
     metadata_table::enforce(&current, metadata).await?;
     let storage = current.storage();
-    let mut config = current.config().clone();
     let mut old_files = Vec::new();
     if from == 6 {
         rollback_failed_writes(&current, &current.timeline().await?).await?;
         old_files = timeline::copy_to_layout_2(storage).await?;
         history::migrate_archive(&current, archive).await?;
-        config = properties::six_to_eight(&config)?;
-    }
-    if to == 9 {
-        config = properties::eight_to_nine(&config)?;
     }
     // the commit point
     crate::properties_file::update(storage, &config).await?;

@@ -208,4 +208,23 @@ mod tests {
         );
         assert_eq!(get(&nine, "hoodie.table.ordering.fields"), None);
     }
+
+    #[test]
+    fn a_composite_key_records_the_complex_type() {
+        let columns = Schema::new(vec![
+            Field::new("id", DataType::Int32, false),
+            Field::new("Region", DataType::Utf8, false),
+        ]);
+        let mut new = NewTable::new("t", columns);
+        new.version = 6;
+        new.record_keys = vec!["id".into(), "Region".into()];
+        let from = TableConfig::from_properties(new.properties().unwrap()).unwrap();
+        let nine = eight_to_nine(&six_to_eight(&from).unwrap()).unwrap();
+        assert_eq!(
+            get(&nine, "hoodie.table.keygenerator.type"),
+            Some("COMPLEX")
+        );
+        assert_eq!(nine.record_key_fields(), ["id", "Region"]);
+        assert_eq!(nine.merge_mode().unwrap(), MergeMode::CommitTimeOrdering);
+    }
 }
