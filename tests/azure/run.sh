@@ -22,7 +22,8 @@ PORT=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0
 "$AZURITE/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 --blobPort "$PORT" \
   --location "$WORK/azurite" --silent --skipApiVersionCheck > "$WORK/azurite.log" 2>&1 &
 AZ=$!
-trap 'kill $AZ 2>/dev/null || true; rm -rf "$WORK"' EXIT
+# stop Azurite and let it exit before its folder goes (it may still be writing there)
+trap 'kill $AZ 2>/dev/null || true; wait $AZ 2>/dev/null || true; rm -rf "$WORK" || true' EXIT
 export AZURITE_BLOB_STORAGE_URL=http://127.0.0.1:$PORT
 export AZURE_STORAGE_USE_EMULATOR=true AZURE_STORAGE_ACCOUNT_NAME=devstoreaccount1
 export AZURE_STORAGE_ACCOUNT_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

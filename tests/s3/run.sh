@@ -19,7 +19,8 @@ WORK=$(mktemp -d)
 PORT=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" > "$WORK/moto.log" 2>&1 &
 MOTO=$!
-trap 'kill $MOTO 2>/dev/null || true; rm -rf "$WORK"' EXIT
+# stop the server and let it exit before its folder goes (it may still be writing there)
+trap 'kill $MOTO 2>/dev/null || true; wait $MOTO 2>/dev/null || true; rm -rf "$WORK" || true' EXIT
 ENDPOINT=http://127.0.0.1:$PORT
 for _ in $(seq 1 50); do
   curl -s -o /dev/null "$ENDPOINT" && break

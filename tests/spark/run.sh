@@ -18,7 +18,10 @@ STAGES=${*:-selftest slt read read9 tables turns fuzz}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 WORK=$(mktemp -d)
-trap 'kill "${HOODIE_SPARK_PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+# stop Spark (started by start.sh, not a child: wait up to 10 s for it) before its folder goes
+trap 'kill "${HOODIE_SPARK_PID:-0}" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "${HOODIE_SPARK_PID:-0}" 2>/dev/null || break; sleep 0.2; done
+  rm -rf "$WORK" || true' EXIT
 eval "$(bash "$HERE/start.sh" "$WORK/server")"
 PY=$HOODIE_SPARK_PYTHON
 # seeds of the fuzzer that also run through Spark in CI (more: HOODIE_SPARK_FUZZ_SEEDS=0..99)
