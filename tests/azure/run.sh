@@ -22,8 +22,11 @@ PORT=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0
 "$AZURITE/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 --blobPort "$PORT" \
   --location "$WORK/azurite" --silent --skipApiVersionCheck > "$WORK/azurite.log" 2>&1 &
 AZ=$!
-# stop Azurite and let it exit before its folder goes (it may still be writing there)
-trap 'kill $AZ 2>/dev/null || true; wait $AZ 2>/dev/null || true; rm -rf "$WORK" || true' EXIT
+# stop Azurite and give it up to 10 s to exit (then kill it) before its folder goes
+trap 'kill $AZ 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 $AZ 2>/dev/null || break; sleep 0.2; done
+  kill -9 $AZ 2>/dev/null || true
+  rm -rf "$WORK" || true' EXIT
 export AZURITE_BLOB_STORAGE_URL=http://127.0.0.1:$PORT
 export AZURE_STORAGE_USE_EMULATOR=true AZURE_STORAGE_ACCOUNT_NAME=devstoreaccount1
 export AZURE_STORAGE_ACCOUNT_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

@@ -19,8 +19,11 @@ WORK=$(mktemp -d)
 PORT=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" > "$WORK/moto.log" 2>&1 &
 MOTO=$!
-# stop the server and let it exit before its folder goes (it may still be writing there)
-trap 'kill $MOTO 2>/dev/null || true; wait $MOTO 2>/dev/null || true; rm -rf "$WORK" || true' EXIT
+# stop the server and give it up to 10 s to exit (then kill it) before its folder goes
+trap 'kill $MOTO 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 $MOTO 2>/dev/null || break; sleep 0.2; done
+  kill -9 $MOTO 2>/dev/null || true
+  rm -rf "$WORK" || true' EXIT
 ENDPOINT=http://127.0.0.1:$PORT
 for _ in $(seq 1 50); do
   curl -s -o /dev/null "$ENDPOINT" && break
