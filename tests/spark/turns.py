@@ -436,6 +436,14 @@ def properties_of(base):
 NAMED_KEYS = {"hoodie.table.name", "hoodie.table.checksum", "hoodie.table.create.schema"}
 
 
+def completed_actions(base):
+    """The actions of the completed instants on a table's active timeline (layout 2), in
+    order of their requested times."""
+    names = os.listdir(os.path.join(base, ".hoodie", "timeline"))
+    done = sorted(n for n in names if re.fullmatch(r"\d+_\d+\.[a-z]+", n))
+    return [n.split(".")[1] for n in done]
+
+
 def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, archived=False):
     """hoodie's CALL upgrade_table against Spark's upgrade: two copies of one version 6 table
     hoodie wrote; Spark's first write (defaults: auto upgrade) upgrades one, hoodie's
@@ -484,6 +492,9 @@ def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, 
           f"version {after.get('hoodie.table.version')}, initial {after.get('hoodie.table.initial.version')}")
     h, s = hoodie_read_spark_files(binary, warehouse, case), spark_read(spark, case)
     check(f"{case}: hoodie reads Spark's write", h == s and len(h) == 3, differ(h, s))
+    mine, theirs = completed_actions(base), completed_actions(twin_base)
+    check(f"{case}: hoodie's upgrade runs what Spark's runs first (a merge-on-read table's compaction)",
+          mine == theirs, f"hoodie {mine}, Spark {theirs}")
     for name in (case.name, twin.name):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql("RESET")

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{cells, files_under, reader, session_with_table};
+use common::{cells, files_under, reader, session_with_table, set_property, UNUPGRADABLE};
 use hoodie_datafusion::HoodieContext;
 use hoodie_format::archive::ArchiveSpec;
 use hoodie_format::client::TableServices;
@@ -197,35 +197,14 @@ async fn version_8_then_9_and_what_is_refused() {
 /// (which an upgrade rolls back first) is still there, and every file is as it was.
 #[tokio::test]
 async fn what_cannot_be_upgraded_is_refused_untouched() {
-    let cases = [
-        (
-            "hoodie.compaction.payload.class",
-            "com.example.MyPayload",
-            "custom payload class com.example.MyPayload",
-        ),
-        (
-            "hoodie.table.metadata.partitions",
-            "files",
-            "metadata table",
-        ),
-    ];
-    for (key, value, why) in cases {
+    for (key, value, why) in UNUPGRADABLE {
         let tmp = tempfile::tempdir().unwrap();
         let loc = tmp.path().join("t");
         version_6_table(tmp.path(), &loc, "").await;
         let pending = loc.join(".hoodie/20200101000000000.inflight");
         std::fs::write(loc.join(".hoodie/20200101000000000.commit.requested"), b"").unwrap();
         std::fs::write(&pending, b"").unwrap();
-        let props: String = properties(&loc)
-            .lines()
-            .filter(|l| !l.starts_with(&format!("{key}=")))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        std::fs::write(
-            loc.join(".hoodie/hoodie.properties"),
-            format!("{props}{key}={value}\n"),
-        )
-        .unwrap();
+        set_property(&loc, key, value);
         let files = files_under(&loc);
         let before = properties(&loc);
         let ctx = reader(tmp.path(), &loc).await;

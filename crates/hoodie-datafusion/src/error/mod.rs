@@ -186,6 +186,20 @@ pub enum HoodieError {
         /// Whether the limit comes from the calling thread's remaining stack.
         by_stack: bool,
     },
+    /// The upgrade a write runs first (the session's `hoodie.write.table.version` is above the
+    /// table's, `hoodie.write.auto.upgrade` on) failed; nothing of the write was written.
+    #[error("a write to {table} first upgrades it from table version {from} to {to} (the session's hoodie.write.table.version, with hoodie.write.auto.upgrade on), and the upgrade failed, so nothing was written: {source}. SET hoodie.write.auto.upgrade = false (or hoodie.write.table.version = {from}) to write the table in version {from}")]
+    AutoUpgrade {
+        /// The table written to.
+        table: String,
+        /// Its version.
+        from: u32,
+        /// The version the session asks for.
+        to: u32,
+        /// Why the upgrade failed.
+        #[source]
+        source: Box<HoodieError>,
+    },
     /// A feature hoodie does not support (yet).
     #[error("not supported yet: {feature}")]
     Unsupported {

@@ -12,6 +12,7 @@ mod options;
 mod partitions;
 mod procedures;
 mod qualify;
+mod upgrade;
 mod write;
 
 use async_trait::async_trait;
@@ -87,6 +88,7 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let Parsed { statement, source } = frontend::parse(sql, &options)?;
     match statement {
         FrontStatement::PassThrough(stmt) => {
+            upgrade::before_datafusion_write(ctx, &stmt).await?;
             let show_tables = is_show_tables(&stmt);
             let df = run_datafusion(ctx, *stmt).await?;
             if show_tables {
@@ -147,15 +149,18 @@ pub async fn run(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
         }
         FrontStatement::Merge(mut stmt) => {
             qualify::qualify_warehouse_tables(ctx, &mut stmt).await;
+            upgrade::before_write(ctx, &stmt).await?;
             write::merge(ctx, *stmt, exact).await
         }
         FrontStatement::Update(mut stmt) => {
             qualify::qualify_warehouse_tables(ctx, &mut stmt).await;
+            upgrade::before_write(ctx, &stmt).await?;
             resolve_names(&mut stmt, ctx, exact).await?;
             plan_statement(ctx, *stmt).await
         }
         FrontStatement::Insert(mut stmt) => {
             qualify::qualify_warehouse_tables(ctx, &mut stmt).await;
+            upgrade::before_write(ctx, &stmt).await?;
             write::insert(ctx, *stmt, exact).await
         }
     }

@@ -286,3 +286,31 @@ pub async fn counted_table(tmp: &Path, props: &str) -> (HoodieContext, PathBuf) 
         .unwrap();
     (ctx, loc)
 }
+
+/// What a version 6 table's upgrade cannot carry over, as (property, value, the refusal's
+/// words): a custom payload class, a metadata table a Spark writer left.
+pub const UNUPGRADABLE: [(&str, &str, &str); 2] = [
+    (
+        "hoodie.compaction.payload.class",
+        "com.example.MyPayload",
+        "custom payload class com.example.MyPayload",
+    ),
+    (
+        "hoodie.table.metadata.partitions",
+        "files",
+        "metadata table",
+    ),
+];
+
+/// Sets `key` to `value` in the `hoodie.properties` of the table at `loc` (in place of any
+/// value it had), as another writer would have left it.
+pub fn set_property(loc: &Path, key: &str, value: &str) {
+    let file = loc.join(".hoodie/hoodie.properties");
+    let props: String = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with(&format!("{key}=")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, format!("{props}{key}={value}\n")).unwrap();
+}

@@ -100,16 +100,8 @@ pub(super) async fn upgrade_table(ctx: &SessionContext, args: &Args) -> Result<D
             value: given.to_string(),
         })
     })?;
-    let options =
-        hoodie_format::write::WriteOptions::new(super::call_options(ctx, args)?, table.config());
-    let metadata = hoodie_format::metadata_table::MetadataTableRule::resolve(|k| options.get(k))?;
-    let mor = table.config().table_type()? == hoodie_format::table_config::TableType::MergeOnRead;
-    let archive = hoodie_format::archive::ArchiveSpec::resolve(|k| options.get(k), mor)?;
-    services(ctx, args, &table)?
-        .upgrade(to, metadata, &archive)
+    let name = args.get("table");
+    crate::sql::upgrade::upgrade_and_reopen(ctx, name, &table, to, super::call_options(ctx, args)?)
         .await?;
-    let name = args.get("table").unwrap_or_default();
-    let upgraded = HudiTable::open(table.storage().clone()).await?;
-    crate::sql::ddl::reregister(ctx, name, upgraded).await?;
     done(ctx, "result")
 }
