@@ -13,6 +13,8 @@ use hoodie_format::archive::ArchiveSpec;
 use hoodie_format::client::TableServices;
 use hoodie_format::concurrency::ConcurrencySpec;
 use hoodie_format::metadata_table::MetadataTableRule;
+use hoodie_format::upgrade::UpgradeSpec;
+use hoodie_format::write::FileSpec;
 use hoodie_format::HudiTable;
 
 /// A version 6 table `t` at `loc` (`props` added to its properties) after an insert, an
@@ -193,6 +195,47 @@ async fn version_8_then_9_and_what_is_refused() {
     assert_eq!(cells(&ctx, ROWS).await, before);
 }
 
+/// A merge-on-read table is compacted first, from 6 and from 8, as Hudi's upgrade handlers do
+/// (every file slice with log files, once a deltacommit followed the last compaction): the
+/// logs' slices change meaning with completion times. The rows are as before.
+#[tokio::test]
+async fn merge_on_read_tables_are_compacted_before_they_upgrade() {
+    for (version, to) in [("6", "9"), ("8", "9"), ("6", "8")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = tmp.path().join("t");
+        let props = format!(", type = 'mor', 'hoodie.write.table.version' = '{version}'");
+        let ctx = version_6_table(tmp.path(), &loc, &props).await;
+        let start = format!("hoodie.table.version={version}");
+        assert!(has(&properties(&loc), &start), "{version}");
+        let before = cells(&ctx, ROWS).await;
+        let sql = format!("CALL upgrade_table(table => 't', to_version => '{to}')");
+        ctx.run(&sql).await.unwrap();
+        let timeline = files_under(&loc.join(".hoodie/timeline"));
+        let compactions: Vec<_> = timeline
+            .iter()
+            .filter(|f| f.ends_with(".compaction.requested"))
+            .collect();
+        assert_eq!(compactions.len(), 1, "{version}: {timeline:?}");
+        let instant = &compactions[0][..17];
+        assert!(
+            timeline
+                .iter()
+                .any(|f| f.starts_with(&format!("{instant}_")) && f.ends_with(".commit")),
+            "{version}: the compaction completed: {timeline:?}"
+        );
+        assert_eq!(cells(&ctx, ROWS).await, before, "{version}");
+        let logs = files_under(&loc)
+            .into_iter()
+            .filter(|f| f.contains(".log."))
+            .count();
+        assert!(logs > 0, "{version}: the logs stay until a clean");
+        assert!(has(
+            &properties(&loc),
+            &format!("hoodie.table.version={to}")
+        ));
+    }
+}
+
 /// What an upgrade cannot carry over is refused before anything changes: a write left pending
 /// (which an upgrade rolls back first) is still there, and every file is as it was.
 #[tokio::test]
@@ -280,13 +323,17 @@ async fn an_upgrade_that_fails_anywhere_leaves_the_table_readable() {
     let ctx = archived_table(tmp.path(), &template).await;
     let before = history(&ctx).await;
     let archived = cells(&ctx, ARCHIVED).await;
-    let spec = ArchiveSpec::resolve(|_| None, false).unwrap();
+    let spec = UpgradeSpec {
+        metadata: MetadataTableRule::Refuse,
+        archive: ArchiveSpec::resolve(|_| None, false).unwrap(),
+        files: FileSpec::default(),
+    };
     let mut n = 1;
     loop {
         let loc = tmp.path().join(format!("run{n}"));
         let (storage, _store, table) = common::failing_copy(&template, &loc, n).await;
         let services = TableServices::new(&table, ConcurrencySpec::single_writer());
-        let failed = match services.upgrade(9, MetadataTableRule::Refuse, &spec).await {
+        let failed = match services.upgrade(9, &spec).await {
             Err(e) => {
                 assert!(e.to_string().contains("injected failure"), "{n}: {e}");
                 true
@@ -302,7 +349,7 @@ async fn an_upgrade_that_fails_anywhere_leaves_the_table_readable() {
         );
         let table = HudiTable::open(storage.clone()).await.unwrap();
         TableServices::new(&table, ConcurrencySpec::single_writer())
-            .upgrade(9, MetadataTableRule::Refuse, &spec)
+            .upgrade(9, &spec)
             .await
             .unwrap();
         let read = reader(tmp.path(), &loc).await;

@@ -7,7 +7,8 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use hoodie_format::client::TableServices;
 use hoodie_format::config;
-use hoodie_format::write::WriteOptions;
+use hoodie_format::upgrade::UpgradeSpec;
+use hoodie_format::write::{FileSpec, WriteOptions};
 use hoodie_format::HudiTable;
 use sqlparser::ast::{FromTable, ObjectName, Statement, TableFactor, TableObject};
 
@@ -27,12 +28,15 @@ pub(super) async fn upgrade_and_reopen(
     options: BTreeMap<String, String>,
 ) -> Result<()> {
     let options = WriteOptions::new(options, table.config());
-    let metadata = hoodie_format::metadata_table::MetadataTableRule::resolve(|k| options.get(k))?;
     let mor = table.config().table_type()? == hoodie_format::table_config::TableType::MergeOnRead;
-    let archive = hoodie_format::archive::ArchiveSpec::resolve(|k| options.get(k), mor)?;
+    let spec = UpgradeSpec {
+        metadata: hoodie_format::metadata_table::MetadataTableRule::resolve(|k| options.get(k))?,
+        archive: hoodie_format::archive::ArchiveSpec::resolve(|k| options.get(k), mor)?,
+        files: FileSpec::resolve(&options)?,
+    };
     let concurrency = hoodie_format::concurrency::ConcurrencySpec::resolve(|k| options.get(k))?;
     TableServices::new(table, concurrency)
-        .upgrade(to, metadata, &archive)
+        .upgrade(to, &spec)
         .await?;
     if let Some(name) = name.filter(|n| !n.is_empty()) {
         let upgraded = HudiTable::open(table.storage().clone()).await?;

@@ -144,16 +144,15 @@ impl TableServices {
         locked(&self.table, &self.concurrency, work).await
     }
 
-    /// Upgrades the table to version `to` (8 or 9) as Hudi's `upgrade_table` does; `metadata`
-    /// says what to do with a metadata table a Spark writer left, `archive` how the archived
-    /// timeline goes into the LSM history.
+    /// Upgrades the table to version `to` (8 or 9) as Hudi's `upgrade_table` does, with `spec`
+    /// saying what to do with a metadata table a Spark writer left, how the archived timeline
+    /// goes into the LSM history and how a merge-on-read table's compaction writes.
     pub async fn upgrade(
         &self,
         to: u32,
-        metadata: crate::metadata_table::MetadataTableRule,
-        archive: &ArchiveSpec,
+        spec: &crate::upgrade::UpgradeSpec,
     ) -> Result<crate::upgrade::Upgrade> {
-        let work = crate::upgrade::upgrade_table(&self.table, to, metadata, archive);
+        let work = crate::upgrade::upgrade_table(&self.table, to, spec);
         locked(&self.table, &self.concurrency, work).await
     }
 

@@ -2,6 +2,9 @@
 //! upgrade handlers do, one step at a time: 6 to 8 (the timeline moves to layout 2 with
 //! completion times and Avro commit metadata, `hoodie.properties` gains the version 8 keys),
 //! and the archived timeline into the LSM history), then 8 to 9 (the payload class retired).
+//! Before either step, as Hudi's handlers require, failed writes are rolled back and a
+//! merge-on-read table is compacted (every file slice with log files), since which slice a log
+//! belongs to changes meaning with completion times.
 //!
 //! The switch of `hoodie.properties` is the upgrade's commit point: before it the table reads
 //! as its old version (the new timeline folder is not read), after it as the new one (the old
@@ -13,11 +16,25 @@ mod properties;
 mod timeline;
 
 use crate::archive::ArchiveSpec;
+use crate::compaction::{execute_compaction, schedule_compaction};
 use crate::error::Result;
 use crate::metadata_table::{self, MetadataTableRule};
 use crate::refusal::UpgradeRefusal;
 use crate::table::HudiTable;
+use crate::table_config::TableType;
 use crate::write::rollback::rollback_failed_writes;
+use crate::write::FileSpec;
+
+/// How an upgrade treats what it carries over.
+#[derive(Debug, Clone)]
+pub struct UpgradeSpec {
+    /// What to do with a metadata table a Spark writer left (hoodie cannot upgrade it).
+    pub metadata: MetadataTableRule,
+    /// How the archived timeline of version 6 goes into the LSM history.
+    pub archive: ArchiveSpec,
+    /// How the compaction a merge-on-read table gets first writes its base files.
+    pub files: FileSpec,
+}
 
 /// What an upgrade did: the table's version before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,14 +65,12 @@ pub fn parse_version(text: &str) -> Option<u32> {
 
 /// Upgrades the table at `table`'s storage to version `to` (8 or 9), as found there now (the
 /// caller holds the table lock under optimistic concurrency). Writes left pending are rolled
-/// back first, as Hudi's upgrade does; the archived timeline of version 6 goes into the LSM
-/// history in batches and levels as `archive` says. `metadata` is what to do with a metadata
-/// table a Spark writer left (hoodie cannot upgrade it).
+/// back and a merge-on-read table compacted first, as Hudi's upgrade does; the archived timeline
+/// of version 6 goes into the LSM history in batches and levels as `spec.archive` says.
 pub(crate) async fn upgrade_table(
     table: &HudiTable,
     to: u32,
-    metadata: MetadataTableRule,
-    archive: &ArchiveSpec,
+    spec: &UpgradeSpec,
 ) -> Result<Upgrade> {
     let current = HudiTable::open(table.storage().clone()).await?;
     let from = current.config().version()?;
@@ -82,13 +97,14 @@ pub(crate) async fn upgrade_table(
     if to == 9 {
         config = properties::eight_to_nine(&config)?;
     }
-    metadata_table::enforce(&current, metadata).await?;
+    metadata_table::enforce(&current, spec.metadata).await?;
+    rollback_failed_writes(&current, &current.timeline().await?).await?;
+    compact_logs(&current, &spec.files).await?;
     let storage = current.storage();
     let mut old_files = Vec::new();
     if from == 6 {
-        rollback_failed_writes(&current, &current.timeline().await?).await?;
         old_files = timeline::copy_to_layout_2(storage).await?;
-        history::migrate_archive(&current, archive).await?;
+        history::migrate_archive(&current, &spec.archive).await?;
     }
     // the commit point
     crate::properties_file::update(storage, &config).await?;
@@ -96,6 +112,19 @@ pub(crate) async fn upgrade_table(
         storage.delete(&f).await?;
     }
     Ok(Upgrade { from, to })
+}
+
+/// Compacts every file slice of a merge-on-read table that has log files (none a pending
+/// compaction plans), as Hudi's upgrade handlers do with an unbounded compaction strategy once
+/// a deltacommit followed the last compaction.
+async fn compact_logs(table: &HudiTable, files: &FileSpec) -> Result<()> {
+    if table.config().table_type()? != TableType::MergeOnRead {
+        return Ok(());
+    }
+    if let Some(c) = schedule_compaction(table, None, 1).await? {
+        execute_compaction(table, &c, files).await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

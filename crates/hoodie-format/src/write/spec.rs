@@ -210,19 +210,7 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
             .get(&update_key)
             .is_some_and(|v| v.eq_ignore_ascii_case("true")),
         bucket: bucket_spec(options, &index)?,
-        files: FileSpec {
-            codec: options
-                .get(&config::PARQUET_COMPRESSION_CODEC)
-                .unwrap_or_else(|| "snappy".into()),
-            bloom_num_entries: options.get_usize(&config::BLOOM_NUM_ENTRIES)?,
-            bloom_fpp: options.get_f64(&config::BLOOM_FPP)?,
-            bloom_max_entries: options.get_usize(&config::BLOOM_MAX_ENTRIES)?,
-            max_file_size: options.get_usize(&config::PARQUET_MAX_FILE_SIZE)? as u64,
-            block_size: options.get_usize(&config::PARQUET_BLOCK_SIZE)? as u64,
-            small_file_limit: options.get_usize(&config::PARQUET_SMALL_FILE_LIMIT)? as u64,
-            small_file_candidates: options.get_usize(&config::PARQUET_SMALL_FILE_CANDIDATES)?,
-            record_size_estimate: options.get_usize(&config::RECORD_SIZE_ESTIMATE)? as u64,
-        },
+        files: FileSpec::resolve(options)?,
         changed_columns: None,
         dropped_columns: table.dropped_columns()?,
         inserts_only: false,

@@ -65,6 +65,24 @@ impl Default for FileSpec {
 }
 
 impl FileSpec {
+    /// The base-file settings of a write that sees `options`.
+    pub fn resolve(options: &crate::write::WriteOptions) -> Result<Self> {
+        use crate::config as c;
+        Ok(Self {
+            codec: options
+                .get(&c::PARQUET_COMPRESSION_CODEC)
+                .unwrap_or_else(|| "snappy".into()),
+            bloom_num_entries: options.get_usize(&c::BLOOM_NUM_ENTRIES)?,
+            bloom_fpp: options.get_f64(&c::BLOOM_FPP)?,
+            bloom_max_entries: options.get_usize(&c::BLOOM_MAX_ENTRIES)?,
+            max_file_size: options.get_usize(&c::PARQUET_MAX_FILE_SIZE)? as u64,
+            block_size: options.get_usize(&c::PARQUET_BLOCK_SIZE)? as u64,
+            small_file_limit: options.get_usize(&c::PARQUET_SMALL_FILE_LIMIT)? as u64,
+            small_file_candidates: options.get_usize(&c::PARQUET_SMALL_FILE_CANDIDATES)?,
+            record_size_estimate: options.get_usize(&c::RECORD_SIZE_ESTIMATE)? as u64,
+        })
+    }
+
     fn compression(&self) -> Result<Compression> {
         Ok(match self.codec.to_ascii_lowercase().as_str() {
             "snappy" => Compression::SNAPPY,
