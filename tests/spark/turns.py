@@ -444,6 +444,24 @@ def completed_actions(base):
     return [n.split(".")[1] for n in done]
 
 
+def version_change_by_both(binary, spark, warehouse, case, twin, base, twin_base, spark_change, procedure, to):
+    """Copies the table at `base` to `twin_base`, lets Spark change the copy's version
+    (`spark_change`, run on it by name) and hoodie the original's (`CALL procedure`), and checks
+    that both leave the same hoodie.properties."""
+    shutil.copytree(base, twin_base)
+    spark.sql("RESET")
+    spark.sql("SET hoodie.metadata.enable=false")
+    spark.sql(f"CREATE TABLE {twin.name} USING hudi LOCATION '{twin_base}'")
+    spark.sql(spark_change)
+    _, out = hoodie(binary, warehouse, [f"CALL {procedure}(table => '{case.name}', to_version => '{to}')"])
+    check(f"{case}: {procedure} returns true", re.search(r"\|\s*true\s*\|", out) is not None, out[-300:])
+    mine, spark_props = properties_of(base), properties_of(twin_base)
+    diff = {k: (mine.get(k), spark_props.get(k)) for k in sorted(set(mine) | set(spark_props))
+            if k not in NAMED_KEYS and mine.get(k) != spark_props.get(k)}
+    check(f"{case}: hoodie's {procedure} leaves hoodie.properties as Spark's does", not diff,
+          f"hoodie vs Spark: {diff}")
+
+
 def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, archived=False):
     """hoodie's CALL upgrade_table against Spark's upgrade: two copies of one version 6 table
     hoodie wrote; Spark's first write (defaults: auto upgrade) upgrades one, hoodie's
@@ -465,17 +483,10 @@ def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, 
     ] + [f"UPDATE {case.name} SET price = {i}.0, ts = {20 + i} WHERE id = 1" for i in range(5 if archived else 0)])
     if archived:
         check(f"{case}: hoodie archived commits of version 6", os.path.isdir(os.path.join(base, ".hoodie", "archived")))
-    shutil.copytree(base, twin_base)
-    spark.sql("RESET")
-    spark.sql("SET hoodie.metadata.enable=false")
-    spark.sql(f"CREATE TABLE {twin.name} USING hudi LOCATION '{twin_base}'")
-    spark.sql(f"INSERT INTO {twin.name} VALUES {twin.values([(3, 'c', 30.0, 12, 'a')])}")
-    _, out = hoodie(binary, warehouse, [f"CALL upgrade_table(table => '{case.name}', to_version => 'NINE')"])
-    check(f"{case}: upgrade_table returns true", re.search(r"\|\s*true\s*\|", out) is not None, out[-300:])
-    mine, spark_props = properties_of(base), properties_of(twin_base)
-    diff = {k: (mine.get(k), spark_props.get(k)) for k in sorted(set(mine) | set(spark_props))
-            if k not in NAMED_KEYS and mine.get(k) != spark_props.get(k)}
-    check(f"{case}: hoodie's upgrade leaves hoodie.properties as Spark's does", not diff, f"hoodie vs Spark: {diff}")
+    # Spark's first write (its defaults) upgrades its copy
+    version_change_by_both(binary, spark, warehouse, case, twin, base, twin_base,
+                           f"INSERT INTO {twin.name} VALUES {twin.values([(3, 'c', 30.0, 12, 'a')])}",
+                           "upgrade_table", "NINE")
     spark.sql(f"CREATE TABLE {case.name} USING hudi LOCATION '{base}'")
     if archived:
         mine, theirs = archived_by_spark(spark, case.name), archived_by_spark(spark, twin.name)
@@ -495,6 +506,54 @@ def upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, 
     mine, theirs = completed_actions(base), completed_actions(twin_base)
     check(f"{case}: hoodie's upgrade runs what Spark's runs first (a merge-on-read table's compaction)",
           mine == theirs, f"hoodie {mine}, Spark {theirs}")
+    for name in (case.name, twin.name):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql("RESET")
+
+
+def layout_1_actions(base):
+    """The actions of the completed instants of a table's layout-1 timeline (`.hoodie/`), in
+    order of their times."""
+    names = os.listdir(os.path.join(base, ".hoodie"))
+    done = sorted(n for n in names if re.fullmatch(r"\d+\.[a-z]+", n))
+    return [n.split(".")[1] for n in done]
+
+
+def downgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time):
+    """hoodie's CALL downgrade_table against Spark's: two copies of one version 9 table hoodie
+    wrote (an insert, an insert overwrite, an update); Spark's downgrade_table moves one to 6,
+    hoodie's the other. Both leave the same hoodie.properties and the same completed actions
+    (a merge-on-read table compacted first), Spark reads hoodie's downgraded table as hoodie
+    does and hoodie Spark's, and Spark writes onto hoodie's at version 6, which hoodie reads."""
+    case = Case("c", ttype, partitioned, event_time, f"{tag}_down")
+    twin = Case("c", ttype, partitioned, event_time, f"{tag}_downspark")
+    base, twin_base = os.path.join(warehouse, case.name), os.path.join(warehouse, twin.name)
+    print(f"-- {case} downgraded by hoodie and by Spark", flush=True)
+    hoodie(binary, warehouse, [
+        case.create(),
+        f"INSERT INTO {case.name} VALUES {case.values([(1, 'a', 10.0, 10, 'a'), (2, 'b', 20.0, 10, 'b')])}",
+        f"INSERT OVERWRITE {case.name} SELECT {', '.join(case.cols)} FROM {case.name} WHERE id = 2",
+        f"INSERT INTO {case.name} VALUES {case.values([(1, 'a', 11.0, 11, 'a')])}",
+        f"UPDATE {case.name} SET name = 'B', ts = 12 WHERE id = 2",
+    ])
+    version_change_by_both(binary, spark, warehouse, case, twin, base, twin_base,
+                           f"CALL downgrade_table(table => '{twin.name}', to_version => 'SIX')",
+                           "downgrade_table", "SIX")
+    mine, theirs = layout_1_actions(base), layout_1_actions(twin_base)
+    check(f"{case}: hoodie's downgrade leaves the actions Spark's does", mine == theirs and len(mine) > 0,
+          f"hoodie {mine}, Spark {theirs}")
+    spark.sql(f"CREATE TABLE {case.name} USING hudi LOCATION '{base}'")
+    h, s = hoodie_read(binary, warehouse, case), spark_read(spark, case)
+    check(f"{case}: Spark reads hoodie's downgraded table as hoodie does", h == s and len(h) == 2, differ(h, s))
+    h, s = hoodie_read(binary, warehouse, twin), spark_read(spark, twin)
+    check(f"{case}: hoodie reads Spark's downgraded table as Spark does", h == s and len(h) == 2, differ(h, s))
+    spark.sql("SET hoodie.write.auto.upgrade=false")
+    spark.sql(f"INSERT INTO {case.name} VALUES {case.values([(3, 'c', 30.0, 12, 'a')])}")
+    after = properties_of(base)
+    check(f"{case}: Spark writes onto it at version 6", after.get("hoodie.table.version") == "6",
+          f"version {after.get('hoodie.table.version')}")
+    h, s = hoodie_read_spark_files(binary, warehouse, case), spark_read(spark, case)
+    check(f"{case}: hoodie reads Spark's write", h == s and len(h) == 3, differ(h, s))
     for name in (case.name, twin.name):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql("RESET")
@@ -542,6 +601,11 @@ def main():
             upgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time, archived)
         except (RuntimeError, SparkError) as e:
             check(f"the {ttype} upgrade case runs to the end", False, str(e)[:2000])
+    for ttype, partitioned, event_time in (("cow", True, True), ("mor", False, False), ("mor", True, True)):
+        try:
+            downgrade_case(binary, spark, warehouse, tag, ttype, partitioned, event_time)
+        except (RuntimeError, SparkError) as e:
+            check(f"the {ttype} downgrade case runs to the end", False, str(e)[:2000])
     print(f"turns: {len(passed)} passed, {len(known_)} known differences, {len(failed)} failed "
           f"in {time.time() - t0:.0f}s")
     return 1 if failed else 0

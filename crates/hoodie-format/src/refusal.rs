@@ -175,16 +175,8 @@ pub enum OptionConflict {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum UpgradeRefusal {
-    /// A version below the table's: a downgrade.
-    #[error("the table is at version {from}; hoodie does not downgrade tables yet (to {to}): Hudi 1.x's downgrade_table does")]
-    Downgrade {
-        /// The table's version.
-        from: u32,
-        /// The version asked for.
-        to: u32,
-    },
-    /// A version hoodie cannot upgrade to.
-    #[error("hoodie upgrades tables to version 8 or 9, not {to}")]
+    /// A version hoodie cannot move a table to.
+    #[error("hoodie upgrades and downgrades tables among versions 6, 8 and 9, not to {to}")]
     Version {
         /// The version asked for.
         to: u32,

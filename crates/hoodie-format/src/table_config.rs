@@ -405,6 +405,12 @@ impl TableConfig {
         if let Some(p) = self.get(&config::PAYLOAD_CLASS) {
             return MergeMode::of_payload(p);
         }
+        // a table Hudi 1.x downgraded to 6 keeps only its merge strategy
+        match self.get(&config::RECORD_MERGE_STRATEGY_ID) {
+            Some(config::COMMIT_TIME_STRATEGY_ID) => return Ok(MergeMode::CommitTimeOrdering),
+            Some(config::EVENT_TIME_STRATEGY_ID) => return Ok(MergeMode::EventTimeOrdering),
+            _ => {}
+        }
         Ok(if self.ordering_field().is_some() {
             MergeMode::EventTimeOrdering
         } else {

@@ -36,7 +36,7 @@ pub(super) async fn upgrade_and_reopen(
     };
     let concurrency = hoodie_format::concurrency::ConcurrencySpec::resolve(|k| options.get(k))?;
     TableServices::new(table, concurrency)
-        .upgrade(to, &spec)
+        .change_version(to, &spec)
         .await?;
     if let Some(name) = name.filter(|n| !n.is_empty()) {
         let upgraded = HudiTable::open(table.storage().clone()).await?;

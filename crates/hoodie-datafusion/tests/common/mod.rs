@@ -314,3 +314,86 @@ pub fn set_property(loc: &Path, key: &str, value: &str) {
         .collect();
     std::fs::write(&file, format!("{props}{key}={value}\n")).unwrap();
 }
+
+/// The times of table `t`'s active commits, oldest first.
+pub async fn commit_times(ctx: &HoodieContext) -> Vec<String> {
+    let commits = cells(ctx, "CALL show_commits(table => 't', limit => 100)").await;
+    commits.into_iter().rev().map(|c| c[0].clone()).collect()
+}
+
+/// Table `t`'s rows (`id, name, ts, dt`) as of each commit of `commits` (a commit the cleaner
+/// passed gives its refusal), then `now` (a query of the table as it is).
+pub async fn rows_as_of(
+    ctx: &HoodieContext,
+    commits: &[String],
+    now: &str,
+) -> Vec<Vec<Vec<String>>> {
+    let mut out = Vec::new();
+    for c in commits {
+        let sql = format!("SELECT id, name, ts, dt FROM t TIMESTAMP AS OF '{c}' ORDER BY id");
+        match ctx.run(&sql).await {
+            Ok(_) => out.push(cells(ctx, &sql).await),
+            Err(e) => out.push(vec![vec![e.to_string()]]),
+        }
+    }
+    out.push(cells(ctx, now).await);
+    out
+}
+
+/// What a test's read of a table gives, from a new session on it and its location.
+pub type TableRead<T> =
+    fn(HoodieContext, PathBuf) -> std::pin::Pin<Box<dyn std::future::Future<Output = T>>>;
+
+/// Moves copies of the table at `template` to version `to` through stores that fail at their
+/// n-th write or delete, for n = 1, 2, ... until a move runs through: after each failure, and
+/// after the move run again that finishes it, `read` of the copy must give `expected`, and the
+/// copy ends at version `to`. Returns how many writes the move made.
+pub async fn version_change_fails_anywhere<T: PartialEq + std::fmt::Debug>(
+    tmp: &Path,
+    template: &Path,
+    to: u32,
+    expected: &T,
+    read: TableRead<T>,
+) -> usize {
+    use hoodie_format::client::TableServices;
+    use hoodie_format::concurrency::ConcurrencySpec;
+    let spec = hoodie_format::upgrade::UpgradeSpec {
+        metadata: hoodie_format::metadata_table::MetadataTableRule::Refuse,
+        archive: hoodie_format::archive::ArchiveSpec::resolve(|_| None, false).unwrap(),
+        files: hoodie_format::write::FileSpec::default(),
+    };
+    let mut n = 1;
+    loop {
+        let loc = tmp.join(format!("run{n}"));
+        let (storage, _store, table) = failing_copy(template, &loc, n).await;
+        let services = TableServices::new(&table, ConcurrencySpec::single_writer());
+        let failed = match services.change_version(to, &spec).await {
+            Err(e) => {
+                assert!(e.to_string().contains("injected failure"), "{n}: {e}");
+                true
+            }
+            Ok(_) => false,
+        };
+        let seen = read(reader(tmp, &loc).await, loc.clone()).await;
+        assert_eq!(&seen, expected, "after failing at {n}");
+        let table = HudiTable::open(storage.clone()).await.unwrap();
+        TableServices::new(&table, ConcurrencySpec::single_writer())
+            .change_version(to, &spec)
+            .await
+            .unwrap();
+        let seen = read(reader(tmp, &loc).await, loc.clone()).await;
+        assert_eq!(&seen, expected, "finished after {n}");
+        let props = std::fs::read_to_string(loc.join(".hoodie/hoodie.properties")).unwrap();
+        assert!(
+            props
+                .lines()
+                .any(|l| l == format!("hoodie.table.version={to}")),
+            "{n}"
+        );
+        if !failed {
+            return n;
+        }
+        n += 1;
+        assert!(n < 100);
+    }
+}

@@ -144,15 +144,16 @@ impl TableServices {
         locked(&self.table, &self.concurrency, work).await
     }
 
-    /// Upgrades the table to version `to` (8 or 9) as Hudi's `upgrade_table` does, with `spec`
-    /// saying what to do with a metadata table a Spark writer left, how the archived timeline
-    /// goes into the LSM history and how a merge-on-read table's compaction writes.
-    pub async fn upgrade(
+    /// Moves the table to version `to` (6, 8 or 9, up or down) as Hudi's `upgrade_table` and
+    /// `downgrade_table` do, with `spec` saying what to do with a metadata table a Spark
+    /// writer left, how the archived timeline goes into the LSM history and how a
+    /// merge-on-read table's compaction writes.
+    pub async fn change_version(
         &self,
         to: u32,
         spec: &crate::upgrade::UpgradeSpec,
     ) -> Result<crate::upgrade::Upgrade> {
-        let work = crate::upgrade::upgrade_table(&self.table, to, spec);
+        let work = crate::upgrade::change_version(&self.table, to, spec);
         locked(&self.table, &self.concurrency, work).await
     }
 

@@ -1,5 +1,5 @@
 //! Upgrading a table to a newer table version as Hudi's `upgrade_table` procedure and its
-//! upgrade handlers do, one step at a time: 6 to 8 (the timeline moves to layout 2 with
+//! upgrade handlers do (and back down, in `downgrade`), one step at a time: 6 to 8 (the timeline moves to layout 2 with
 //! completion times and Avro commit metadata, `hoodie.properties` gains the version 8 keys),
 //! and the archived timeline into the LSM history), then 8 to 9 (the payload class retired).
 //! Before either step, as Hudi's handlers require, failed writes are rolled back and a
@@ -11,6 +11,7 @@
 //! instant files, deleted last, are not read). An upgrade that stops anywhere leaves the table
 //! readable, and running it again finishes it.
 
+mod downgrade;
 mod history;
 mod properties;
 mod timeline;
@@ -63,28 +64,29 @@ pub fn parse_version(text: &str) -> Option<u32> {
         .or_else(|| t.parse().ok())
 }
 
-/// Upgrades the table at `table`'s storage to version `to` (8 or 9), as found there now (the
-/// caller holds the table lock under optimistic concurrency). Writes left pending are rolled
-/// back and a merge-on-read table compacted first, as Hudi's upgrade does; the archived timeline
-/// of version 6 goes into the LSM history in batches and levels as `spec.archive` says.
-pub(crate) async fn upgrade_table(
+/// Moves the table at `table`'s storage to version `to` (6, 8 or 9), as found there now (the
+/// caller holds the table lock under optimistic concurrency), up or down as Hudi's
+/// `upgrade_table` and `downgrade_table` do. Writes left pending are rolled back and a
+/// merge-on-read table compacted first, as Hudi's handlers do either way; on the way up the
+/// archived timeline of version 6 goes into the LSM history in batches and levels as
+/// `spec.archive` says.
+pub(crate) async fn change_version(
     table: &HudiTable,
     to: u32,
     spec: &UpgradeSpec,
 ) -> Result<Upgrade> {
     let current = HudiTable::open(table.storage().clone()).await?;
     let from = current.config().version()?;
-    if to < from {
-        return Err(UpgradeRefusal::Downgrade { from, to }.into());
-    }
-    if ![8, 9].contains(&to) {
+    if ![6, 8, 9].contains(&to) {
         return Err(UpgradeRefusal::Version { to }.into());
     }
-    if from >= 8 {
-        // what an upgrade from 6 that stopped after its commit point left
-        for f in timeline::layout_1_files(current.storage()).await? {
-            current.storage().delete(&f).await?;
-        }
+    // what a change of layout that stopped after its commit point left
+    let stale = match from {
+        6 => timeline::layout_2_files(current.storage()).await?,
+        _ => timeline::layout_1_files(current.storage()).await?,
+    };
+    for f in stale {
+        current.storage().delete(&f).await?;
     }
     if to == from {
         return Ok(Upgrade { from, to });
@@ -94,8 +96,13 @@ pub(crate) async fn upgrade_table(
     if from == 6 {
         config = properties::six_to_eight(&config)?;
     }
-    if to == 9 {
-        config = properties::eight_to_nine(&config)?;
+    if from == 9 {
+        config = downgrade::nine_to_eight(&config)?;
+    }
+    match to {
+        9 => config = properties::eight_to_nine(&config)?,
+        6 => config = downgrade::eight_to_six(&config)?,
+        _ => {}
     }
     metadata_table::enforce(&current, spec.metadata).await?;
     rollback_failed_writes(&current, &current.timeline().await?).await?;
@@ -105,6 +112,8 @@ pub(crate) async fn upgrade_table(
     if from == 6 {
         old_files = timeline::copy_to_layout_2(storage).await?;
         history::migrate_archive(&current, &spec.archive).await?;
+    } else if to == 6 {
+        old_files = timeline::copy_to_layout_1(storage).await?;
     }
     // the commit point
     crate::properties_file::update(storage, &config).await?;
@@ -125,6 +134,34 @@ async fn compact_logs(table: &HudiTable, files: &FileSpec) -> Result<()> {
         execute_compaction(table, &c, files).await?;
     }
     Ok(())
+}
+
+/// The properties of a new merge-on-read or copy-on-write table (`id` key, `ts`, `p`) of
+/// `version`, for the tests of the property steps.
+#[cfg(test)]
+pub(super) fn test_config(
+    version: u32,
+    table_type: crate::table_config::TableType,
+    ordering: Option<&str>,
+    mode: crate::table_config::MergeMode,
+    partitioned: bool,
+) -> crate::table_config::TableConfig {
+    use arrow::datatypes::{DataType, Field, Schema};
+    let columns = Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("ts", DataType::Int64, true),
+        Field::new("p", DataType::Utf8, true),
+    ]);
+    let mut new = crate::new_table::NewTable::new("t", columns);
+    new.version = version;
+    new.table_type = table_type;
+    new.record_keys = vec!["id".into()];
+    if partitioned {
+        new.partition_fields = vec!["p".into()];
+    }
+    new.ordering_field = ordering.map(str::to_string);
+    new.merge_mode = mode;
+    crate::table_config::TableConfig::from_properties(new.properties().unwrap()).unwrap()
 }
 
 #[cfg(test)]

@@ -120,19 +120,7 @@ mod tests {
     use arrow::datatypes::{DataType, Field, Schema};
 
     fn v6(table_type: TableType, ordering: Option<&str>, mode: MergeMode) -> TableConfig {
-        let columns = Schema::new(vec![
-            Field::new("id", DataType::Int32, false),
-            Field::new("ts", DataType::Int64, true),
-            Field::new("p", DataType::Utf8, true),
-        ]);
-        let mut new = NewTable::new("t", columns);
-        new.version = 6;
-        new.table_type = table_type;
-        new.record_keys = vec!["id".into()];
-        new.partition_fields = vec!["p".into()];
-        new.ordering_field = ordering.map(str::to_string);
-        new.merge_mode = mode;
-        TableConfig::from_properties(new.properties().unwrap()).unwrap()
+        super::super::test_config(6, table_type, ordering, mode, true)
     }
 
     fn get<'a>(c: &'a TableConfig, key: &str) -> Option<&'a str> {

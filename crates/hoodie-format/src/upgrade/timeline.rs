@@ -44,6 +44,97 @@ pub(super) async fn copy_to_layout_2(storage: &TableStorage) -> Result<Vec<Strin
     Ok(old)
 }
 
+/// Writes every instant file of the layout-2 folder (not the LSM history under it) again into
+/// the layout-1 folder (emptied first of the instant files a downgrade that stopped left there),
+/// as Hudi's step from 8 to 7 does: a completed instant named `T.<action>` and, on a local
+/// disk, modified at its completion time (Hudi 1.x takes a layout-1 instant's completion time
+/// from it; on an object store files written in completion order keep that order), a
+/// clustering instant as the replacecommit it was on 6, the commit metadata of commits,
+/// deltacommits and replacecommits (completed, and the inflight and requested files of
+/// commits and deltacommits) from Avro to JSON. Returns the layout-2 files, to delete once the
+/// table's properties say version 6.
+pub(super) async fn copy_to_layout_1(storage: &TableStorage) -> Result<Vec<String>> {
+    for stale in layout_1_files(storage).await? {
+        storage.delete(&stale).await?;
+    }
+    let mut files: Vec<(Instant, String)> = storage
+        .list_dir(LAYOUT_2_DIR)
+        .await?
+        .iter()
+        .filter_map(|m| {
+            let name = m.location.filename()?;
+            Some((Instant::parse_file_name(name)?, name.to_string()))
+        })
+        .collect();
+    // completed last, in completion order: the order of their modification times
+    files.sort_by(|(a, _), (b, _)| {
+        let key = |i: &Instant| (i.completion_time.is_some(), i.completion_time.clone());
+        key(a).cmp(&key(b))
+    });
+    let mut old = Vec::new();
+    for (mut instant, name) in files {
+        let from = format!("{LAYOUT_2_DIR}/{name}");
+        if instant.action == Action::Clustering {
+            instant.action = Action::ReplaceCommit;
+        }
+        let completion = instant.completion_time.take();
+        let to = format!("{LAYOUT_1_DIR}/{}", instant.file_name(1));
+        let body = to_layout_1(&instant, storage.get(&from).await?.to_vec(), &from)?;
+        storage.put(&to, body).await?;
+        if let (Some(c), Some(dir)) = (completion, storage.local_dir()) {
+            set_modified(&dir.join(&to), &c)?;
+        }
+        old.push(from);
+    }
+    Ok(old)
+}
+
+/// Sets the modification time of a local file to the instant `time`.
+fn set_modified(path: &std::path::Path, time: &str) -> Result<()> {
+    let Some(millis) = instant_to_millis(time) else {
+        return Ok(());
+    };
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(millis.max(0) as u64);
+    let file = std::fs::File::options().write(true).open(path);
+    file.and_then(|f| f.set_modified(at))
+        .map_err(|e| crate::error::FormatError::Storage {
+            path: path.display().to_string(),
+            source: object_store::Error::Generic {
+                store: "LocalFileSystem",
+                source: Box::new(e),
+            },
+        })
+}
+
+/// An instant file's content in layout 1 (see [`copy_to_layout_1`]).
+fn to_layout_1(instant: &Instant, body: Vec<u8>, from: &str) -> Result<Vec<u8>> {
+    let json = matches!(
+        (&instant.action, instant.state),
+        (Action::Commit | Action::DeltaCommit, _) | (Action::ReplaceCommit, State::Completed)
+    );
+    if !json {
+        return Ok(body);
+    }
+    let mut metadata = CommitMetadata::parse(&body, from)?;
+    if body.is_empty() {
+        // Hudi's empty requested file, as its version 6 serializer writes it
+        metadata.operation_type = Some("UNKNOWN".into());
+    }
+    Ok(metadata.to_json())
+}
+
+/// The instant files of the layout-2 folder (not the LSM history under it).
+pub(super) async fn layout_2_files(storage: &TableStorage) -> Result<Vec<String>> {
+    Ok(storage
+        .list_dir(LAYOUT_2_DIR)
+        .await?
+        .iter()
+        .filter_map(|m| m.location.filename())
+        .filter(|n| Instant::parse_file_name(n).is_some())
+        .map(|n| format!("{LAYOUT_2_DIR}/{n}"))
+        .collect())
+}
+
 /// The instant files of the layout-1 folder (none on a table created at version 8 or 9).
 pub(super) async fn layout_1_files(storage: &TableStorage) -> Result<Vec<String>> {
     Ok(storage

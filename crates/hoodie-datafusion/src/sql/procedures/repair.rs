@@ -85,10 +85,11 @@ pub(super) async fn rollback_to_savepoint(ctx: &SessionContext, args: &Args) -> 
     done(ctx, "rollback_savepoint_result")
 }
 
-/// `CALL upgrade_table(table, to_version)` (and `downgrade_table`, the same procedure in
-/// Hudi): upgrades the table to version 8 or 9 (`EIGHT`, `NINE` or the number) as Hudi's
-/// upgrade handlers do, then opens it again in the session; `result` is true. A downgrade, or
-/// what hoodie cannot upgrade, is refused with the reason (Hudi logs it and returns false).
+/// `CALL upgrade_table(table, to_version)` and `downgrade_table` (one procedure in Hudi, which
+/// moves the table either way): moves the table to version 6, 8 or 9 (`SIX`, `EIGHT`, `NINE`
+/// or the number) as Hudi's upgrade and downgrade handlers do, then opens it again in the
+/// session; `result` is true. What hoodie cannot carry over is refused with the reason (Hudi
+/// logs it and returns false).
 pub(super) async fn upgrade_table(ctx: &SessionContext, args: &Args) -> Result<DataFrame> {
     let table = target(ctx, args).await?;
     let given = args.get("to_version").unwrap_or_default();
