@@ -136,6 +136,10 @@ class Table:
         # the table version hoodie creates it with (6, or 9: Hudi 1.2's and hoodie's default), from a
         # generator of its own so the rest of a seed stays what it was
         self.version = f.get("version", random.Random(f"{name}-version").choice([6, 9]))
+        # how a merge-on-read table's logs hold their records (hoodie.logfile.data.block.format:
+        # Avro blocks, Hudi's default, or Parquet blocks), from a generator of its own too
+        blocks = random.Random(f"{name}-blocks").choice(["avro", "avro", "parquet"])
+        self.log_blocks = f.get("log_blocks", blocks if self.ttype == "mor" else "avro")
 
     # columns an UPDATE may assign
     @property
@@ -159,6 +163,7 @@ class Table:
                 f"{'cdc=' + self.cdc + ' ' if self.cdc else ''}"
                 f"{'commits.retained=' + str(self.commits_retained) + ' ' if self.commits_retained else ''}"
                 f"{'archives ' if getattr(self, 'archives', False) else ''}"
+                f"{'log.blocks=parquet ' if getattr(self, 'log_blocks', 'avro') == 'parquet' else ''}"
                 f"{'insert.into.operation=upsert ' if getattr(self, 'upsert_prop', False) else ''}"
                 f"{'duplicates ' if getattr(self, 'allow_dups', False) else ''}"
                 f"ordering={self.ordering.name + ':' + self.ordering.typ if self.ordering else None} "

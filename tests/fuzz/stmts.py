@@ -82,6 +82,8 @@ class Create:
         if t.ordering:
             props.append(f"preCombineField = '{t.ordering.name}'")
             props.append(f"recordMergeMode = '{t.mode}'")
+        if getattr(t, "log_blocks", "avro") != "avro":
+            props.append(f"'hoodie.logfile.data.block.format' = '{t.log_blocks}'")
         # always said: hoodie's default (9) is not the version of every seed's table
         props.append(f"'hoodie.write.table.version' = '{getattr(t, 'version', 6)}'")
         if getattr(t, "upsert_prop", False):

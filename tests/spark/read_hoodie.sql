@@ -52,6 +52,27 @@ MERGE INTO mor_ev USING (SELECT 2 AS Id, 'bob' AS userName, 2.0 AS amount, CAST(
   WHEN NOT MATCHED THEN INSERT (Id, userName, amount, price, d, t, flag, big, info, ts, dt)
     VALUES (s.Id, s.userName, s.amount, s.price, s.d, s.t, s.flag, s.big, s.info, s.ts, s.dt);
 
+-- merge-on-read with Parquet data blocks (hoodie.logfile.data.block.format = parquet): every
+-- column type and NULLs through the PARQUET_DATA blocks of the upsert, UPDATE and MERGE
+CREATE TABLE mor_pq (Id INT, userName STRING, amount DOUBLE, price DECIMAL(10, 2), d DATE,
+  t TIMESTAMP, flag BOOLEAN, big BIGINT, info STRUCT<a: STRING, b: INT>, ts BIGINT, dt STRING)
+  USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (type = 'mor', primaryKey = 'Id', preCombineField = 'ts', hoodie.compact.inline = 'false',
+    hoodie.logfile.data.block.format = 'parquet', hoodie.spark.sql.insert.into.operation = 'upsert');
+INSERT INTO mor_pq VALUES
+  (1, 'ann', 1.5, 10.25, DATE '2024-01-01', TIMESTAMP '2024-01-01 10:00:00.123456', true, 100, named_struct('a', 'x', 'b', 1), 1, 'p1'),
+  (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, NULL),
+  (3, 'Cid', -2.25, -3.10, DATE '1999-12-31', TIMESTAMP '1999-12-31 23:59:59', false, -5, named_struct('a', NULL, 'b', 3), 1, 'p2');
+UPDATE mor_pq SET userName = NULL, price = 99.99, info = named_struct('a', 'u', 'b', 7) WHERE Id IN (1, 2);
+DELETE FROM mor_pq WHERE Id = 3;
+INSERT INTO mor_pq VALUES
+  (1, 'ann2', 2.5, 20.50, DATE '2024-01-02', TIMESTAMP '2024-01-02 10:00:00', false, 101, named_struct('a', 'y', 'b', 2), 2, 'p1'),
+  (2, 'old', 9.0, 9.00, NULL, NULL, NULL, NULL, NULL, 0, NULL);
+MERGE INTO mor_pq USING (SELECT 2 AS Id, 'bob' AS userName, 2.0 AS amount, CAST(2.00 AS DECIMAL(10, 2)) AS price,
+    DATE '2024-03-03' AS d, TIMESTAMP '2024-03-03 03:03:03' AS t, true AS flag, CAST(2 AS BIGINT) AS big,
+    named_struct('a', 'b', 'b', 2) AS info, CAST(5 AS BIGINT) AS ts, CAST(NULL AS STRING) AS dt) s
+  ON mor_pq.Id = s.Id WHEN MATCHED THEN UPDATE SET *;
+
 -- merge-on-read, compacted inline after 3 deltacommits, then logs on the compacted slices
 CREATE TABLE mor_compacted (id INT, v STRING, n BIGINT, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt)
   TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',

@@ -192,6 +192,7 @@ keys! {
     PARQUET_MAX_FILE_SIZE = ("hoodie.parquet.max.file.size", [], Some("125829120"), Count { min: 1 }, "Target base file size in bytes.");
     PARQUET_BLOCK_SIZE = ("hoodie.parquet.block.size", [], Some("125829120"), Count { min: 1 }, "Parquet row group size of base files in bytes (encoded size, as Java's parquet.block.size): a row group is closed once it reaches it.");
     PARQUET_SMALL_FILE_LIMIT = ("hoodie.parquet.small.file.limit", [], Some("104857600"), Count { min: 0 }, "Base files below this size take new inserts.");
+    LOGFILE_DATA_BLOCK_FORMAT = ("hoodie.logfile.data.block.format", [], Some("avro"), OneOf(&["avro", "parquet"]), "How the records of a merge-on-read log file are encoded: avro (AVRO_DATA blocks, Hudi's default) or parquet (PARQUET_DATA blocks: each block a Parquet file of the records, compressed with hoodie.parquet.compression.codec). hfile (Hudi's for its metadata table) is refused.");
     PARQUET_COMPRESSION_CODEC = ("hoodie.parquet.compression.codec", [], Some("snappy"), OneOf(&["snappy", "gzip", "zstd", "lz4", "lz4_raw", "uncompressed", "none"]), "Parquet compression codec of base files.");
     PARQUET_SMALL_FILE_CANDIDATES = ("hoodie.merge.small.file.group.candidates.limit", [], Some("1"), Count { min: 0 }, "How many small file groups of a partition take new inserts.");
     RECORD_SIZE_ESTIMATE = ("hoodie.copyonwrite.record.size.estimate", [], Some("1024"), Count { min: 1 }, "Record size estimate in bytes when a partition has no files to learn it from.");

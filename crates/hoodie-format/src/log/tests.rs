@@ -8,7 +8,7 @@ use super::apply::{LogApplier, Precedence};
 use super::delete::{DeleteRecord, OrderingValue};
 use super::keys::KeySource;
 use super::read::{read_slice_logs, LogContent};
-use super::write::log_file_bytes;
+use super::write::{log_file_bytes, DataBlockFormat};
 use crate::storage::TableStorage;
 use crate::table_config::MergeMode;
 
@@ -109,24 +109,69 @@ fn log(
     data: Option<&RecordBatch>,
     deletes: &[DeleteRecord],
 ) -> (String, Vec<u8>) {
+    log_as(name, instant, data, deletes, DataBlockFormat::Avro)
+}
+
+fn log_as(
+    name: &str,
+    instant: &str,
+    data: Option<&RecordBatch>,
+    deletes: &[DeleteRecord],
+    data_blocks: DataBlockFormat,
+) -> (String, Vec<u8>) {
     let json = crate::schema::avro_schema_with_meta("t", &schema())
         .unwrap()
         .to_string();
-    (
-        name.to_string(),
-        log_file_bytes(instant, &json, data, deletes).unwrap(),
-    )
+    let files = crate::write::FileSpec {
+        data_blocks,
+        ..Default::default()
+    };
+    let bytes = log_file_bytes(instant, &json, data, deletes, &files).unwrap();
+    (name.to_string(), bytes)
 }
 
-#[tokio::test]
-async fn updates_deletes_and_inserts_in_logs_merge_with_the_base() {
+/// A base of three records (a NULL name) at 100, and at 200 an update of 2 (to NULL) and an
+/// insert of 4.
+fn base_and_update() -> (RecordBatch, RecordBatch) {
     let base = rows(
         &[1, 2, 3],
         &[Some("a"), Some("b"), None],
         &[Some(5), Some(5), Some(5)],
         "100",
     );
-    let l1 = rows(&[2, 4], &[None, Some("new")], &[Some(6), Some(1)], "200");
+    let update = rows(&[2, 4], &[None, Some("new")], &[Some(6), Some(1)], "200");
+    (base, update)
+}
+
+/// Records written as a PARQUET_DATA block (`hoodie.logfile.data.block.format = parquet`) merge
+/// as the same records in an AVRO_DATA block do, NULLs included.
+#[tokio::test]
+async fn parquet_data_blocks_merge_as_avro_blocks_do() {
+    let (base, l1) = base_and_update();
+    let mut got = Vec::new();
+    for format in [DataBlockFormat::Avro, DataBlockFormat::Parquet] {
+        let logs = vec![log_as(
+            ".fg-0_200.log.1_0-0-0",
+            "200",
+            Some(&l1),
+            &[del(3, OrderingValue::Int(0))],
+            format,
+        )];
+        let (_, bytes) = &logs[0];
+        // the block type (5: PARQUET_DATA) follows the magic, the block size and the version
+        assert_eq!(
+            bytes[6 + 8 + 4..6 + 8 + 8] == 5i32.to_be_bytes(),
+            format == DataBlockFormat::Parquet
+        );
+        got.push(merged(&base, logs, MergeMode::EventTimeOrdering, &["100", "200"]).await);
+    }
+    assert_eq!(got[0], ["1:a", "2:NULL", "4:new"]);
+    assert_eq!(got[1], got[0]);
+}
+
+#[tokio::test]
+async fn updates_deletes_and_inserts_in_logs_merge_with_the_base() {
+    let (base, l1) = base_and_update();
     let logs = vec![
         log(
             ".fg-0_200.log.1_0-0-0",

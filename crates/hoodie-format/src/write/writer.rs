@@ -36,6 +36,8 @@ pub struct FileSpec {
     pub small_file_candidates: usize,
     /// Record size assumed when a partition has no file to estimate it from (bytes).
     pub record_size_estimate: u64,
+    /// How the records of a merge-on-read log file are encoded.
+    pub data_blocks: crate::log::write::DataBlockFormat,
 }
 
 impl Default for FileSpec {
@@ -60,6 +62,7 @@ impl Default for FileSpec {
             small_file_limit: n(c::PARQUET_SMALL_FILE_LIMIT),
             small_file_candidates: n(c::PARQUET_SMALL_FILE_CANDIDATES) as usize,
             record_size_estimate: n(c::RECORD_SIZE_ESTIMATE),
+            data_blocks: Default::default(),
         }
     }
 }
@@ -80,6 +83,7 @@ impl FileSpec {
             small_file_limit: options.get_usize(&c::PARQUET_SMALL_FILE_LIMIT)? as u64,
             small_file_candidates: options.get_usize(&c::PARQUET_SMALL_FILE_CANDIDATES)?,
             record_size_estimate: options.get_usize(&c::RECORD_SIZE_ESTIMATE)? as u64,
+            data_blocks: crate::log::write::DataBlockFormat::resolve(options)?,
         })
     }
 

@@ -137,6 +137,7 @@ pub(super) async fn append_file_group(
         &ctx.schema_json,
         rows.as_ref(),
         &delete_records,
+        &options.files,
     )?;
     let size = bytes.len() as u64;
     let (name, version) = put_log_file(&ctx, &slice, task, bytes).await?;
