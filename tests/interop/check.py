@@ -154,8 +154,14 @@ def same_as_hoodie(name):
     return t
 
 
-for name in ["mor_part", "mor_np", "mor_ow"]:
+for name in ["mor_part", "mor_np", "mor_ow", "mor_pq"]:
     check(f"{name} table type", same_as_hoodie(name).table_type, "MERGE_ON_READ")
+check("mor_pq rows", sorted((r["id"], r["k"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "mor_pq.parquet")).to_pylist()),
+      [(1, "x", "uno"), (2, None, "TWO"), (4, "w", "four")])
+# its data blocks are PARQUET_DATA (type 5: after the magic, the block size and the version)
+pq_logs = glob.glob(os.path.join(WH, "mor_pq", ".*.log.*"))
+check("mor_pq logs hold Parquet data blocks",
+      any(open(f, "rb").read()[18:22] == (5).to_bytes(4, "big") for f in pq_logs), True)
 check("mor_part rows", sorted((r["id"], r["name"], r["price"]) for r in pq.read_table(os.path.join(DUMP, "mor_part.parquet")).to_pylist()),
       [(1, "a2", 1.5), (2, "b2", 2.0), (3, None, None), (5, "e", 50.0), (6, "f", 6.0)])
 logs = glob.glob(os.path.join(WH, "mor_part", "dt=*", ".*.log.*"))

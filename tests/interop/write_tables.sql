@@ -118,6 +118,14 @@ CREATE TABLE mor_ow (id INT, v STRING) USING hudi TBLPROPERTIES (type = 'mor', p
 INSERT INTO mor_ow VALUES (1, 'a'), (2, 'b');
 UPDATE mor_ow SET v = 'B' WHERE id = 2;
 INSERT OVERWRITE mor_ow VALUES (3, 'c');
+-- the logs as Parquet data blocks (hoodie.logfile.data.block.format = parquet)
+CREATE TABLE mor_pq (id INT, k STRING, v STRING, ts BIGINT) USING hudi
+  TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',
+    hoodie.logfile.data.block.format = 'parquet', hoodie.spark.sql.insert.into.operation = 'upsert');
+INSERT INTO mor_pq VALUES (1, 'x', 'one', 1), (2, NULL, 'two', 1), (3, 'z', NULL, 1);
+UPDATE mor_pq SET v = 'TWO', k = NULL WHERE id = 2;
+DELETE FROM mor_pq WHERE id = 3;
+INSERT INTO mor_pq VALUES (1, 'x', 'uno', 2), (2, 'y', 'old', 0), (4, 'w', 'four', 1);
 
 -- CDC logging: hudi-rs reads CDC tables as ordinary ones (it skips the .cdc logs beside the
 -- base files); check.py compares its rows with hoodie's. cdc_mor's second insert fills the
