@@ -30,20 +30,25 @@ pub struct LookupStats {
     pub files_read: usize,
 }
 
+/// Per slice (index into the slices looked in), the row of its base file that holds each key
+/// found there: the record positions a merge-on-read log block of updates carries.
+pub type KeyPositions = HashMap<usize, HashMap<String, u64>>;
+
 /// Finds the slices (indices into `slices`) holding each of the keys `sorted` names (rows of
 /// `keys`, ordered by [`bloom::java_string_cmp`] and deduplicated); a key is in several slices
 /// when a non-global index let it exist in several partitions. The files are checked on
-/// tasks, as many at once as there are cores.
+/// tasks, as many at once as there are cores. Also gives each found key's row in its base file.
 pub async fn tag_locations(
     storage: &TableStorage,
     slices: &[FileSlice],
     keys: &StringArray,
     sorted: Arc<Vec<u32>>,
-) -> Result<(HashMap<String, Vec<usize>>, LookupStats)> {
+) -> Result<(HashMap<String, Vec<usize>>, KeyPositions, LookupStats)> {
     let mut found: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut positions = KeyPositions::new();
     let mut stats = LookupStats::default();
     if sorted.is_empty() {
-        return Ok((found, stats));
+        return Ok((found, positions, stats));
     }
     let permits = Arc::new(tokio::sync::Semaphore::new(crate::tasks::parallelism()));
     let mut handles = Vec::new();
@@ -78,14 +83,14 @@ pub async fn tag_locations(
         stats.in_range += usize::from(file.in_range);
         stats.bloom_hits += usize::from(file.bloom_hit);
         stats.files_read += usize::from(file.bloom_hit);
-        for k in file.found {
-            found
-                .entry(keys.value(k as usize).to_string())
-                .or_default()
-                .push(slice);
+        let rows = positions.entry(slice).or_default();
+        for (k, row) in file.found {
+            let key = keys.value(k as usize);
+            found.entry(key.to_string()).or_default().push(slice);
+            rows.insert(key.to_string(), row);
         }
     }
-    Ok((found, stats))
+    Ok((found, positions, stats))
 }
 
 /// What the lookup found in one base file.
@@ -94,8 +99,8 @@ struct FileLookup {
     in_range: bool,
     /// Its bloom filter said "maybe" for some key (and its key column was read).
     bloom_hit: bool,
-    /// The rows of the incoming keys it holds.
-    found: Vec<u32>,
+    /// The rows of the incoming keys it holds, each with its row in the file.
+    found: Vec<(u32, u64)>,
 }
 
 /// Checks the incoming keys against one base file: footer key range, bloom filter, then its
@@ -155,9 +160,9 @@ async fn lookup_file(
     }
     out.bloom_hit = true;
     let file_keys = read_record_keys(storage, rel_path).await?;
-    for stored in file_keys.iter().flatten() {
-        if let Some(&k) = candidates.get(stored) {
-            out.found.push(k);
+    for (row, stored) in file_keys.iter().enumerate() {
+        if let Some(&k) = stored.and_then(|s| candidates.get(s)) {
+            out.found.push((k, row as u64));
         }
     }
     Ok(out)

@@ -45,5 +45,8 @@ pub mod upgrade;
 pub mod write;
 
 pub use error::{FormatError, Result};
+/// The rows of a base file a log block's `RECORD_POSITIONS` header names (for readers that
+/// merge by position).
+pub use log::positions::decode_positions;
 pub use table::HudiTable;
 pub use table_config::{TableConfig, TableType};

@@ -69,10 +69,15 @@ pub mod header {
     pub const SCHEMA: u32 = 2;
     /// The command of a command block (`"0"` = rollback).
     pub const COMMAND_BLOCK_TYPE: u32 = 3;
+    /// The rows of the slice's base file a block's records update or delete (Base64 of a
+    /// portable `Roaring64NavigableMap`, see `log::positions`), in the records' order.
+    pub const RECORD_POSITIONS: u32 = 5;
     /// `"true"` on a data block of partial updates (table version 8 and later): its records
     /// hold the meta columns and the columns an update assigns, and its SCHEMA header is that
     /// partial schema.
     pub const IS_PARTIAL: u32 = 7;
+    /// The instant of the base file `RECORD_POSITIONS` counts rows of.
+    pub const BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS: u32 = 8;
 }
 
 /// One block of a log file.

@@ -11,6 +11,7 @@ pub mod keys;
 mod logged;
 mod overlay;
 pub mod partial;
+pub(crate) mod positions;
 pub mod read;
 mod replay;
 mod rules;

@@ -126,7 +126,7 @@ fn log_as(
         data_blocks,
         ..Default::default()
     };
-    let bytes = log_file_bytes(instant, &json, data, deletes, &files).unwrap();
+    let bytes = log_file_bytes(instant, &json, data, deletes, &files, None).unwrap();
     (name.to_string(), bytes)
 }
 

@@ -35,23 +35,49 @@ impl DataBlockFormat {
 /// Bytes of Avro records per data block at most (`hoodie.logfile.data.block.max.size`).
 pub(crate) const MAX_DATA_BLOCK_BYTES: usize = 256 * 1024 * 1024;
 
+/// The record positions of a new log file's blocks (table versions 8 and 9, see
+/// [`super::positions`]): the instant of the slice's base file they count rows of, and the
+/// `RECORD_POSITIONS` header of the data block and of the delete block (each block's records
+/// in the order of their positions).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockPositions {
+    /// The instant of the slice's base file.
+    pub base_instant: String,
+    /// The data block's positions, if every record of it has one.
+    pub data: Option<String>,
+    /// The delete block's positions, if every deleted key has one.
+    pub deletes: Option<String>,
+}
+
 /// The bytes of a new log file of `instant`: `rows` (table rows, meta columns first, in
 /// storage types) as data blocks of `files.data_blocks`' format, then `deletes` as one DELETE
-/// block. `schema_json` is the Avro schema with the meta fields
-/// (`crate::schema::avro_schema_with_meta`).
+/// block, each with its record positions when `positions` has them. `schema_json` is the Avro
+/// schema with the meta fields (`crate::schema::avro_schema_with_meta`).
 pub fn log_file_bytes(
     instant: &str,
     schema_json: &str,
     rows: Option<&RecordBatch>,
     deletes: &[DeleteRecord],
     files: &FileSpec,
+    positions: Option<&BlockPositions>,
 ) -> Result<Vec<u8>> {
-    let head = [
-        (header::INSTANT_TIME, instant),
-        (header::SCHEMA, schema_json),
-    ];
+    let head = |block: fn(&BlockPositions) -> Option<&String>| {
+        let mut head = vec![
+            (header::INSTANT_TIME, instant),
+            (header::SCHEMA, schema_json),
+        ];
+        if let Some((p, rows)) = positions.and_then(|p| block(p).map(|rows| (p, rows))) {
+            head.push((header::RECORD_POSITIONS, rows.as_str()));
+            head.push((
+                header::BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS,
+                p.base_instant.as_str(),
+            ));
+        }
+        head
+    };
     let mut out = Vec::new();
     if let Some(rows) = rows.filter(|r| r.num_rows() > 0) {
+        let head = head(|p| p.data.as_ref());
         match files.data_blocks {
             DataBlockFormat::Avro => avro_blocks(rows, &head, &mut out)?,
             DataBlockFormat::Parquet => {
@@ -61,31 +87,44 @@ pub fn log_file_bytes(
         }
     }
     if !deletes.is_empty() {
+        let head = head(|p| p.deletes.as_ref());
         encode_block(BlockType::Delete, &head, &encode_deletes(deletes), &mut out);
     }
     Ok(out)
 }
 
-/// `rows` as AVRO_DATA blocks of at most [`MAX_DATA_BLOCK_BYTES`] of records each.
+/// `rows` as AVRO_DATA blocks of at most [`MAX_DATA_BLOCK_BYTES`] of records each; rows that
+/// take more than one block are written without record positions (each block's positions
+/// would have to be its own).
 fn avro_blocks(rows: &RecordBatch, head: &[(u32, &str)], out: &mut Vec<u8>) -> Result<()> {
     let encoder = RowEncoder::new(rows)?;
-    let mut records: Vec<u8> = Vec::new();
-    let mut count = 0i32;
+    let mut blocks: Vec<(i32, Vec<u8>)> = vec![(0, Vec::new())];
     let mut datum = Vec::new();
     for r in 0..rows.num_rows() {
         datum.clear();
         encoder.encode(r, &mut datum);
+        let (count, records) = blocks.last_mut().expect("a block");
         records.extend_from_slice(&(datum.len() as i32).to_be_bytes());
         records.extend_from_slice(&datum);
-        count += 1;
+        *count += 1;
         if records.len() >= MAX_DATA_BLOCK_BYTES {
-            data_block(BlockType::AvroData, head, count, &records, out);
-            records.clear();
-            count = 0;
+            blocks.push((0, Vec::new()));
         }
     }
-    if count > 0 {
-        data_block(BlockType::AvroData, head, count, &records, out);
+    blocks.retain(|(count, _)| *count > 0);
+    let unpositioned: Vec<(u32, &str)> = head
+        .iter()
+        .filter(|(k, _)| *k != header::RECORD_POSITIONS)
+        .filter(|(k, _)| *k != header::BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS)
+        .copied()
+        .collect();
+    let head = if blocks.len() > 1 {
+        &unpositioned[..]
+    } else {
+        head
+    };
+    for (count, records) in &blocks {
+        data_block(BlockType::AvroData, head, *count, records, out);
     }
     Ok(())
 }

@@ -38,6 +38,8 @@ pub struct FileSpec {
     pub record_size_estimate: u64,
     /// How the records of a merge-on-read log file are encoded.
     pub data_blocks: crate::log::write::DataBlockFormat,
+    /// Whether log blocks carry record positions (table versions 8 and 9).
+    pub record_positions: bool,
 }
 
 impl Default for FileSpec {
@@ -63,6 +65,7 @@ impl Default for FileSpec {
             small_file_candidates: n(c::PARQUET_SMALL_FILE_CANDIDATES) as usize,
             record_size_estimate: n(c::RECORD_SIZE_ESTIMATE),
             data_blocks: Default::default(),
+            record_positions: true,
         }
     }
 }
@@ -84,6 +87,9 @@ impl FileSpec {
             small_file_candidates: options.get_usize(&c::PARQUET_SMALL_FILE_CANDIDATES)?,
             record_size_estimate: options.get_usize(&c::RECORD_SIZE_ESTIMATE)? as u64,
             data_blocks: crate::log::write::DataBlockFormat::resolve(options)?,
+            record_positions: options
+                .get(&c::WRITE_RECORD_POSITIONS)
+                .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")),
         })
     }
 

@@ -12,7 +12,7 @@ use super::stored_state::StoredState;
 use super::*;
 use crate::log::delete::{DeleteRecord, OrderingValue};
 use crate::log::read::Admission;
-use crate::log::write::{log_file_bytes, log_file_name};
+use crate::log::write::{log_file_bytes, log_file_name, BlockPositions};
 use crate::precedence::incoming_wins;
 
 /// What every append of one write shares.
@@ -39,6 +39,8 @@ pub(super) struct AppendJob {
     pub(super) task: usize,
     /// The merged state of the slice's keys the write touches, when the write must know it.
     pub(super) state: Option<Arc<StoredState>>,
+    /// The row of the slice's base file that holds each key the index lookup found there.
+    pub(super) positions: Option<Arc<std::collections::HashMap<String, u64>>>,
 }
 
 /// The log file version a new log of `slice` takes: one above its latest (its `.cdc` logs
@@ -67,6 +69,7 @@ pub(super) async fn append_file_group(
         keys,
         task,
         state,
+        positions,
     } = job;
     let options = &ctx.options;
     let event_time =
@@ -108,6 +111,14 @@ pub(super) async fn append_file_group(
         }
     }
     writes.sort_unstable();
+    // table versions 8 and 9: the rows of the base file the records replace, the records in
+    // their order (Hudi's `addRecordPositionsIfRequired`)
+    let rows_of = positions
+        .as_deref()
+        .filter(|_| ctx.logs_by_write && options.files.record_positions)
+        .filter(|_| slice.base_file.is_some());
+    let data_positions = rows_of
+        .and_then(|p| order_by_position(&mut writes, |i| p.get(keys.value(*i as usize)).copied()));
     let meta = MetaValues {
         instant: &ctx.instant,
         task_partition_id: task,
@@ -127,17 +138,23 @@ pub(super) async fn append_file_group(
             &ctx.schema,
         )?)
     };
-    let delete_records =
+    let mut delete_records =
         delete_records(&incoming, &keys, &deletes, &bucket.moves, &slice, options)?;
     if rows.is_none() && delete_records.is_empty() {
         return Ok((WriteStat::default(), counts));
     }
+    let block_positions = rows_of.map(|p| BlockPositions {
+        base_instant: slice.base_instant.clone(),
+        data: data_positions,
+        deletes: order_by_position(&mut delete_records, |d| p.get(&d.record_key).copied()),
+    });
     let bytes = log_file_bytes(
         &ctx.instant,
         &ctx.schema_json,
         rows.as_ref(),
         &delete_records,
         &options.files,
+        block_positions.as_ref(),
     )?;
     let size = bytes.len() as u64;
     let (name, version) = put_log_file(&ctx, &slice, task, bytes).await?;
@@ -150,6 +167,34 @@ pub(super) async fn append_file_group(
     };
     let stat = append_stat(&slice, &written, &counts);
     Ok((stat, counts))
+}
+
+/// Puts `records` in the order of their rows in the base file (`row_of`) and gives the
+/// `RECORD_POSITIONS` header of those rows; `None`, the order left as it was, when a record has
+/// no row there (an insert, a key only in the logs) or two share one.
+fn order_by_position<T>(
+    records: &mut Vec<T>,
+    row_of: impl Fn(&T) -> Option<u64>,
+) -> Option<String> {
+    let mut rows: Vec<(u64, usize)> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| row_of(r).map(|row| (row, i)))
+        .collect::<Option<_>>()?;
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_unstable();
+    if rows.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    let mut taken: Vec<Option<T>> = std::mem::take(records).into_iter().map(Some).collect();
+    *records = rows
+        .iter()
+        .map(|&(_, i)| taken[i].take().expect("each record once"))
+        .collect();
+    let sorted: Vec<u64> = rows.iter().map(|&(row, _)| row).collect();
+    Some(crate::log::positions::encode_positions(&sorted))
 }
 
 /// The delete entries of rows `deletes`: a statement's deletes, and the old copy of a record

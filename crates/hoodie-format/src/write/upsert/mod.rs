@@ -229,7 +229,8 @@ pub async fn route_upserts(
         options,
         mor: mor.as_ref(),
     };
-    let (row_slice, states) = lookup.locate(&incoming, &keys, &keep, &mut result).await?;
+    let (row_slice, states, positions) =
+        lookup.locate(&incoming, &keys, &keep, &mut result).await?;
     let route::RoutedRows {
         mut buckets,
         inserts,
@@ -250,7 +251,13 @@ pub async fn route_upserts(
         new_groups,
         keys,
         moved,
-        mor: mor.map(|ctx| (ctx, states)),
+        mor: mor.map(|_| MorWrite {
+            states,
+            positions: positions
+                .into_iter()
+                .map(|(slice, rows)| (slice, Arc::new(rows)))
+                .collect(),
+        }),
     };
     Ok(UpsertTasks::new(incoming, schema, routed, result, options))
 }
@@ -296,10 +303,12 @@ struct Routed {
 }
 
 /// A merge-on-read write's shared context and the merged state of the slices it read.
-type MorWrite = (
-    Arc<append::AppendContext>,
-    HashMap<usize, Arc<stored_state::StoredState>>,
-);
+/// What a merge-on-read write's appends share: the merged state of the slices it read, and (by
+/// slice) the row of its base file that holds each key the index lookup found there.
+struct MorWrite {
+    states: HashMap<usize, Arc<stored_state::StoredState>>,
+    positions: HashMap<usize, Arc<HashMap<String, u64>>>,
+}
 
 /// Each insert to the file group of its bucket in its partition: an existing group takes it as
 /// an insert of its rewrite, otherwise one new group per (partition, bucket) with the bucket's

@@ -14,7 +14,7 @@ use super::{Bucket, UpsertResult};
 use crate::error::{FormatError, Result};
 use crate::footer::read_footer_sized;
 use crate::fs_view::FileSlice;
-use crate::index::tag_locations;
+use crate::index::{tag_locations, KeyPositions};
 use crate::table::HudiTable;
 use crate::table_config::MergeMode;
 use crate::timeline::Timeline;
@@ -100,6 +100,14 @@ pub(super) struct RoutedRows {
     pub moved: u64,
 }
 
+/// Where the kept rows' records are: each row's slice, the merged state of the merge-on-read
+/// slices read on the way, and each found key's row in its slice's base file.
+pub(super) type Located = (
+    Vec<Option<usize>>,
+    HashMap<usize, Arc<StoredState>>,
+    KeyPositions,
+);
+
 impl Lookup<'_> {
     /// The slice holding each kept row's record (by its index in the slices), and on
     /// merge-on-read the merged state of the slices read on the way: for rows read from the
@@ -112,11 +120,11 @@ impl Lookup<'_> {
         keys: &StringArray,
         keep: &[u32],
         result: &mut UpsertResult,
-    ) -> Result<(Vec<Option<usize>>, HashMap<usize, Arc<StoredState>>)> {
+    ) -> Result<Located> {
         let (slices, options, paths) = (self.slices, self.options, incoming.paths());
         let mut states = HashMap::new();
         if options.inserts_only {
-            return Ok((vec![None; keep.len()], states));
+            return Ok((vec![None; keep.len()], states, KeyPositions::new()));
         }
         if options.prepped() {
             let files = incoming
@@ -126,13 +134,14 @@ impl Lookup<'_> {
             if let Some(ctx) = self.mor {
                 states = stored_state::prepped_states(ctx, slices, incoming, keep, &rows).await?;
             }
-            return Ok((rows, states));
+            // rows read from the table carry no base-file row, as Spark's prepped writes
+            return Ok((rows, states, KeyPositions::new()));
         }
         let mut sorted_keys: Vec<u32> = keep.to_vec();
         let key = |i: &u32| keys.value(*i as usize);
         sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(key(a), key(b)));
         sorted_keys.dedup_by(|a, b| key(a) == key(b));
-        let (mut located, lookup) =
+        let (mut located, positions, lookup) =
             tag_locations(self.table.storage(), slices, keys, Arc::new(sorted_keys)).await?;
         result.lookup = lookup;
         if let Some(ctx) = self.mor {
@@ -154,7 +163,7 @@ impl Lookup<'_> {
                 })
             })
             .collect();
-        Ok((rows, states))
+        Ok((rows, states, positions))
     }
 
     /// Routes every kept row: to the bucket of the slice holding its record (an update, a

@@ -45,6 +45,8 @@ pub(super) enum TaskWork {
         incoming: RecordBatch,
         keys: StringArray,
         state: Option<Arc<StoredState>>,
+        /// The row of the slice's base file that holds each key the index lookup found there.
+        positions: Option<Arc<HashMap<String, u64>>>,
     },
     /// A new file group.
     New(NewGroup),
@@ -126,11 +128,18 @@ impl FileGroupTask {
                 incoming,
                 keys,
                 state,
+                positions,
             } => {
                 let mut batches = vec![incoming.clone(), keys_batch(keys)?];
                 batches.extend(state.as_ref().map(|s| s.stored().clone()));
                 let kind = Kind::Append {
                     state: state.is_some(),
+                    positions: positions.as_ref().map(|p| {
+                        let mut rows: Vec<(String, u64)> =
+                            p.iter().map(|(k, r)| (k.clone(), *r)).collect();
+                        rows.sort();
+                        rows
+                    }),
                 };
                 (Header::of(self.task, kind, Some(slice), bucket), batches)
             }
@@ -205,6 +214,7 @@ impl FileGroupWriter {
                 incoming,
                 keys,
                 state,
+                positions,
             } => {
                 let ctx = Arc::new(append_context(self.table(), schema, spec, &instant)?);
                 let job = AppendJob {
@@ -214,6 +224,7 @@ impl FileGroupWriter {
                     keys,
                     task: task.task,
                     state,
+                    positions,
                 };
                 let (stat, counts) = append_file_group(ctx, job).await?;
                 if stat.path.is_some() {
@@ -293,6 +304,9 @@ enum Kind {
     Rewrite(String),
     Append {
         state: bool,
+        /// The base-file row of each key found in the slice's base file.
+        #[serde(default)]
+        positions: Option<Vec<(String, u64)>>,
     },
     New {
         partition: String,
@@ -372,7 +386,7 @@ impl Header {
                 incoming: next()?,
                 keys: keys_of(&next()?)?,
             },
-            (Kind::Append { state }, Some(slice)) => {
+            (Kind::Append { state, positions }, Some(slice)) => {
                 let incoming = next()?;
                 let keys = keys_of(&next()?)?;
                 let state = match state {
@@ -385,6 +399,7 @@ impl Header {
                     incoming,
                     keys,
                     state,
+                    positions: positions.map(|p| Arc::new(p.into_iter().collect())),
                 }
             }
             (Kind::New { partition, file_id }, None) => {

@@ -110,15 +110,14 @@ impl UpsertTasks {
             let keys = take_keys(&self.keys, rows)?;
             let local = bucket.local(rows);
             let work = match &self.mor {
-                Some((_, states)) if appends_to_logs(&slice, &bucket, &self.spec) => {
-                    TaskWork::Append {
-                        state: states.get(&s).cloned(),
-                        slice,
-                        bucket: local,
-                        incoming,
-                        keys,
-                    }
-                }
+                Some(mor) if appends_to_logs(&slice, &bucket, &self.spec) => TaskWork::Append {
+                    state: mor.states.get(&s).cloned(),
+                    positions: mor.positions.get(&s).cloned(),
+                    slice,
+                    bucket: local,
+                    incoming,
+                    keys,
+                },
                 _ => {
                     let base_path = slice
                         .base_file

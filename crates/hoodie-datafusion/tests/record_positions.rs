@@ -1,0 +1,187 @@
+//! Record positions on merge-on-read log blocks (table versions 8 and 9): an upsert's block of
+//! updates and deletes of records found in the slice's base file names their rows there
+//! (`RECORD_POSITIONS`, with the base file's instant), its records in that order, as Hudi 1.x
+//! writes them; nothing else does (version 6, rows read from the table, the option off).
+
+mod common;
+
+use std::path::Path;
+
+use common::{cells, files_under, session_with_table};
+use datafusion::arrow::array::{Array, AsArray};
+
+/// `RECORD_POSITIONS` and `BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS` (HeaderMetadataType).
+const RECORD_POSITIONS: i32 = 5;
+const BASE_INSTANT: i32 = 8;
+
+/// Per block of a log file: its type and headers (read as Hudi's format spells them).
+fn blocks_of(bytes: &[u8]) -> Vec<(i32, std::collections::HashMap<i32, String>)> {
+    let int = |at: usize| i32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 6 <= bytes.len() && &bytes[at..at + 6] == b"#HUDI#" {
+        let size = i64::from_be_bytes(bytes[at + 6..at + 14].try_into().unwrap()) as usize;
+        let (kind, count) = (int(at + 18), int(at + 22));
+        let mut headers = std::collections::HashMap::new();
+        let mut p = at + 26;
+        for _ in 0..count {
+            let (key, len) = (int(p), int(p + 4) as usize);
+            headers.insert(
+                key,
+                String::from_utf8(bytes[p + 8..p + 8 + len].to_vec()).unwrap(),
+            );
+            p += 8 + len;
+        }
+        out.push((kind, headers));
+        at += 6 + size;
+    }
+    out
+}
+
+/// The record keys of a base file, in row order.
+fn base_keys(file: &Path) -> Vec<String> {
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file).unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut keys = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let col = batch.column_by_name("_hoodie_record_key").unwrap();
+        let col = col.as_string::<i32>();
+        keys.extend((0..col.len()).map(|i| col.value(i).to_string()));
+    }
+    keys
+}
+
+/// Per log file of the table at `loc`: per block, (its type, its positions decoded, its base
+/// instant header).
+/// A block's type, its positions decoded and its base instant header.
+type Positioned = (i32, Option<Vec<u64>>, Option<String>);
+
+fn block_positions(loc: &Path) -> Vec<(String, Vec<Positioned>)> {
+    let mut out = Vec::new();
+    for f in files_under(loc) {
+        if !f.contains(".log.") || f.ends_with(".crc") {
+            continue;
+        }
+        let bytes = std::fs::read(loc.join(&f)).unwrap();
+        let described = blocks_of(&bytes)
+            .into_iter()
+            .map(|(kind, headers)| {
+                let positions = headers
+                    .get(&RECORD_POSITIONS)
+                    .map(|h| hoodie_format::decode_positions(h).unwrap());
+                (kind, positions, headers.get(&BASE_INSTANT).cloned())
+            })
+            .collect();
+        out.push((f, described));
+    }
+    out.sort();
+    out
+}
+
+const CREATE: &str =
+    "CREATE TABLE t (id INT, v STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) \
+    TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', \
+    hoodie.spark.sql.insert.into.operation = 'upsert', hoodie.compact.inline = 'false'";
+
+async fn table(tmp: &Path, loc: &Path, props: &str) -> hoodie_datafusion::HoodieContext {
+    let ctx = session_with_table(tmp, None, &format!("{CREATE}{props})"), loc).await;
+    ctx.run(
+        "INSERT INTO t SELECT CAST(value AS INT), CONCAT('v', CAST(value AS STRING)), 1, \
+         CASE WHEN value % 2 = 0 THEN 'a' ELSE 'b' END FROM generate_series(1, 300)",
+    )
+    .await
+    .unwrap();
+    ctx
+}
+
+#[tokio::test]
+async fn an_upsert_names_the_base_file_rows_of_the_records_it_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = table(tmp.path(), &loc, "").await;
+    // in partition a 250 and 120 updated (given out of order); in b 7 and 299 updated and 3
+    // dropped (an older ordering value). (A new key would go into the small base file of its
+    // partition, which rewrites it rather than logging.)
+    ctx.run(
+        "INSERT INTO t VALUES (250, 'x', 2, 'a'), (7, NULL, 2, 'b'), (120, 'y', 2, 'a'), \
+         (3, 'old', 0, 'b'), (299, 'z', 3, 'b')",
+    )
+    .await
+    .unwrap();
+    let logs = block_positions(&loc);
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    for (file, blocks) in &logs {
+        let partition = Path::new(file).parent().unwrap();
+        let base = files_under(&loc.join(partition))
+            .into_iter()
+            .find(|f| f.ends_with(".parquet"))
+            .unwrap();
+        let keys = base_keys(&loc.join(partition).join(&base));
+        let base_instant = base
+            .trim_end_matches(".parquet")
+            .rsplit('_')
+            .next()
+            .unwrap();
+        let (kind, positions, instant) = &blocks[0];
+        assert_eq!(*kind, 3, "an AVRO_DATA block");
+        assert_eq!(instant.as_deref(), Some(base_instant), "{file}");
+        let named: Vec<&str> = positions
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|&p| keys[p as usize].as_str())
+            .collect();
+        let want: &[&str] = if partition.ends_with("dt=a") {
+            &["120", "250"]
+        } else {
+            &["7", "299"]
+        };
+        assert_eq!(named, want, "{file}");
+    }
+    assert_eq!(
+        cells(
+            &ctx,
+            "SELECT id, v, ts FROM t WHERE id IN (3, 7, 120, 250, 299) ORDER BY id"
+        )
+        .await,
+        [
+            ["3", "v3", "1"],
+            ["7", "", "2"],
+            ["120", "y", "2"],
+            ["250", "x", "2"],
+            ["299", "z", "3"]
+        ]
+    );
+}
+
+#[tokio::test]
+async fn no_positions_on_version_6_with_the_option_off_or_for_rows_read_from_the_table() {
+    for (props, write) in [
+        (
+            ", 'hoodie.write.table.version' = '6'",
+            "INSERT INTO t VALUES (250, 'x', 2, 'a')",
+        ),
+        (
+            ", 'hoodie.write.record.positions' = 'false'",
+            "INSERT INTO t VALUES (250, 'x', 2, 'a')",
+        ),
+        ("", "UPDATE t SET v = 'x' WHERE id = 250"),
+        ("", "DELETE FROM t WHERE id = 250"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = tmp.path().join("t");
+        let ctx = table(tmp.path(), &loc, props).await;
+        ctx.run(write).await.unwrap();
+        let logs = block_positions(&loc);
+        assert_eq!(logs.len(), 1, "{props} {write}");
+        for (_, blocks) in logs {
+            for (_, positions, instant) in blocks {
+                assert!(positions.is_none() && instant.is_none(), "{props} {write}");
+            }
+        }
+    }
+}
