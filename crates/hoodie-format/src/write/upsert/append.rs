@@ -72,44 +72,8 @@ pub(super) async fn append_file_group(
         positions,
     } = job;
     let options = &ctx.options;
-    let event_time =
-        options.merge_mode == MergeMode::EventTimeOrdering && options.ordering_field.is_some();
-    let mut counts = ApplyCounts::default();
-    let (mut writes, mut deletes): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    match &state {
-        Some(state) => {
-            let ordering = match (&options.ordering_field, event_time) {
-                (Some(f), true) => Some(state.comparator(&ctx.schema, f, &incoming)?),
-                _ => None,
-            };
-            for &i in bucket.updates.iter().chain(&bucket.inserts) {
-                match state.row_of(keys.value(i as usize)) {
-                    None => {
-                        counts.inserted += 1;
-                        writes.push(i);
-                    }
-                    Some(s) if incoming_wins(ordering.as_ref(), i as usize, s) => {
-                        counts.updated += 1;
-                        writes.push(i);
-                    }
-                    Some(_) => counts.dropped += 1,
-                }
-            }
-            for &i in &bucket.deletes {
-                if state.row_of(keys.value(i as usize)).is_some() {
-                    counts.deleted += 1;
-                    deletes.push(i);
-                }
-            }
-        }
-        None => {
-            counts.updated = bucket.updates.len() as u64;
-            counts.inserted = bucket.inserts.len() as u64;
-            counts.deleted = bucket.deletes.len() as u64;
-            writes.extend(bucket.updates.iter().chain(&bucket.inserts));
-            deletes.extend(&bucket.deletes);
-        }
-    }
+    let (mut writes, deletes, counts) =
+        admitted(&ctx, &bucket, &incoming, &keys, state.as_deref())?;
     writes.sort_unstable();
     // table versions 8 and 9: the rows of the base file the records replace, the records in
     // their order (Hudi's `addRecordPositionsIfRequired`)
@@ -167,6 +131,55 @@ pub(super) async fn append_file_group(
     };
     let stat = append_stat(&slice, &written, &counts);
     Ok((stat, counts))
+}
+
+/// The rows of `bucket` the append writes (updates and inserts) and deletes, and what it does
+/// to them: with the slice's merged `state`, an update that loses to the stored ordering value
+/// is dropped, an update of a key the logs deleted is an insert, a delete of such a key a no-op.
+fn admitted(
+    ctx: &AppendContext,
+    bucket: &Bucket,
+    incoming: &RecordBatch,
+    keys: &StringArray,
+    state: Option<&StoredState>,
+) -> Result<(Vec<u32>, Vec<u32>, ApplyCounts)> {
+    let options = &ctx.options;
+    let mut counts = ApplyCounts::default();
+    let (mut writes, mut deletes): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let Some(state) = state else {
+        counts.updated = bucket.updates.len() as u64;
+        counts.inserted = bucket.inserts.len() as u64;
+        counts.deleted = bucket.deletes.len() as u64;
+        writes.extend(bucket.updates.iter().chain(&bucket.inserts));
+        deletes.extend(&bucket.deletes);
+        return Ok((writes, deletes, counts));
+    };
+    let event_time =
+        options.merge_mode == MergeMode::EventTimeOrdering && options.ordering_field.is_some();
+    let ordering = match (&options.ordering_field, event_time) {
+        (Some(f), true) => Some(state.comparator(&ctx.schema, f, incoming)?),
+        _ => None,
+    };
+    for &i in bucket.updates.iter().chain(&bucket.inserts) {
+        match state.row_of(keys.value(i as usize)) {
+            None => {
+                counts.inserted += 1;
+                writes.push(i);
+            }
+            Some(s) if incoming_wins(ordering.as_ref(), i as usize, s) => {
+                counts.updated += 1;
+                writes.push(i);
+            }
+            Some(_) => counts.dropped += 1,
+        }
+    }
+    for &i in &bucket.deletes {
+        if state.row_of(keys.value(i as usize)).is_some() {
+            counts.deleted += 1;
+            deletes.push(i);
+        }
+    }
+    Ok((writes, deletes, counts))
 }
 
 /// Puts `records` in the order of their rows in the base file (`row_of`) and gives the
