@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cells, commit_times, files_under, reader, rows_as_of, session_with_table};
+use common::{cells, commit_times, files_under, has, properties, reader, rows_as_of};
 use hoodie_datafusion::HoodieContext;
 
 const ROWS: &str = "SELECT id, name, ts, dt FROM t ORDER BY id";
@@ -18,31 +18,7 @@ async fn version_9_table(
     loc: &std::path::Path,
     props: &str,
 ) -> HoodieContext {
-    let create = format!(
-        "CREATE TABLE t (id INT, name STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) \
-         TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts'{props})"
-    );
-    let ctx = session_with_table(tmp, None, &create, loc).await;
-    for s in [
-        "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'y'), (3, 'c', 1, 'x')",
-        "INSERT OVERWRITE t SELECT id, name, ts, dt FROM t WHERE dt = 'y'",
-        "UPDATE t SET name = 'B', ts = 2 WHERE id = 2",
-        "DELETE FROM t WHERE id = 3",
-        "MERGE INTO t USING (SELECT 1 AS id, 'A' AS name, 3 AS ts, 'x' AS dt UNION ALL \
-         SELECT 4, 'd', 1, 'z') s ON t.id = s.id \
-         WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
-    ] {
-        ctx.run(s).await.unwrap();
-    }
-    ctx
-}
-
-fn properties(loc: &std::path::Path) -> String {
-    std::fs::read_to_string(loc.join(".hoodie/hoodie.properties")).unwrap()
-}
-
-fn has(props: &str, line: &str) -> bool {
-    props.lines().any(|l| l == line)
+    common::table_after_every_dml(tmp, loc, props, true).await
 }
 
 /// The completed instant files of the layout-2 timeline, as (requested, completion, action).

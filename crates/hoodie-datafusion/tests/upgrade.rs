@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{cells, files_under, reader, session_with_table, set_property, UNUPGRADABLE};
+use common::{cells, files_under, has, properties, reader, set_property, UNUPGRADABLE};
 use hoodie_datafusion::HoodieContext;
 
 /// A version 6 table `t` at `loc` (`props` added to its properties) after an insert, an
@@ -17,23 +17,8 @@ async fn version_6_table(
     loc: &std::path::Path,
     props: &str,
 ) -> HoodieContext {
-    let create = format!(
-        "CREATE TABLE t (id INT, name STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) \
-         TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', \
-         'hoodie.write.table.version' = '6'{props})"
-    );
-    let ctx = session_with_table(tmp, None, &create, loc).await;
-    for s in [
-        "INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'y'), (3, 'c', 1, 'x')",
-        "UPDATE t SET name = 'B', ts = 2 WHERE id = 2",
-        "DELETE FROM t WHERE id = 3",
-        "MERGE INTO t USING (SELECT 1 AS id, 'A' AS name, 3 AS ts, 'x' AS dt UNION ALL \
-         SELECT 4, 'd', 1, 'z') s ON t.id = s.id \
-         WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
-    ] {
-        ctx.run(s).await.unwrap();
-    }
-    ctx
+    let props = format!(", 'hoodie.write.table.version' = '6'{props}");
+    common::table_after_every_dml(tmp, loc, &props, false).await
 }
 
 const ROWS: &str = "SELECT id, name, ts, dt, _hoodie_commit_time FROM t ORDER BY id";
@@ -42,14 +27,6 @@ const ROWS: &str = "SELECT id, name, ts, dt, _hoodie_commit_time FROM t ORDER BY
 async fn history(ctx: &HoodieContext) -> Vec<Vec<Vec<String>>> {
     let commits = common::commit_times(ctx).await;
     common::rows_as_of(ctx, &commits, ROWS).await
-}
-
-fn properties(loc: &std::path::Path) -> String {
-    std::fs::read_to_string(loc.join(".hoodie/hoodie.properties")).unwrap()
-}
-
-fn has(props: &str, line: &str) -> bool {
-    props.lines().any(|l| l == line)
 }
 
 #[tokio::test]

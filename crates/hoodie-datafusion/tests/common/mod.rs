@@ -397,3 +397,47 @@ pub async fn version_change_fails_anywhere<T: PartialEq + std::fmt::Debug>(
         assert!(n < 100);
     }
 }
+
+/// A table `t` (id, name, ts, dt; key `id`, ordering `ts`, partitioned by `dt`; `props` added to
+/// its properties, each after a comma) at `loc` after an insert (NULLs), an update, a delete
+/// and a merge (an update and an insert), with an INSERT OVERWRITE of one partition after the
+/// insert when `overwrite`.
+pub async fn table_after_every_dml(
+    tmp: &Path,
+    loc: &Path,
+    props: &str,
+    overwrite: bool,
+) -> HoodieContext {
+    let create = format!(
+        "CREATE TABLE t (id INT, name STRING, ts BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) \
+         TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts'{props})"
+    );
+    let ctx = session_with_table(tmp, None, &create, loc).await;
+    let overwrite =
+        overwrite.then_some("INSERT OVERWRITE t SELECT id, name, ts, dt FROM t WHERE dt = 'y'");
+    let statements = [
+        Some("INSERT INTO t VALUES (1, 'a', 1, 'x'), (2, NULL, 1, 'y'), (3, 'c', 1, 'x')"),
+        overwrite,
+        Some("UPDATE t SET name = 'B', ts = 2 WHERE id = 2"),
+        Some("DELETE FROM t WHERE id = 3"),
+        Some(
+            "MERGE INTO t USING (SELECT 1 AS id, 'A' AS name, 3 AS ts, 'x' AS dt UNION ALL \
+             SELECT 4, 'd', 1, 'z') s ON t.id = s.id \
+             WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+        ),
+    ];
+    for s in statements.into_iter().flatten() {
+        ctx.run(s).await.unwrap();
+    }
+    ctx
+}
+
+/// The `hoodie.properties` of the table at `loc`.
+pub fn properties(loc: &Path) -> String {
+    std::fs::read_to_string(loc.join(".hoodie/hoodie.properties")).unwrap()
+}
+
+/// Whether `props` has the line `line`.
+pub fn has(props: &str, line: &str) -> bool {
+    props.lines().any(|l| l == line)
+}

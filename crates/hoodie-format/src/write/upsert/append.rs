@@ -72,8 +72,11 @@ pub(super) async fn append_file_group(
         positions,
     } = job;
     let options = &ctx.options;
-    let (mut writes, deletes, counts) =
-        admitted(&ctx, &bucket, &incoming, &keys, state.as_deref())?;
+    let Admitted {
+        mut writes,
+        deletes,
+        counts,
+    } = admitted(&ctx, &bucket, &incoming, &keys, state.as_deref())?;
     writes.sort_unstable();
     // table versions 8 and 9: the rows of the base file the records replace, the records in
     // their order (Hudi's `addRecordPositionsIfRequired`)
@@ -133,26 +136,36 @@ pub(super) async fn append_file_group(
     Ok((stat, counts))
 }
 
-/// The rows of `bucket` the append writes (updates and inserts) and deletes, and what it does
-/// to them: with the slice's merged `state`, an update that loses to the stored ordering value
-/// is dropped, an update of a key the logs deleted is an insert, a delete of such a key a no-op.
+/// The rows of an append's bucket it writes and deletes, and what it does to them.
+#[derive(Default)]
+struct Admitted {
+    /// Rows of the incoming batch written to the log (updates and inserts).
+    writes: Vec<u32>,
+    /// Rows whose keys are deleted.
+    deletes: Vec<u32>,
+    counts: ApplyCounts,
+}
+
+/// What an append of `bucket` admits: with the slice's merged `state`, an update that loses to
+/// the stored ordering value is dropped, an update of a key the logs deleted is an insert, a
+/// delete of such a key a no-op; without it, every row as routed.
 fn admitted(
     ctx: &AppendContext,
     bucket: &Bucket,
     incoming: &RecordBatch,
     keys: &StringArray,
     state: Option<&StoredState>,
-) -> Result<(Vec<u32>, Vec<u32>, ApplyCounts)> {
+) -> Result<Admitted> {
     let options = &ctx.options;
-    let mut counts = ApplyCounts::default();
-    let (mut writes, mut deletes): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let mut out = Admitted::default();
     let Some(state) = state else {
-        counts.updated = bucket.updates.len() as u64;
-        counts.inserted = bucket.inserts.len() as u64;
-        counts.deleted = bucket.deletes.len() as u64;
-        writes.extend(bucket.updates.iter().chain(&bucket.inserts));
-        deletes.extend(&bucket.deletes);
-        return Ok((writes, deletes, counts));
+        out.counts.updated = bucket.updates.len() as u64;
+        out.counts.inserted = bucket.inserts.len() as u64;
+        out.counts.deleted = bucket.deletes.len() as u64;
+        out.writes
+            .extend(bucket.updates.iter().chain(&bucket.inserts));
+        out.deletes.extend(&bucket.deletes);
+        return Ok(out);
     };
     let event_time =
         options.merge_mode == MergeMode::EventTimeOrdering && options.ordering_field.is_some();
@@ -163,23 +176,23 @@ fn admitted(
     for &i in bucket.updates.iter().chain(&bucket.inserts) {
         match state.row_of(keys.value(i as usize)) {
             None => {
-                counts.inserted += 1;
-                writes.push(i);
+                out.counts.inserted += 1;
+                out.writes.push(i);
             }
             Some(s) if incoming_wins(ordering.as_ref(), i as usize, s) => {
-                counts.updated += 1;
-                writes.push(i);
+                out.counts.updated += 1;
+                out.writes.push(i);
             }
-            Some(_) => counts.dropped += 1,
+            Some(_) => out.counts.dropped += 1,
         }
     }
     for &i in &bucket.deletes {
         if state.row_of(keys.value(i as usize)).is_some() {
-            counts.deleted += 1;
-            deletes.push(i);
+            out.counts.deleted += 1;
+            out.deletes.push(i);
         }
     }
-    Ok((writes, deletes, counts))
+    Ok(out)
 }
 
 /// Puts `records` in the order of their rows in the base file (`row_of`) and gives the
