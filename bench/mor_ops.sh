@@ -6,14 +6,20 @@
 #   scan_after_merge_u10: MERGE the source, then time SELECT count(*), sum(price)
 #   compact:              MERGE the source, then time RUN COMPACTION
 #   scan_after_compact:   MERGE the source and compact, then time the scan
+#   scan_after_upsert_u10: upsert the source by INSERT (its updates' log blocks carry record
+#                         positions on table versions 8 and 9), then time the scan
 set -euo pipefail
 op=$1 H=$2 work=$3 src=$4
 open="CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '$work'"
 merge="$open; CREATE EXTERNAL TABLE s STORED AS PARQUET LOCATION '$src'; MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+upsert="$open; CREATE EXTERNAL TABLE s STORED AS PARQUET LOCATION '$src'; SET hoodie.spark.sql.insert.into.operation = 'upsert'; INSERT INTO t SELECT id, name, price, qty, ts, customer_id, discount, category, note, dt FROM s"
 scan="$open; SELECT count(*), sum(price) FROM t"
-"$H" -c "$merge" > /dev/null
 case "$op" in
-  scan_after_merge_u10) timed=$scan ;;
+  scan_after_upsert_u10) "$H" -c "$upsert" > /dev/null ;;
+  *) "$H" -c "$merge" > /dev/null ;;
+esac
+case "$op" in
+  scan_after_merge_u10 | scan_after_upsert_u10) timed=$scan ;;
   compact) timed="$open; RUN COMPACTION ON t" ;;
   scan_after_compact) "$H" -c "$open; RUN COMPACTION ON t" > /dev/null; timed=$scan ;;
   *) echo "unknown op $op" >&2; exit 2 ;;

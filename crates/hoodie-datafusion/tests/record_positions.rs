@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{cells, files_under, session_with_table};
+use common::{cells, files_under, session_with_table, text};
 use datafusion::arrow::array::{Array, AsArray};
 
 /// `RECORD_POSITIONS` and `BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS` (HeaderMetadataType).
@@ -98,20 +98,18 @@ async fn table(tmp: &Path, loc: &Path, props: &str) -> hoodie_datafusion::Hoodie
     ctx
 }
 
+/// In partition a 250 and 120 updated (given out of order); in b 7 and 299 updated and 3
+/// dropped (an older ordering value). (A new key would go into the small base file of its
+/// partition, which rewrites it rather than logging.)
+const UPSERT: &str = "INSERT INTO t VALUES (250, 'x', 2, 'a'), (7, NULL, 2, 'b'), \
+    (120, 'y', 2, 'a'), (3, 'old', 0, 'b'), (299, 'z', 3, 'b')";
+
 #[tokio::test]
 async fn an_upsert_names_the_base_file_rows_of_the_records_it_changes() {
     let tmp = tempfile::tempdir().unwrap();
     let loc = tmp.path().join("t");
     let ctx = table(tmp.path(), &loc, "").await;
-    // in partition a 250 and 120 updated (given out of order); in b 7 and 299 updated and 3
-    // dropped (an older ordering value). (A new key would go into the small base file of its
-    // partition, which rewrites it rather than logging.)
-    ctx.run(
-        "INSERT INTO t VALUES (250, 'x', 2, 'a'), (7, NULL, 2, 'b'), (120, 'y', 2, 'a'), \
-         (3, 'old', 0, 'b'), (299, 'z', 3, 'b')",
-    )
-    .await
-    .unwrap();
+    ctx.run(UPSERT).await.unwrap();
     let logs = block_positions(&loc);
     assert_eq!(logs.len(), 2, "{logs:?}");
     for (file, blocks) in &logs {
@@ -155,6 +153,75 @@ async fn an_upsert_names_the_base_file_rows_of_the_records_it_changes() {
             ["250", "x", "2"],
             ["299", "z", "3"]
         ]
+    );
+}
+
+/// `(slices_by_position, slices_by_key)` of the merge-on-read scan of `sql`'s EXPLAIN ANALYZE.
+async fn merged_by(ctx: &hoodie_datafusion::HoodieContext, sql: &str) -> (String, String) {
+    let plan = text(ctx, &format!("EXPLAIN ANALYZE {sql}")).await;
+    let metric = |name: &str| {
+        plan.split(&format!("{name}="))
+            .nth(1)
+            .and_then(|rest| rest.split([',', ']']).next())
+            .unwrap_or_else(|| panic!("no {name} in the plan:\n{plan}"))
+            .to_string()
+    };
+    (metric("slices_by_position"), metric("slices_by_key"))
+}
+
+/// A scan after an upsert merges its slices by the positions the upsert wrote (every block of
+/// theirs names base rows), to the rows a merge by key gives; a slice one of whose blocks has
+/// no positions (an UPDATE's) merges by key, as every slice does with
+/// `hoodie.merge.use.record.positions = false`.
+#[tokio::test]
+async fn a_scan_merges_by_the_positions_an_upsert_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = table(tmp.path(), &loc, "").await;
+    ctx.run(UPSERT).await.unwrap();
+    // the key column is not asked for: merged by position, it is not read at all
+    let sums = "SELECT count(*), sum(ts), count(v), sum(length(v)) FROM t";
+    let keyed = "SELECT id, v, ts FROM t WHERE ts > 1 ORDER BY id";
+    let want_keyed = [
+        ["7", "", "2"],
+        ["120", "y", "2"],
+        ["250", "x", "2"],
+        ["299", "z", "3"],
+    ];
+    // 300 rows at ts 1, four of them now 2, 2, 2 and 3; 7's v NULL, three others one letter
+    let want_sums = [["300", "305", "299"]];
+    let sum_len = |c: &Vec<Vec<String>>| c[0][3].clone();
+    let lengths = sum_len(&cells(&ctx, sums).await);
+    for sql in [sums, keyed] {
+        assert_eq!(
+            merged_by(&ctx, sql).await,
+            ("2".into(), "0".into()),
+            "{sql}"
+        );
+    }
+    assert_eq!(cells(&ctx, sums).await[0][..3], want_sums[0]);
+    assert_eq!(cells(&ctx, keyed).await, want_keyed);
+    ctx.run("SET hoodie.merge.use.record.positions = false")
+        .await
+        .unwrap();
+    assert_eq!(merged_by(&ctx, sums).await, ("0".into(), "2".into()));
+    assert_eq!(sum_len(&cells(&ctx, sums).await), lengths);
+    assert_eq!(cells(&ctx, keyed).await, want_keyed);
+    ctx.run("SET hoodie.merge.use.record.positions = true")
+        .await
+        .unwrap();
+    // an UPDATE reads its rows from the table: its block in partition a carries no positions
+    ctx.run("UPDATE t SET ts = 4 WHERE id = 120").await.unwrap();
+    assert_eq!(merged_by(&ctx, sums).await, ("1".into(), "1".into()));
+    assert_eq!(cells(&ctx, sums).await[0][..3], ["300", "307", "299"]);
+    let err = ctx
+        .run("SET hoodie.merge.use.record.positions = maybe")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("hoodie.merge.use.record.positions"),
+        "{err}"
     );
 }
 

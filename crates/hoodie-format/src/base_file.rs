@@ -29,17 +29,17 @@ pub async fn stream_base_file(
     impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
 )> {
-    stream_rows(storage, rel, schema, dropped, None, |_| None).await
+    stream_rows(storage, rel, schema, dropped, None, |_| Vec::new()).await
 }
 
-/// [`stream_base_file`] without the column `unneeded` names once it has seen the footer: that
-/// column is not read and comes out as NULL.
+/// [`stream_base_file`] without the columns `unneeded` names once it has seen the footer:
+/// those columns are not read and come out as NULL.
 pub async fn stream_base_file_without(
     storage: &TableStorage,
     rel: &str,
     schema: &SchemaRef,
     dropped: &[String],
-    unneeded: impl FnOnce(&parquet::file::metadata::ParquetMetaData) -> Option<String>,
+    unneeded: impl FnOnce(&parquet::file::metadata::ParquetMetaData) -> Vec<String>,
 ) -> Result<(
     impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
@@ -57,7 +57,7 @@ pub(crate) async fn stream_base_file_keys(
     keys: std::sync::Arc<crate::tasks::FastSet<Box<str>>>,
 ) -> Result<impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static> {
     Ok(
-        stream_rows(storage, rel, schema, dropped, Some(keys), |_| None)
+        stream_rows(storage, rel, schema, dropped, Some(keys), |_| Vec::new())
             .await?
             .0,
     )
@@ -69,7 +69,7 @@ async fn stream_rows(
     schema: &SchemaRef,
     dropped: &[String],
     keys: Option<std::sync::Arc<crate::tasks::FastSet<Box<str>>>>,
-    unneeded: impl FnOnce(&parquet::file::metadata::ParquetMetaData) -> Option<String>,
+    unneeded: impl FnOnce(&parquet::file::metadata::ParquetMetaData) -> Vec<String>,
 ) -> Result<(
     impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static,
     std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
@@ -106,9 +106,7 @@ async fn stream_rows(
         .fields()
         .iter()
         .enumerate()
-        .filter(|(_, f)| {
-            schema.field_with_name(f.name()).is_ok() && unneeded.as_ref() != Some(f.name())
-        })
+        .filter(|(_, f)| schema.field_with_name(f.name()).is_ok() && !unneeded.contains(f.name()))
         .map(|(i, _)| i)
         .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);

@@ -37,12 +37,17 @@ pub struct SliceReader {
     /// Partition columns the files leave out, as positions in `working`, each with its
     /// position among the columns the reader was told the files leave out.
     dropped: Vec<(usize, usize)>,
+    /// Whether slices may merge by record position (`hoodie.merge.use.record.positions`).
+    use_positions: bool,
 }
 
 /// A slice opened by [`SliceReader::open`].
 pub struct OpenedSlice {
     /// The bytes the slice's logs hold in memory while its rows are read.
     pub memory_size: usize,
+    /// Whether the base records meet their logged changes by record position (every block's
+    /// positions count rows of the slice's base file) rather than by key.
+    pub by_position: bool,
     /// The slice's merged rows, in the reader's output schema.
     pub rows: BoxStream<'static, Result<RecordBatch>>,
 }
@@ -103,7 +108,15 @@ impl SliceReader {
             rules,
             keys,
             dropped,
+            use_positions: true,
         })
+    }
+
+    /// This reader with slices merging by record position where their blocks allow it
+    /// (`true`, the default) or always by key.
+    pub fn with_record_positions(mut self, use_positions: bool) -> Self {
+        self.use_positions = use_positions;
+        self
     }
 
     /// The schema of the rows the reader gives.
@@ -128,9 +141,19 @@ impl SliceReader {
         let gate = self.clone();
         let admits = move |i: &str| gate.admission.admits(i);
         let logs = read_slice_logs(&self.storage, &slice.log_files, &admits, &self.working).await?;
-        let applier =
-            LogApplier::new(&self.working, logs.contents, &self.keys, self.rules.clone())?;
+        let base_instant = match (&slice.base_file, self.use_positions) {
+            (Some(_), true) => Some(slice.base_instant.as_str()),
+            _ => None,
+        };
+        let applier = LogApplier::of_slice(
+            &self.working,
+            logs,
+            base_instant,
+            &self.keys,
+            self.rules.clone(),
+        )?;
         let memory_size = applier.memory_size();
+        let by_position = applier.merges_by_position();
         let base = match &slice.base_file {
             Some(b) => Some(self.base_rows(&b.rel_path, &applier).await?),
             None => None,
@@ -148,11 +171,16 @@ impl SliceReader {
         let rows = merged_rows(applier, base, fill)
             .map(move |b| b.and_then(|b| reader.project(&b)))
             .boxed();
-        Ok(OpenedSlice { memory_size, rows })
+        Ok(OpenedSlice {
+            memory_size,
+            by_position,
+            rows,
+        })
     }
 
     /// The base file's rows in the working schema, its ordering column left unread when the
-    /// logs make it unneeded (and the query does not want it).
+    /// logs make it unneeded, and its key column when the merge goes by record position
+    /// (each when the query does not want it).
     async fn base_rows(
         &self,
         rel: &str,
@@ -174,13 +202,27 @@ impl SliceReader {
             &self.working,
             &dropped,
             |footer| {
-                (!ordering_wanted)
-                    .then(|| unneeded_base_ordering(applier, &self.working, footer))
-                    .flatten()
+                let mut unneeded = Vec::new();
+                if !ordering_wanted {
+                    unneeded.extend(unneeded_base_ordering(applier, &self.working, footer));
+                }
+                unneeded.extend(self.unneeded_base_key(applier));
+                unneeded
             },
         )
         .await?;
         Ok(rows.boxed())
+    }
+
+    /// The key column, when the merge by record position does not need the base file's keys
+    /// and the query does not want them (a nullable column: it comes out as NULL).
+    fn unneeded_base_key(&self, applier: &LogApplier) -> Option<String> {
+        if !applier.merges_by_position() || applier.has_partial_rows() {
+            return None;
+        }
+        let i = self.working.index_of(self.keys.column()?).ok()?;
+        let field = self.working.field(i);
+        (field.is_nullable() && !self.output.contains(&i)).then(|| field.name().clone())
     }
 
     /// The query's columns of a merged batch.

@@ -197,6 +197,7 @@ impl HudiTableProvider {
                 as_of,
                 projection,
                 dropped: &names,
+                use_positions: use_record_positions(state)?,
             };
             plans.push(crate::scan::merge_on_read_plan(
                 scan,
@@ -385,4 +386,15 @@ impl HudiTableProvider {
             timeline.clone(),
         ))
     }
+}
+
+/// Whether the session lets merge-on-read slices merge by record position
+/// (`hoodie.merge.use.record.positions`, default true); a bad value is an error.
+fn use_record_positions(state: &dyn Session) -> DFResult<bool> {
+    let key = &hoodie_format::config::MERGE_USE_RECORD_POSITIONS;
+    let session = SessionOptions::of_session(state);
+    let value = key.resolve(|k| session.get(k)).unwrap_or("true");
+    key.check(value)
+        .map_err(|e| HoodieError::from(e).into_datafusion())?;
+    Ok(value.trim().eq_ignore_ascii_case("true"))
 }

@@ -12,6 +12,9 @@ use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
@@ -34,6 +37,8 @@ pub struct MergeOnReadExec {
     reader: Arc<SliceReader>,
     groups: Vec<Vec<SliceJob>>,
     cache: Arc<PlanProperties>,
+    /// `slices_by_position` and `slices_by_key`: how the slices' logs met their base files.
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl MergeOnReadExec {
@@ -53,6 +58,7 @@ impl MergeOnReadExec {
             reader: Arc::new(reader),
             groups,
             cache,
+            metrics: ExecutionPlanMetricsSet::new(),
         }
     }
 }
@@ -70,6 +76,10 @@ impl ExecutionPlan for MergeOnReadExec {
 
     fn properties(&self) -> &Arc<PlanProperties> {
         &self.cache
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
@@ -103,11 +113,15 @@ impl ExecutionPlan for MergeOnReadExec {
         let jobs = self.groups.get(partition).cloned().unwrap_or_default();
         let reader = self.reader.clone();
         let pool = context.memory_pool().clone();
+        let merged = Merged {
+            by_position: MetricBuilder::new(&self.metrics).counter("slices_by_position", partition),
+            by_key: MetricBuilder::new(&self.metrics).counter("slices_by_key", partition),
+        };
         let rows = stream::iter(jobs)
             .map(move |job| {
                 let reservation = MemoryConsumer::new(format!("hoodie merge-on-read[{partition}]"))
                     .register(&pool);
-                slice_stream(reader.clone(), job, reservation)
+                slice_stream(reader.clone(), job, reservation, merged.clone())
             })
             .flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
@@ -117,17 +131,29 @@ impl ExecutionPlan for MergeOnReadExec {
     }
 }
 
+/// The counts of slices merged by record position and by key.
+#[derive(Clone)]
+struct Merged {
+    by_position: Count,
+    by_key: Count,
+}
+
 /// The merged rows of one slice, the bytes its logs hold reserved while they flow.
 fn slice_stream(
     reader: Arc<SliceReader>,
     job: SliceJob,
     reservation: MemoryReservation,
+    merged: Merged,
 ) -> BoxStream<'static, DFResult<RecordBatch>> {
     let open = async move {
         let opened = reader
             .open(&job.slice, job.partition_values)
             .await
             .map_err(df_err)?;
+        match opened.by_position {
+            true => merged.by_position.add(1),
+            false => merged.by_key.add(1),
+        }
         reservation.try_grow(opened.memory_size)?;
         // the reservation lives as long as the rows do
         let rows = opened.rows.map(move |b| {

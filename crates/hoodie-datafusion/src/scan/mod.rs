@@ -33,6 +33,8 @@ pub(crate) struct MergeOnReadScan<'a> {
     pub projection: Option<&'a Vec<usize>>,
     /// The partition columns the files leave out.
     pub dropped: &'a [String],
+    /// Whether slices may merge by record position (`hoodie.merge.use.record.positions`).
+    pub use_positions: bool,
 }
 
 /// The plan that merges `slices` (each with log files) for `scan`, in up to `partitions`
@@ -50,7 +52,8 @@ pub(crate) fn merge_on_read_plan(
         scan.projection.map(Vec::as_slice),
         scan.dropped,
     )
-    .map_err(df_err)?;
+    .map_err(df_err)?
+    .with_record_positions(scan.use_positions);
     let mut jobs = Vec::with_capacity(slices.len());
     for slice in slices {
         let values = match reader.needs_partition_values() {

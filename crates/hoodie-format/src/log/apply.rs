@@ -22,12 +22,13 @@ use arrow::compute::interleave_record_batch;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
+use super::by_position::{Collector, PositionIndex};
 use super::int_filter::IntFilter;
 use super::keys::{int_of_key, KeySource, RecordKeys};
 use super::logged::{Change, Fate, KeyState, Logged, Merged};
 use super::overlay::Overlay;
 use super::partial::{nullable, RowMasks};
-use super::read::LogContent;
+use super::read::{LogContent, SliceLogs};
 use super::rules::OrdKey;
 pub use super::rules::Precedence;
 use crate::error::{FormatError, Result};
@@ -78,23 +79,30 @@ impl KeyMap {
     }
 
     /// Adds the changes of the whole logged rows `batch`, numbered from `first_row`, their
-    /// keys taken from `source`.
-    fn add_rows(&mut self, source: &KeySource, batch: &RecordBatch, first_row: u32) -> Result<()> {
+    /// keys taken from `source`; `added` learns each row's key state.
+    fn add_rows(
+        &mut self,
+        source: &KeySource,
+        batch: &RecordBatch,
+        first_row: u32,
+        mut added: impl FnMut(usize, Option<u32>),
+    ) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
         let field = source.column().unwrap_or(crate::meta::RECORD_KEY);
         let row_keys = source.keys(batch)?;
         for r in 0..batch.num_rows() {
-            self.add_row(&row_keys, field, r, Change::Row(first_row + r as u32))?;
+            let state = self.add_row(&row_keys, field, r, Change::Row(first_row + r as u32))?;
+            added(r, Some(state));
         }
         Ok(())
     }
 
-    /// Adds the change of logged row `r` (keys `keys`, from column `field`).
-    fn add_row(&mut self, keys: &RecordKeys, field: &str, r: usize, change: Change) -> Result<()> {
+    /// Adds the change of logged row `r` (keys `keys`, from column `field`); the key's state.
+    fn add_row(&mut self, keys: &RecordKeys, field: &str, r: usize, change: Change) -> Result<u32> {
         let states = &mut self.states;
-        match (&mut self.index, keys) {
+        Ok(match (&mut self.index, keys) {
             (KeyIndex::Text(m), RecordKeys::Text(a)) => {
                 add_change(m, states, a.value(r), || a.value(r).to_string(), change)
             }
@@ -109,20 +117,17 @@ impl KeyMap {
                 add_change(m, states, &k, || k, change)
             }
             _ => return Err(mixed_keys()),
-        }
-        Ok(())
+        })
     }
 
-    /// Adds a change of the key with text `key`; a key that is no integer's text cannot be
-    /// any record's under integer keys, so its change is dropped.
-    fn add_text(&mut self, key: String, change: Change) {
+    /// Adds a change of the key with text `key`; its state. A key that is no integer's text
+    /// cannot be any record's under integer keys, so its change is dropped (`None`).
+    fn add_text(&mut self, key: String, change: Change) -> Option<u32> {
         let states = &mut self.states;
         match &mut self.index {
-            KeyIndex::Text(m) => add_change(m, states, &key.clone(), || key, change),
+            KeyIndex::Text(m) => Some(add_change(m, states, &key.clone(), || key, change)),
             KeyIndex::Int(m, _) => {
-                if let Some(k) = int_of_key(&key) {
-                    add_change(m, states, &k, || k, change)
-                }
+                int_of_key(&key).map(|k| add_change(m, states, &k, || k, change))
             }
         }
     }
@@ -158,6 +163,8 @@ pub struct LogApplier {
     log: Logged,
     state: KeyMap,
     keys: KeySource,
+    /// Set when the slice merges by record position ([`super::by_position`]).
+    by_position: Option<PositionIndex>,
     /// What the merge did so far.
     pub counts: ApplyCounts,
 }
@@ -172,6 +179,31 @@ impl LogApplier {
         keys: &KeySource,
         rules: Precedence,
     ) -> Result<Self> {
+        let logs = SliceLogs {
+            contents,
+            ..Default::default()
+        };
+        Self::of_slice(schema, logs, None, keys, rules)
+    }
+
+    /// [`LogApplier::new`] for a snapshot read of a whole slice whose base file has instant
+    /// `base_instant` (`None`: a slice of logs alone): when every block's record positions
+    /// count rows of that base file, the base records meet their changes by row number, so
+    /// the base batches must then be every row of the file, in order.
+    pub fn of_slice(
+        schema: &SchemaRef,
+        logs: SliceLogs,
+        base_instant: Option<&str>,
+        keys: &KeySource,
+        rules: Precedence,
+    ) -> Result<Self> {
+        let SliceLogs {
+            contents,
+            mut positioned,
+            ..
+        } = logs;
+        positioned.resize(contents.len(), None);
+        let mut collector = base_instant.map(Collector::new);
         let logged: usize = contents.iter().map(LogContent::records).sum();
         let mut state = KeyMap::new(keys, logged);
         // partial rows hold NULLs where they set nothing: the rows are held as nullable
@@ -182,25 +214,35 @@ impl LogApplier {
         let mut batches: Vec<RecordBatch> = Vec::new();
         let mut masks = RowMasks::default();
         let mut first_row = 0u32;
-        for c in contents {
+        for (c, at) in contents.into_iter().zip(positioned) {
             let n = c.records();
+            let rows_at = match collector.as_mut() {
+                Some(col) if n > 0 => col.block(at.as_ref(), n),
+                _ => &[],
+            };
+            let mut added = |r: usize, st: Option<u32>| {
+                if let (Some(col), Some(&row)) = (collector.as_mut(), rows_at.get(r)) {
+                    col.add(row, st);
+                }
+            };
             let batch = match c {
                 LogContent::Rows(b) => {
-                    state.add_rows(keys, &b, first_row)?;
+                    state.add_rows(keys, &b, first_row, &mut added)?;
                     masks.push(None, n, first_row as usize);
                     b
                 }
                 LogContent::Partial(p) => {
                     for r in 0..n {
                         let key = p.keys.value(r).to_string();
-                        state.add_text(key, Change::Row(first_row + r as u32));
+                        added(r, state.add_text(key, Change::Row(first_row + r as u32)));
                     }
                     masks.push(Some(&p.set), n, first_row as usize);
                     p.rows
                 }
                 LogContent::Deletes(d) => {
-                    for del in d {
-                        state.add_text(del.record_key, Change::Deleted(del.ordering));
+                    for (r, del) in d.into_iter().enumerate() {
+                        let change = Change::Deleted(del.ordering);
+                        added(r, state.add_text(del.record_key, change));
                     }
                     continue;
                 }
@@ -214,11 +256,13 @@ impl LogApplier {
         let rows = arrow::compute::concat_batches(&rows_schema, &batches)?;
         let mut log = Logged::new(rows, rules, masks)?;
         super::replay::settle(&mut log, &mut state.states)?;
+        let by_position = collector.and_then(|c| c.finish(state.states.len()));
         Ok(Self {
             schema: schema.clone(),
             log,
             state,
             keys: keys.clone(),
+            by_position,
             counts: ApplyCounts::default(),
         })
     }
@@ -260,6 +304,12 @@ impl LogApplier {
         self.log.masks.any_partial()
     }
 
+    /// Whether the base records meet their changes by row number rather than by key (see
+    /// [`LogApplier::of_slice`]); the base file's keys are then not read.
+    pub fn merges_by_position(&self) -> bool {
+        self.by_position.is_some()
+    }
+
     /// A batch of base records merged with the logs: each record kept, replaced by its logged
     /// version, or dropped, in the base order.
     pub fn apply_to_base(&mut self, base: &RecordBatch) -> Result<RecordBatch> {
@@ -267,8 +317,25 @@ impl LogApplier {
             Some(path) => Some(path.values(base.column(path.top()))?),
             None => None,
         };
-        let keys = self.keys.keys(base)?;
-        match self.overlay(&keys, ordering.as_deref())? {
+        let overlay = match &mut self.by_position {
+            Some(index) => {
+                let (start, changed) = index.next_batch(base.num_rows());
+                let changed = changed.iter().map(|&(row, s)| ((row - start) as usize, s));
+                let states = &mut self.state.states;
+                merge_rows(
+                    &self.log,
+                    states,
+                    ordering.as_deref(),
+                    &mut self.counts,
+                    changed,
+                )
+            }
+            None => {
+                let keys = self.keys.keys(base)?;
+                self.overlay(&keys, ordering.as_deref())?
+            }
+        };
+        match overlay {
             None => Ok(base.clone()),
             Some(o) => o.apply(base, &self.log.rows, &self.log.masks),
         }
@@ -390,11 +457,21 @@ where
     K: Borrow<Q> + Hash + Eq,
     Q: Hash + Eq + ?Sized + 'k,
 {
+    let changed = (0..n).filter_map(|r| key_at(r).and_then(|k| map.get(k)).map(|&i| (r, i)));
+    merge_rows(log, states, ordering, counts, changed)
+}
+
+/// The merge of the base rows `changed` names (`(row, key state)`, in row order; `ordering`
+/// the batch's ordering values) with their keys' logged changes; `None` when no row changes.
+fn merge_rows(
+    log: &Logged,
+    states: &mut [KeyState],
+    ordering: Option<&dyn Array>,
+    counts: &mut ApplyCounts,
+    changed: impl Iterator<Item = (usize, u32)>,
+) -> Option<Overlay> {
     let mut overlay = Overlay::default();
-    for r in 0..n {
-        let Some(&i) = key_at(r).and_then(|k| map.get(k)) else {
-            continue;
-        };
+    for (r, i) in changed {
         let st = &mut states[i as usize];
         st.seen = true;
         let base_ord = ordering.map_or(OrdKey::Null, |o| OrdKey::of_array(o, r));
@@ -420,15 +497,21 @@ fn add_change<K, Q>(
     key: &Q,
     owned: impl FnOnce() -> K,
     change: Change,
-) where
+) -> u32
+where
     K: Borrow<Q> + Hash + Eq,
     Q: Hash + Eq + ?Sized,
 {
     match index.get(key) {
-        Some(&i) => states[i as usize].later.push(change),
+        Some(&i) => {
+            states[i as usize].later.push(change);
+            i
+        }
         None => {
-            index.insert(owned(), states.len() as u32);
+            let i = states.len() as u32;
+            index.insert(owned(), i);
             states.push(KeyState::new(change));
+            i
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod base_ordering;
 pub mod block;
+mod by_position;
 mod compose;
 pub mod delete;
 mod int_filter;

@@ -58,11 +58,37 @@ pub enum LogContent {
     Deletes(Vec<DeleteRecord>),
 }
 
+/// The rows of a slice's base file that a block's records change, from its
+/// `RECORD_POSITIONS` header (table version 8 and later).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Positioned {
+    /// The instant of the base file the rows are counted in
+    /// (`BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS`).
+    pub base_instant: String,
+    /// The rows, ascending: the block's i-th record changes row `rows[i]`.
+    pub rows: Vec<u64>,
+}
+
+impl Positioned {
+    /// The positions of `block`, when it has both headers and they decode (positions that do
+    /// not decode are not used, as Java skips them: the merge then goes by key).
+    fn of(block: &LogBlock) -> Option<Self> {
+        let base_instant = block.header(header::BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS)?;
+        let rows = super::positions::decode_positions(block.header(header::RECORD_POSITIONS)?);
+        Some(Self {
+            base_instant: base_instant.to_string(),
+            rows: rows.ok().filter(|r| !r.is_empty())?,
+        })
+    }
+}
+
 /// The admitted content of a slice's log files, oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct SliceLogs {
     /// Blocks' contents in write order.
     pub contents: Vec<LogContent>,
+    /// Each block's record positions, if it has them (one entry per entry of `contents`).
+    pub positioned: Vec<Option<Positioned>>,
     /// Log files read.
     pub files: usize,
     /// Bytes read.
@@ -153,6 +179,7 @@ pub async fn read_slice_logs(
         }
         out.blocks += 1;
         out.contents.push(decode_block(&block, schema, &rel)?);
+        out.positioned.push(Positioned::of(&block));
     }
     Ok(out)
 }

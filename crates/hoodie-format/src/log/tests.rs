@@ -55,13 +55,7 @@ async fn merged(
     mode: MergeMode,
     committed: &[&str],
 ) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = TableStorage::local(dir.path()).unwrap();
-    let mut names = Vec::new();
-    for (name, bytes) in logs {
-        storage.put(&name, bytes).await.unwrap();
-        names.push(name);
-    }
+    let (_dir, storage, names) = stored(logs).await;
     let committed: Vec<String> = committed.iter().map(|s| s.to_string()).collect();
     let admits = move |i: &str| committed.iter().any(|c| c == i);
     let read = read_slice_logs(&storage, &names, &admits, &schema())
@@ -80,6 +74,18 @@ async fn merged(
     by_text
 }
 
+/// Log files `logs` (name, bytes) stored in a new directory, and their names.
+async fn stored(logs: Vec<(String, Vec<u8>)>) -> (tempfile::TempDir, TableStorage, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = TableStorage::local(dir.path()).unwrap();
+    let mut names = Vec::new();
+    for (name, bytes) in logs {
+        storage.put(&name, bytes).await.unwrap();
+        names.push(name);
+    }
+    (dir, storage, names)
+}
+
 fn merge_lines(
     base: &RecordBatch,
     contents: Vec<LogContent>,
@@ -89,18 +95,7 @@ fn merge_lines(
     let mut m = LogApplier::new(&schema(), contents, keys, rules.clone()).unwrap();
     let mut out = vec![m.apply_to_base(base).unwrap()];
     out.extend(m.remaining().unwrap());
-    let mut lines = Vec::new();
-    for b in out {
-        for r in 0..b.num_rows() {
-            let v = b.column(6).as_string::<i32>();
-            lines.push(format!(
-                "{}:{}",
-                b.column(5).as_primitive::<Int32Type>().value(r),
-                if v.is_null(r) { "NULL" } else { v.value(r) }
-            ));
-        }
-    }
-    lines
+    lines(&out)
 }
 
 fn log(
@@ -343,4 +338,188 @@ fn under_integer_keys_a_delete_of_text_no_integer_has_changes_nothing() {
         );
     }
     assert_eq!(merge_lines(&base, deletes("7"), &ints, &rules), ["1:a"]);
+}
+
+/// A log file whose data block (`data`, with its records' rows) and delete block carry record
+/// positions counted in the base file of instant `base`.
+fn positioned_log(
+    name: &str,
+    instant: &str,
+    data: (Option<&RecordBatch>, &[u64]),
+    deletes: (&[DeleteRecord], &[u64]),
+    base: &str,
+) -> (String, Vec<u8>) {
+    use super::positions::encode_positions;
+    let json = crate::schema::avro_schema_with_meta("t", &schema())
+        .unwrap()
+        .to_string();
+    let positions = super::write::BlockPositions {
+        base_instant: base.into(),
+        data: (!data.1.is_empty()).then(|| encode_positions(data.1)),
+        deletes: (!deletes.1.is_empty()).then(|| encode_positions(deletes.1)),
+    };
+    let files = crate::write::FileSpec::default();
+    let bytes =
+        log_file_bytes(instant, &json, data.0, deletes.0, &files, Some(&positions)).unwrap();
+    (name.to_string(), bytes)
+}
+
+/// The merge of `logs` with the base records `base` (given batch by batch) read as a slice
+/// whose base file has instant `base_instant`, with keys as text and as integers (which must
+/// agree), and whether it went by record position.
+async fn slice_merged(
+    base: &[RecordBatch],
+    logs: Vec<(String, Vec<u8>)>,
+    base_instant: &str,
+) -> (Vec<String>, bool) {
+    let (_dir, storage, names) = stored(logs).await;
+    let read = read_slice_logs(&storage, &names, &|_: &str| true, &schema())
+        .await
+        .unwrap();
+    let rules = Precedence::new(&schema(), MergeMode::EventTimeOrdering, Some("ts"));
+    let mut got = Vec::new();
+    for keys in [KeySource::Meta, KeySource::IntColumn("id".into())] {
+        let mut m = LogApplier::of_slice(
+            &schema(),
+            read.clone(),
+            Some(base_instant),
+            &keys,
+            rules.clone(),
+        )
+        .unwrap();
+        let mut out: Vec<RecordBatch> = base.iter().map(|b| m.apply_to_base(b).unwrap()).collect();
+        out.extend(m.remaining().unwrap());
+        got.push((lines(&out), m.merges_by_position()));
+    }
+    assert_eq!(got[0], got[1], "keys matched as text and as integers");
+    got.remove(0)
+}
+
+fn lines(batches: &[RecordBatch]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for b in batches {
+        let v = b.column(6).as_string::<i32>();
+        for r in 0..b.num_rows() {
+            lines.push(format!(
+                "{}:{}",
+                b.column(5).as_primitive::<Int32Type>().value(r),
+                if v.is_null(r) { "NULL" } else { v.value(r) }
+            ));
+        }
+    }
+    lines
+}
+
+/// Base records 1..=5 at instant 100, read in batches of 2, 2 and 1 rows.
+fn five_in_batches() -> Vec<RecordBatch> {
+    let v = [Some("a"), Some("b"), None, Some("d"), Some("e")];
+    let base = rows(&[1, 2, 3, 4, 5], &v, &[Some(5); 5], "100");
+    vec![base.slice(0, 2), base.slice(2, 2), base.slice(4, 1)]
+}
+
+/// Logs whose every block names the base rows it changes merge by position, batch after
+/// batch, to what the merge by key gives.
+#[tokio::test]
+async fn positions_of_the_base_file_merge_as_keys_do() {
+    let base = five_in_batches();
+    let up = rows(&[2, 5], &[Some("x"), None], &[Some(6), Some(6)], "200");
+    let again = rows(&[2], &[Some("y")], &[Some(7)], "300");
+    let logs = vec![
+        positioned_log(
+            ".fg-0_100.log.1_0-0-0",
+            "200",
+            (Some(&up), &[1, 4]),
+            (&[del(3, OrderingValue::Int(0))], &[2]),
+            "100",
+        ),
+        positioned_log(
+            ".fg-0_100.log.2_0-0-0",
+            "300",
+            (Some(&again), &[1]),
+            (&[], &[]),
+            "100",
+        ),
+    ];
+    let want = ["1:a", "2:y", "4:d", "5:NULL"];
+    assert_eq!(
+        slice_merged(&base, logs.clone(), "100").await,
+        (want.map(String::from).to_vec(), true)
+    );
+    // the same logs merged by key
+    let by_key = merged(
+        &rows(
+            &[1, 2, 3, 4, 5],
+            &[Some("a"), Some("b"), None, Some("d"), Some("e")],
+            &[Some(5); 5],
+            "100",
+        ),
+        logs,
+        MergeMode::EventTimeOrdering,
+        &["100", "200", "300"],
+    )
+    .await;
+    assert_eq!(by_key, want);
+}
+
+/// Positions counted in another base file (written before a compaction) or a block without
+/// positions make the slice merge by key, as Java falls back.
+#[tokio::test]
+async fn a_block_without_positions_of_the_base_file_makes_the_slice_merge_by_key() {
+    let base = five_in_batches();
+    let up = rows(&[2], &[Some("x")], &[Some(6)], "200");
+    let insert = rows(&[9], &[Some("new")], &[Some(6)], "300");
+    let first = || {
+        positioned_log(
+            ".fg-0_100.log.1_0-0-0",
+            "200",
+            (Some(&up), &[1]),
+            (&[], &[]),
+            "100",
+        )
+    };
+    let positioned = slice_merged(&base, vec![first()], "100").await;
+    assert_eq!(
+        positioned,
+        (
+            vec![
+                "1:a".into(),
+                "2:x".into(),
+                "3:NULL".into(),
+                "4:d".into(),
+                "5:e".into()
+            ],
+            true
+        )
+    );
+    // counted in an older base file
+    let older = slice_merged(&base, vec![first()], "050").await;
+    assert_eq!(older, (positioned.0.clone(), false));
+    // followed by a block of inserts, which has no positions
+    let logs = vec![
+        first(),
+        log(".fg-0_100.log.2_0-0-0", "300", Some(&insert), &[]),
+    ];
+    let mut want = positioned.0.clone();
+    want.push("9:new".into());
+    assert_eq!(slice_merged(&base, logs, "100").await, (want, false));
+}
+
+/// A logged record meets the base record at the row its position names, as Hudi's
+/// position-based merge has it (whatever key that row holds): the proof that positions, not
+/// keys, matched them.
+#[tokio::test]
+async fn a_logged_record_meets_the_base_row_its_position_names() {
+    let base = five_in_batches();
+    let up = rows(&[2], &[Some("x")], &[Some(6)], "200");
+    // row 3 holds key 4
+    let logs = vec![positioned_log(
+        ".fg-0_100.log.1_0-0-0",
+        "200",
+        (Some(&up), &[3]),
+        (&[], &[]),
+        "100",
+    )];
+    let (got, by_position) = slice_merged(&base, logs, "100").await;
+    assert!(by_position);
+    assert_eq!(got, ["1:a", "2:b", "3:NULL", "2:x", "5:e"]);
 }
