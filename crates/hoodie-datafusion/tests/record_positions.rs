@@ -252,3 +252,53 @@ async fn no_positions_on_version_6_with_the_option_off_or_for_rows_read_from_the
         }
     }
 }
+
+/// With string keys (matched by `_hoodie_record_key`), and with a composite key, a scan after
+/// an upsert merges by position too, the key column left unread when not asked for.
+#[tokio::test]
+async fn string_and_composite_keys_merge_by_position() {
+    for (key, cols) in [("k", "k STRING"), ("k,n", "k STRING, n INT")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = tmp.path().join("s");
+        let ctx = session_with_table(
+            tmp.path(),
+            None,
+            &format!(
+                "CREATE TABLE s ({cols}, v STRING, ts BIGINT) USING hudi \
+                 TBLPROPERTIES (type = 'mor', primaryKey = '{key}', preCombineField = 'ts', \
+                 hoodie.spark.sql.insert.into.operation = 'upsert', \
+                 hoodie.compact.inline = 'false')"
+            ),
+            &loc,
+        )
+        .await;
+        let n = if key.contains(',') { ", 1" } else { "" };
+        ctx.run(&format!(
+            "INSERT INTO s SELECT CONCAT('k', CAST(value AS STRING)){n}, 'v', 1 \
+             FROM generate_series(1, 200)"
+        ))
+        .await
+        .unwrap();
+        ctx.run(&format!(
+            "INSERT INTO s VALUES ('k7'{n}, 'Seven', 2), ('k150'{n}, NULL, 3), ('k9'{n}, 'old', 0)"
+        ))
+        .await
+        .unwrap();
+        let sums = "SELECT count(*), sum(ts), count(v), max(v) FROM s";
+        assert_eq!(
+            merged_by(&ctx, sums).await,
+            ("1".into(), "0".into()),
+            "{key}"
+        );
+        assert_eq!(
+            cells(&ctx, sums).await,
+            [["200", "203", "199", "v"]],
+            "{key}"
+        );
+        assert_eq!(
+            cells(&ctx, "SELECT k, v, ts FROM s WHERE ts <> 1 ORDER BY k").await,
+            [["k150", "", "3"], ["k7", "Seven", "2"]],
+            "{key}"
+        );
+    }
+}

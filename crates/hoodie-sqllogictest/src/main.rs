@@ -46,7 +46,9 @@ column types checked as DataFusion's sqllogictest runner does.
   --jobs N          run N files at a time (default 1; each file still runs in order, in a
                     session of its own)
   --table-version N hoodie: every session starts with hoodie.write.table.version = N, so
-                    the tables the files create are of version N (default: hoodie's, 9);
+                    the tables the files create are of version N (default: hoodie's, 9,
+                    which sets nothing: a session that sets it also upgrades the tables a
+                    file creates at an older version on purpose);
                     records answer to the label vN too (`skipif v6` for what only holds on
                     another version)";
 

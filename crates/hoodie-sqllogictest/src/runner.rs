@@ -72,12 +72,15 @@ impl Engine {
         labels
     }
 
-    /// The options every hoodie session of the run starts with.
+    /// The options every hoodie session of the run starts with. hoodie's default version sets
+    /// nothing: a session that sets `hoodie.write.table.version` also upgrades, on their first
+    /// write, the tables a file creates at an older version on purpose (auto-upgrade), which a
+    /// run on the default version must not do.
     fn session_options(&self) -> Vec<(String, String)> {
         match self {
             Self::Hoodie {
                 table_version: Some(v),
-            } => vec![(
+            } if *v != hoodie_format::new_table::DEFAULT_VERSION => vec![(
                 hoodie_format::config::WRITE_TABLE_VERSION.key.to_string(),
                 v.to_string(),
             )],
@@ -521,6 +524,41 @@ mod tests {
         assert_eq!(
             failure.to_string(),
             "FAIL a.slt:7: query result mismatch:\n    [SQL] SELECT 1\n    [Diff]\n    -2\n    +1"
+        );
+    }
+
+    /// A table a file creates at version 6 keeps it through its writes on a run of the default
+    /// version, named or not (the session sets no version, so nothing upgrades it); a run of
+    /// version 6 sets the session's version.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_of_the_default_version_upgrades_no_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("v6.slt");
+        std::fs::write(
+            &file,
+            "statement ok\n\
+             create table t (id int, ts int) using hudi tblproperties (primaryKey = 'id', \
+             preCombineField = 'ts', 'hoodie.write.table.version' = '6')\n\n\
+             statement ok\ninsert into t values (1, 1)\n\n\
+             statement ok\ninsert into t values (2, 1)\n\n\
+             query TT\nshow tblproperties t ('hoodie.table.version')\n----\n\
+             hoodie.table.version 6\n",
+        )
+        .unwrap();
+        for version in [None, Some(9)] {
+            let engine = Engine::Hoodie {
+                table_version: version,
+            };
+            assert!(engine.session_options().is_empty());
+            let summary = run_paths_with(std::slice::from_ref(&file), &engine, |_| {}).await;
+            assert_eq!((summary.passed, summary.failed), (4, 0), "{summary:?}");
+        }
+        let six = Engine::Hoodie {
+            table_version: Some(6),
+        };
+        assert_eq!(
+            six.session_options(),
+            [("hoodie.write.table.version".to_string(), "6".to_string())]
         );
     }
 
