@@ -302,3 +302,33 @@ async fn string_and_composite_keys_merge_by_position() {
         );
     }
 }
+
+/// A value of `hoodie.write.record.positions` other than true or false fails the write with
+/// the key and the values it takes, and nothing is committed (Java would read it as false).
+#[tokio::test]
+async fn a_bad_record_positions_value_fails_the_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("t");
+    let ctx = session_with_table(
+        tmp.path(),
+        None,
+        &format!("{CREATE}, 'hoodie.write.record.positions' = 'maybe')"),
+        &loc,
+    )
+    .await;
+    let err = ctx
+        .run("INSERT INTO t VALUES (1, 'a', 1, 'a')")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("\"maybe\" for hoodie.write.record.positions: expected true or false"),
+        "{err}"
+    );
+    let committed: Vec<String> = files_under(&loc.join(".hoodie"))
+        .into_iter()
+        .filter(|f| f.ends_with(".deltacommit") || f.ends_with(".commit"))
+        .collect();
+    assert!(committed.is_empty(), "{committed:?}");
+    assert_eq!(cells(&ctx, "SELECT count(*) FROM t").await, [["0"]]);
+}

@@ -70,6 +70,14 @@ impl WriteOptions {
         self.parsed(key)
     }
 
+    /// A true/false option (or its default), checked: another value is an error, where
+    /// Java's `Boolean.parseBoolean` would quietly read it as false.
+    pub fn get_bool(&self, key: &ConfigKey) -> Result<bool> {
+        let v = self.get(key).unwrap_or_default();
+        key.check(&v)?;
+        Ok(v.trim().eq_ignore_ascii_case("true"))
+    }
+
     /// The value of `key` (or its default), checked against the values the key takes, parsed.
     fn parsed<T: std::str::FromStr>(&self, key: &ConfigKey) -> Result<T> {
         let v = self.get(key).unwrap_or_default();

@@ -87,9 +87,7 @@ impl FileSpec {
             small_file_candidates: options.get_usize(&c::PARQUET_SMALL_FILE_CANDIDATES)?,
             record_size_estimate: options.get_usize(&c::RECORD_SIZE_ESTIMATE)? as u64,
             data_blocks: crate::log::write::DataBlockFormat::resolve(options)?,
-            record_positions: options
-                .get(&c::WRITE_RECORD_POSITIONS)
-                .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")),
+            record_positions: options.get_bool(&c::WRITE_RECORD_POSITIONS)?,
         })
     }
 
