@@ -46,6 +46,8 @@ pub async fn tag_locations(
 ) -> Result<(HashMap<String, Vec<usize>>, KeyPositions, LookupStats)> {
     let mut found: HashMap<String, Vec<usize>> = HashMap::new();
     let mut positions = KeyPositions::new();
+    // slices whose base file holds a key twice (see `note_position`)
+    let mut duplicated: std::collections::HashSet<usize> = Default::default();
     let mut stats = LookupStats::default();
     if sorted.is_empty() {
         return Ok((found, positions, stats));
@@ -83,14 +85,32 @@ pub async fn tag_locations(
         stats.in_range += usize::from(file.in_range);
         stats.bloom_hits += usize::from(file.bloom_hit);
         stats.files_read += usize::from(file.bloom_hit);
-        let rows = positions.entry(slice).or_default();
+        positions.entry(slice).or_default();
         for (k, row) in file.found {
             let key = keys.value(k as usize);
             found.entry(key.to_string()).or_default().push(slice);
-            rows.insert(key.to_string(), row);
+            if !note_position(&mut positions, slice, key, row) {
+                duplicated.insert(slice);
+            }
         }
     }
+    positions.retain(|slice, _| !duplicated.contains(slice));
     Ok((found, positions, stats))
+}
+
+/// Notes that `key`'s record is at `row` of slice `slice`'s base file; `false` when the key
+/// was at another row of it (a base file with duplicate keys, which an INSERT without
+/// pre-combining writes): the slice's block must then carry no positions, since merging it by
+/// position would change one copy of the key where merging by key changes every copy.
+pub(crate) fn note_position(
+    positions: &mut KeyPositions,
+    slice: usize,
+    key: &str,
+    row: u64,
+) -> bool {
+    let rows = positions.entry(slice).or_default();
+    rows.insert(key.to_string(), row)
+        .is_none_or(|old| old == row)
 }
 
 /// What the lookup found in one base file.

@@ -7,8 +7,10 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow::datatypes::SchemaRef;
+use arrow::array::{
+    new_null_array, Array, ArrayRef, Int64Array, RecordBatch, RecordBatchOptions, UInt32Array,
+};
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use futures::stream::{self, BoxStream, StreamExt};
 
 use crate::error::{FormatError, Result};
@@ -39,6 +41,8 @@ pub struct SliceReader {
     dropped: Vec<(usize, usize)>,
     /// Whether slices may merge by record position (`hoodie.merge.use.record.positions`).
     use_positions: bool,
+    /// Where in the output each row's row in its slice's base file goes, if it is wanted.
+    base_row: Option<usize>,
 }
 
 /// A slice opened by [`SliceReader::open`].
@@ -109,7 +113,25 @@ impl SliceReader {
             keys,
             dropped,
             use_positions: true,
+            base_row: None,
         })
+    }
+
+    /// This reader with each merged row's row in its slice's base file (`field`, a nullable
+    /// Int64 column: NULL for a row no base file holds) as output column `at`, for a statement
+    /// that writes the rows back with their record positions.
+    pub fn with_base_rows(mut self, at: usize, field: FieldRef) -> Result<Self> {
+        let mut fields = self.out_schema.fields().to_vec();
+        if at > fields.len() || field.data_type() != &DataType::Int64 || !field.is_nullable() {
+            return Err(FormatError::Unsupported {
+                feature: format!("base rows as column {at} named {}", field.name()),
+            });
+        }
+        fields.insert(at, field);
+        let metadata = self.out_schema.metadata().clone();
+        self.out_schema = Arc::new(Schema::new_with_metadata(fields, metadata));
+        self.base_row = Some(at);
+        Ok(self)
     }
 
     /// This reader with slices merging by record position where their blocks allow it
@@ -168,8 +190,8 @@ impl SliceReader {
             partition: slice.partition_path.clone(),
         };
         let reader = self.clone();
-        let rows = merged_rows(applier, base, fill)
-            .map(move |b| b.and_then(|b| reader.project(&b)))
+        let rows = merged_rows(applier, base, fill, self.base_row.is_some())
+            .map(move |b| b.and_then(|(b, rows)| reader.project(&b, rows)))
             .boxed();
         Ok(OpenedSlice {
             memory_size,
@@ -225,9 +247,13 @@ impl SliceReader {
         (field.is_nullable() && !self.output.contains(&i)).then(|| field.name().clone())
     }
 
-    /// The query's columns of a merged batch.
-    fn project(&self, b: &RecordBatch) -> Result<RecordBatch> {
-        let cols = self.output.iter().map(|&i| b.column(i).clone()).collect();
+    /// The query's columns of a merged batch, with its rows' base rows where they are wanted.
+    fn project(&self, b: &RecordBatch, base_rows: Option<ArrayRef>) -> Result<RecordBatch> {
+        let mut cols: Vec<ArrayRef> = self.output.iter().map(|&i| b.column(i).clone()).collect();
+        if let Some(at) = self.base_row {
+            let rows = base_rows.unwrap_or_else(|| new_null_array(&DataType::Int64, b.num_rows()));
+            cols.insert(at, rows);
+        }
         Ok(RecordBatch::try_new_with_options(
             self.out_schema.clone(),
             cols,
@@ -271,30 +297,66 @@ enum Phase {
     Done,
 }
 
+/// A merged batch and, when asked for, each of its rows' row in the base file (`None`: the
+/// rows no base file holds).
+type Merged = (RecordBatch, Option<ArrayRef>);
+
+/// A slice's merged rows; with `base_rows`, each base batch's rows carry their rows in the
+/// base file (the batches are every row of the file, in order).
 fn merged_rows(
     applier: LogApplier,
     base: Option<BoxStream<'static, Result<RecordBatch>>>,
     fill: Fill,
-) -> impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static {
+    base_rows: bool,
+) -> impl futures::Stream<Item = Result<Merged>> + Send + 'static {
     let phase = base.map_or(Phase::Rest, Phase::Base);
     let fill = Arc::new(fill);
-    stream::unfold((applier, phase), move |(mut applier, phase)| {
-        let fill = fill.clone();
-        async move {
-            let (item, next) = match phase {
-                Phase::Base(mut s) => match s.next().await {
-                    Some(Ok(b)) => {
-                        let merged = fill.apply(b).and_then(|b| applier.apply_to_base(&b));
-                        (Some(merged), Phase::Base(s))
+    stream::unfold(
+        (applier, phase, 0i64),
+        move |(mut applier, phase, start)| {
+            let fill = fill.clone();
+            async move {
+                let (item, next, start) = match phase {
+                    Phase::Base(mut s) => match s.next().await {
+                        Some(Ok(b)) => {
+                            let n = b.num_rows() as i64;
+                            let merged = fill
+                                .apply(b)
+                                .and_then(|b| merge_base(&mut applier, &b, start, base_rows));
+                            (Some(merged), Phase::Base(s), start + n)
+                        }
+                        Some(Err(e)) => (Some(Err(e)), Phase::Done, start),
+                        None => (None, Phase::Rest, start),
+                    },
+                    Phase::Rest => {
+                        let rest = applier.remaining().transpose();
+                        (rest.map(|r| r.map(|b| (b, None))), Phase::Done, start)
                     }
-                    Some(Err(e)) => (Some(Err(e)), Phase::Done),
-                    None => (None, Phase::Rest),
-                },
-                Phase::Rest => (applier.remaining().transpose(), Phase::Done),
-                Phase::Done => return None,
-            };
-            Some((item, (applier, next)))
-        }
-    })
+                    Phase::Done => return None,
+                };
+                Some((item, (applier, next, start)))
+            }
+        },
+    )
     .filter_map(|item| async move { item })
+}
+
+/// A base batch whose first row is row `start` of its file, merged with the logs; with
+/// `base_rows`, each merged row's row in the file (the rows the logs delete are gone).
+fn merge_base(
+    applier: &mut LogApplier,
+    b: &RecordBatch,
+    start: i64,
+    base_rows: bool,
+) -> Result<Merged> {
+    if !base_rows {
+        return Ok((applier.apply_to_base(b)?, None));
+    }
+    let (merged, deleted) = applier.apply_to_base_rows(b)?;
+    let mut gone = deleted.into_iter().peekable();
+    let rows: Int64Array = (0..b.num_rows())
+        .filter(|&r| gone.next_if_eq(&r).is_none())
+        .map(|r| start + r as i64)
+        .collect();
+    Ok((merged, Some(Arc::new(rows))))
 }

@@ -5,6 +5,7 @@
 //! [`struct_cast`] writes struct values into struct columns by position, as Spark does;
 //! [`named_cast`] makes a value that does not fit its column name the column.
 
+pub(crate) mod base_rows;
 pub mod insert;
 pub mod merge_into;
 pub(crate) mod named_cast;

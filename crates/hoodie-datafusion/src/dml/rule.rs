@@ -30,14 +30,14 @@ use datafusion::optimizer::AnalyzerRule;
 use crate::dml::merge_into::passes::{PassPlan, PassSetting};
 use crate::dml::merge_into::source_keys::SourceKeys;
 use crate::dml::write_node::count_schema;
-use crate::dml::{named_cast, struct_cast};
+use crate::dml::{base_rows, named_cast, struct_cast};
 use crate::error::{HoodieError, ProtectedAssignment, ProtectedColumn};
 use crate::options::write::SessionOptions;
 use crate::provider::{as_hudi, HudiTableProvider};
 use hoodie_format::keygen::KeyGenerator;
 use hoodie_format::meta::RECORD_KEY;
-use hoodie_format::write::DELETE_FLAG;
 use hoodie_format::write::{WriteSpec, WriteStatement};
+use hoodie_format::write::{BASE_ROW, DELETE_FLAG};
 use hoodie_format::TableType;
 
 /// What a DML statement does.
@@ -264,8 +264,14 @@ fn update_or_delete_change_set(
     let table = dml.table_name.to_string();
     let input = struct_cast::by_position_in_plan(Arc::unwrap_or_clone(dml.input.clone()))?;
     let input = named_cast::name_columns(input, &table)?;
+    // the rows' base rows, for record positions on the log block (merge-on-read, version 8+)
+    let input = match base_rows::wanted(hudi) {
+        true => base_rows::add_to_rows(&input, hudi)?.unwrap_or(input),
+        false => input,
+    };
     let mor = hudi.table().config().table_type().ok() == Some(TableType::MergeOnRead);
     let carried = |f: &Field| match (changed, kind) {
+        _ if f.name() == BASE_ROW => true,
         (_, DmlKind::Delete) => carries_column(hudi, &[], f, false),
         (Some(changed), _) if !mor => carries_column(hudi, changed, f, true),
         _ => true,

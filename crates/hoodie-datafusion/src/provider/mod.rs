@@ -13,7 +13,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use hoodie_format::timeline::Timeline;
-use hoodie_format::write::WriteStatement;
+use hoodie_format::write::{WriteStatement, BASE_ROW};
 use hoodie_format::HudiTable;
 
 use crate::error::{df_err, HoodieError};
@@ -40,6 +40,9 @@ pub struct HudiTableProvider {
     read_only: bool,
     /// What opening the table read, for the statement that opened it.
     opened: OpenRead,
+    /// Whether the rows carry their rows in their base files as a last column
+    /// ([`HudiTableProvider::with_base_rows`]).
+    base_rows: bool,
 }
 
 impl HudiTableProvider {
@@ -58,6 +61,7 @@ impl HudiTableProvider {
             read: None,
             read_only: false,
             opened,
+            base_rows: false,
         })
     }
 
@@ -89,6 +93,24 @@ impl HudiTableProvider {
             read: Some(read),
             read_only: true,
             opened: self.opened.clone(),
+            base_rows: false,
+        }
+    }
+
+    /// This table, its rows with their row in their file slice's base file as a last column
+    /// ([`BASE_ROW`], NULL for a row no base file holds, and for every row of a time-travel or
+    /// incremental read), for UPDATE, DELETE and MERGE INTO on a merge-on-read table: a row
+    /// they write back then carries its record position, so that the log block can be merged
+    /// by position. Its rows go nowhere else: it is never registered.
+    pub fn with_base_rows(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            table: self.table.clone(),
+            schema: self.schema.clone(),
+            read: self.read.clone(),
+            read_only: self.read_only,
+            opened: self.opened.clone(),
+            base_rows: true,
         }
     }
 
@@ -153,6 +175,14 @@ impl TableProvider for HudiTableProvider {
     fn schema(&self) -> SchemaRef {
         match self.changes() {
             Some(Ok(cdc)) => cdc.schema(),
+            _ if self.base_rows => {
+                let mut fields = self.schema.fields().to_vec();
+                fields.push(base_row_field());
+                let metadata = self.schema.metadata().clone();
+                Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+                    fields, metadata,
+                ))
+            }
             _ => self.schema.clone(),
         }
     }
@@ -180,9 +210,23 @@ impl TableProvider for HudiTableProvider {
             return cdc.scan(state, projection, filters, limit).await;
         }
         let timeline = self.statement_timeline(state.runtime_env()).await?;
-        let plan = self
-            .scan_files(state, &timeline, projection, filters, limit)
-            .await?;
+        // the base rows, the schema's last column, are the reader's: the table's columns are
+        // the others, and the output has the base rows where the projection names them
+        let n = self.schema.fields().len();
+        let mut columns = projection.cloned();
+        let mut base_row = None;
+        if self.base_rows {
+            let mut p = columns.unwrap_or_else(|| (0..=n).collect());
+            base_row = p.iter().position(|&i| i == n);
+            p.retain(|&i| i != n);
+            columns = Some(p);
+        }
+        let wanted = read::Wanted {
+            projection: columns.as_ref(),
+            limit,
+            base_row,
+        };
+        let plan = self.scan_files(state, &timeline, wanted, filters).await?;
         Ok(self.mark_read(&timeline, plan))
     }
 
@@ -234,6 +278,15 @@ impl TableProvider for HudiTableProvider {
     async fn truncate(&self, _state: &dyn Session) -> DFResult<Arc<dyn ExecutionPlan>> {
         Err(unsupported_dml("TRUNCATE"))
     }
+}
+
+/// The field of [`BASE_ROW`]: the parquet reader's row number of a row in its file.
+pub(crate) fn base_row_field() -> datafusion::arrow::datatypes::FieldRef {
+    use datafusion::arrow::datatypes::{DataType, Field};
+    Arc::new(
+        Field::new(BASE_ROW, DataType::Int64, true)
+            .with_extension_type(datafusion::parquet::arrow::RowNumber),
+    )
 }
 
 fn planned_by_rule(what: &str) -> DataFusionError {

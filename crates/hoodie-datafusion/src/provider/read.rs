@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{Field, Schema};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
@@ -30,8 +30,36 @@ use hoodie_format::FormatError;
 
 use super::HudiTableProvider;
 
-/// The columns a scan projects and the rows it may stop after.
-type Wanted<'a> = (Option<&'a Vec<usize>>, Option<usize>);
+/// What a scan of file slices gives.
+#[derive(Clone, Copy)]
+pub(super) struct Wanted<'a> {
+    /// The table's columns it projects (all: `None`).
+    pub projection: Option<&'a Vec<usize>>,
+    /// The rows it may stop after.
+    pub limit: Option<usize>,
+    /// Where in its output each row's row in its base file goes
+    /// ([`HudiTableProvider::with_base_rows`]), if it is wanted.
+    pub base_row: Option<usize>,
+}
+
+impl Wanted<'_> {
+    /// The schema of the rows of `schema` (the table's) it gives.
+    fn schema(&self, schema: &SchemaRef) -> DFResult<SchemaRef> {
+        let projected = match self.projection {
+            Some(p) => schema.project(p)?,
+            None => schema.as_ref().clone(),
+        };
+        let Some(at) = self.base_row else {
+            return Ok(Arc::new(projected));
+        };
+        let mut fields = projected.fields().to_vec();
+        fields.insert(at, super::base_row_field());
+        Ok(Arc::new(Schema::new_with_metadata(
+            fields,
+            projected.metadata().clone(),
+        )))
+    }
+}
 
 impl HudiTableProvider {
     /// The partition columns the data files leave out (`drop.partition.columns`), as the last
@@ -161,16 +189,16 @@ impl HudiTableProvider {
 
     /// The scan of `slices`: DataFusion's parquet scan of the slices without logs (all of them
     /// in a read-optimized read), beside the merge of those with logs (as of `as_of`).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn plan_slices(
         &self,
         state: &dyn Session,
         timeline: &hoodie_format::timeline::Timeline,
         slices: Vec<FileSlice>,
-        (projection, limit): Wanted<'_>,
+        wanted: Wanted<'_>,
         read_optimized: bool,
         as_of: Option<&str>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let projection = wanted.projection;
         let dropped = self
             .dropped_partition_fields()
             .map_err(HoodieError::into_datafusion)?;
@@ -198,6 +226,7 @@ impl HudiTableProvider {
                 projection,
                 dropped: &names,
                 use_positions: use_record_positions(state)?,
+                base_row: wanted.base_row.map(|at| (at, super::base_row_field())),
             };
             plans.push(crate::scan::merge_on_read_plan(
                 scan,
@@ -206,13 +235,11 @@ impl HudiTableProvider {
                 state.config().target_partitions(),
             )?);
         }
-        let projected = match projection {
-            Some(p) => Arc::new(self.schema.project(p)?),
-            None => self.schema.clone(),
-        };
-        match self.parquet_scan(state, &slices, projection, limit, dropped)? {
+        match self.parquet_scan(state, &slices, wanted, dropped)? {
             Some(scan) => plans.push(scan),
-            None if plans.is_empty() => return Ok(Arc::new(EmptyExec::new(projected))),
+            None if plans.is_empty() => {
+                return Ok(Arc::new(EmptyExec::new(wanted.schema(&self.schema)?)))
+            }
             None => {}
         }
         if plans.len() == 1 {
@@ -221,13 +248,13 @@ impl HudiTableProvider {
         UnionExec::try_new(plans)
     }
 
-    /// DataFusion's parquet scan of the base files of `slices` (`None`: they have none).
+    /// DataFusion's parquet scan of the base files of `slices` (`None`: they have none); the
+    /// base rows, when wanted, are the parquet reader's row numbers.
     pub(super) fn parquet_scan(
         &self,
         state: &dyn Session,
         slices: &[FileSlice],
-        projection: Option<&Vec<usize>>,
-        limit: Option<usize>,
+        wanted: Wanted<'_>,
         dropped: Vec<datafusion::arrow::datatypes::FieldRef>,
     ) -> DFResult<Option<Arc<dyn ExecutionPlan>>> {
         let storage = self.table.storage();
@@ -265,14 +292,23 @@ impl HudiTableProvider {
         };
         // a table that drops its partition columns from the files gets them from the paths, as
         // DataFusion's partition columns (they are the table's last columns)
-        let table_schema = if dropped.is_empty() {
-            TableSchema::from(self.schema.clone())
-        } else {
-            let n = self.schema.fields().len() - dropped.len();
-            TableSchema::builder(Arc::new(Schema::new(self.schema.fields()[..n].to_vec())))
-                .with_table_partition_cols(dropped)
-                .build()
-        };
+        let n = self.schema.fields().len() - dropped.len();
+        let mut table_schema = TableSchema::builder(Arc::new(Schema::new_with_metadata(
+            self.schema.fields()[..n].to_vec(),
+            self.schema.metadata().clone(),
+        )))
+        .with_table_partition_cols(dropped);
+        // the row number is the last column of the scan's schema: the projection names it
+        // where the base rows go in the output
+        let mut projection = wanted.projection.cloned();
+        if let Some(at) = wanted.base_row {
+            table_schema = table_schema.with_virtual_columns(vec![super::base_row_field()]);
+            let all = || (0..self.schema.fields().len()).collect();
+            projection
+                .get_or_insert_with(all)
+                .insert(at, self.schema.fields().len());
+        }
+        let table_schema = table_schema.build();
         // the scan reads through the table's own store, registered under its URL, and keeps
         // the footers it reads for the statement's write
         let url = ObjectStoreUrl::parse(storage.store_url())?;
@@ -287,8 +323,8 @@ impl HudiTableProvider {
         }
         let config = FileScanConfigBuilder::new(url, Arc::new(source))
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
-            .with_projection_indices(projection.cloned())?
-            .with_limit(limit)
+            .with_projection_indices(projection)?
+            .with_limit(wanted.limit)
             .build();
         Ok(Some(DataSourceExec::from_data_source(config)))
     }
@@ -297,10 +333,10 @@ impl HudiTableProvider {
         &self,
         state: &dyn Session,
         timeline: &hoodie_format::timeline::Timeline,
-        projection: Option<&Vec<usize>>,
+        wanted: Wanted<'_>,
         filters: &[Expr],
-        limit: Option<usize>,
     ) -> DFResult<Arc<dyn ExecutionPlan>> {
+        let projection = wanted.projection;
         let timeline = timeline.clone();
         let read = self
             .read_kind(&SessionOptions::of_session(state))
@@ -349,28 +385,38 @@ impl HudiTableProvider {
             }
         }
         let slices = self.prune_partitions(state, slices, filters)?;
-        let Some(window) = history.window() else {
-            let read_optimized = read == ReadKind::ReadOptimized;
-            return self.plan_slices(
-                state,
-                &timeline,
-                slices,
-                (projection, limit),
-                read_optimized,
-                history.as_of(),
-            );
+        // base rows count rows of the latest base files, which a statement writes against:
+        // an older snapshot's rows have none
+        let older = history.window().is_some() || history.as_of().is_some();
+        let null_at = wanted.base_row.filter(|_| older);
+        let wanted = Wanted {
+            base_row: wanted.base_row.filter(|_| !older),
+            ..wanted
         };
-        let (inner, commit_time) =
-            crate::scan::history::with_commit_time(&self.schema, projection)?;
-        let plan = self.plan_slices(
-            state,
-            &timeline,
-            slices,
-            (inner.as_ref(), None),
-            false,
-            history.as_of(),
-        )?;
-        crate::scan::history::filter_window(plan, window, commit_time, projection.map(Vec::len))
+        let plan = match history.window() {
+            None => {
+                let read_optimized = read == ReadKind::ReadOptimized;
+                let as_of = history.as_of();
+                self.plan_slices(state, &timeline, slices, wanted, read_optimized, as_of)?
+            }
+            Some(window) => {
+                let (inner, commit_time) =
+                    crate::scan::history::with_commit_time(&self.schema, projection)?;
+                let inner = Wanted {
+                    projection: inner.as_ref(),
+                    limit: None,
+                    base_row: None,
+                };
+                let plan =
+                    self.plan_slices(state, &timeline, slices, inner, false, history.as_of())?;
+                let keep = projection.map(Vec::len);
+                crate::scan::history::filter_window(plan, window, commit_time, keep)?
+            }
+        };
+        match null_at {
+            Some(at) => with_null_base_rows(plan, at),
+            None => Ok(plan),
+        }
     }
 
     /// Marks `plan` (a scan of `timeline`) with the timeline it read, for the write it may
@@ -386,6 +432,32 @@ impl HudiTableProvider {
             timeline.clone(),
         ))
     }
+}
+
+/// `plan` with a column of NULL base rows as its column `at`.
+fn with_null_base_rows(
+    plan: Arc<dyn ExecutionPlan>,
+    at: usize,
+) -> DFResult<Arc<dyn ExecutionPlan>> {
+    use datafusion::physical_expr::expressions::{Column, Literal};
+    use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
+    let schema = plan.schema();
+    let mut exprs: Vec<ProjectionExpr> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ProjectionExpr::new(Arc::new(Column::new(f.name(), i)), f.name().clone()))
+        .collect();
+    let field = super::base_row_field();
+    let null = Literal::new_with_metadata(
+        ScalarValue::Int64(None),
+        Some(field.metadata().clone().into()),
+    );
+    exprs.insert(
+        at,
+        ProjectionExpr::new(Arc::new(null), field.name().clone()),
+    );
+    Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
 }
 
 /// Whether the session lets merge-on-read slices merge by record position

@@ -35,6 +35,8 @@ pub(crate) struct MergeOnReadScan<'a> {
     pub dropped: &'a [String],
     /// Whether slices may merge by record position (`hoodie.merge.use.record.positions`).
     pub use_positions: bool,
+    /// Where in the output each row's row in its base file goes, and its field, if wanted.
+    pub base_row: Option<(usize, datafusion::arrow::datatypes::FieldRef)>,
 }
 
 /// The plan that merges `slices` (each with log files) for `scan`, in up to `partitions`
@@ -54,6 +56,10 @@ pub(crate) fn merge_on_read_plan(
     )
     .map_err(df_err)?
     .with_record_positions(scan.use_positions);
+    let reader = match scan.base_row {
+        Some((at, field)) => reader.with_base_rows(at, field).map_err(df_err)?,
+        None => reader,
+    };
     let mut jobs = Vec::with_capacity(slices.len());
     for slice in slices {
         let values = match reader.needs_partition_values() {

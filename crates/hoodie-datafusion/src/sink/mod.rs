@@ -197,8 +197,8 @@ impl DataSink for HudiSink {
             let b = b?;
             match &change_set {
                 Some(c) => {
-                    let (rows, flags) = c.split(&b).map_err(df_err)?;
-                    builder.push(rows, Some(&flags)).map_err(df_err)?;
+                    let change = c.split(&b).map_err(df_err)?;
+                    builder.push_change_set(change).map_err(df_err)?;
                 }
                 None => builder
                     .push(to_table_batch(&b, &self.schema)?, None)
@@ -300,8 +300,8 @@ pub async fn write_batches(
     for b in batches {
         match &change_set {
             Some(c) => {
-                let (rows, flags) = c.split(&b).map_err(df_err)?;
-                builder.push(rows, Some(&flags)).map_err(df_err)?;
+                let change = c.split(&b).map_err(df_err)?;
+                builder.push_change_set(change).map_err(df_err)?;
             }
             None => builder.push(b, None).map_err(df_err)?,
         }

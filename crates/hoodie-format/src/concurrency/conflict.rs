@@ -18,6 +18,8 @@ pub type FileGroupId = (String, String);
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadSnapshot {
     seen: BTreeSet<String>,
+    /// The compactions among `seen` that were pending then.
+    pending: BTreeSet<String>,
 }
 
 impl ReadSnapshot {
@@ -32,19 +34,32 @@ impl ReadSnapshot {
             })
             .map(|i| i.timestamp.clone())
             .collect();
-        Self { seen }
+        let pending = timeline
+            .instants()
+            .iter()
+            .filter(|i| i.action == Action::Compaction && i.state != State::Completed)
+            .map(|i| i.timestamp.clone())
+            .collect();
+        Self { seen, pending }
     }
 
     /// The older of two reads (the instants both saw), for a statement that read twice.
     pub fn common(self, other: &ReadSnapshot) -> Self {
         Self {
             seen: self.seen.intersection(&other.seen).cloned().collect(),
+            pending: self.pending.union(&other.pending).cloned().collect(),
         }
     }
 
     /// Whether the read saw `instant`.
     pub fn saw(&self, instant: &str) -> bool {
         self.seen.contains(instant)
+    }
+
+    /// Whether the read saw `instant` completed (not a compaction then pending): a base file
+    /// it wrote is the one the read's rows of its file group came from.
+    pub fn saw_completed(&self, instant: &str) -> bool {
+        self.seen.contains(instant) && !self.pending.contains(instant)
     }
 }
 

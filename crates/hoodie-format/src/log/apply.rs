@@ -313,6 +313,12 @@ impl LogApplier {
     /// A batch of base records merged with the logs: each record kept, replaced by its logged
     /// version, or dropped, in the base order.
     pub fn apply_to_base(&mut self, base: &RecordBatch) -> Result<RecordBatch> {
+        Ok(self.apply_to_base_rows(base)?.0)
+    }
+
+    /// [`LogApplier::apply_to_base`], with the rows of `base` the logs delete (in base order):
+    /// the merged rows are the others, in order, so a reader can tell each one's base row.
+    pub fn apply_to_base_rows(&mut self, base: &RecordBatch) -> Result<(RecordBatch, Vec<usize>)> {
         let ordering = match &self.log.rules.ordering {
             Some(path) => Some(path.values(base.column(path.top()))?),
             None => None,
@@ -336,8 +342,11 @@ impl LogApplier {
             }
         };
         match overlay {
-            None => Ok(base.clone()),
-            Some(o) => o.apply(base, &self.log.rows, &self.log.masks),
+            None => Ok((base.clone(), Vec::new())),
+            Some(o) => {
+                let merged = o.apply(base, &self.log.rows, &self.log.masks)?;
+                Ok((merged, o.deleted))
+            }
         }
     }
 

@@ -18,6 +18,7 @@ use arrow::datatypes::SchemaRef;
 use crate::error::{FormatError, Result};
 use crate::field_path::FieldPath;
 use crate::keygen::{generated_key, KeyGenerator};
+use crate::write::change_set::ChangeRows;
 
 /// The memory a write may hold (a DataFusion memory pool reservation, in the engine).
 pub trait MemoryBudget: Send + Sync {
@@ -176,7 +177,12 @@ pub struct IncomingBuilder {
     base_files: Option<Interned>,
     ordering_values: Vec<ArrayRef>,
     deletes: Option<Vec<bool>>,
+    /// Change sets: each row's row in its base file (`NO_BASE_ROW`: none known).
+    base_rows: Option<Vec<i64>>,
 }
+
+/// A row whose row in a base file is not known.
+const NO_BASE_ROW: i64 = -1;
 
 impl IncomingBuilder {
     /// A builder for rows of `schema` (the table schema, meta columns first). `ordering`
@@ -204,7 +210,31 @@ impl IncomingBuilder {
             paths: Interned::default(),
             ordering_values: Vec::new(),
             deletes: None,
+            base_rows: None,
         })
+    }
+
+    /// Adds a change set's batch ([`IncomingBuilder::push`] with its delete flags), with the
+    /// rows of their base files its rows were read from when it carries them.
+    pub fn push_change_set(&mut self, change: ChangeRows) -> Result<()> {
+        let before = self.rows.num_rows();
+        let n = change.rows.num_rows();
+        self.push(change.rows, Some(&change.deletes))?;
+        let Some(rows) = change.base_rows else {
+            if let Some(b) = &mut self.base_rows {
+                b.resize(before + n, NO_BASE_ROW);
+            }
+            return Ok(());
+        };
+        let bytes = n * std::mem::size_of::<i64>();
+        self.reserve_routing(bytes)?;
+        let all = self.base_rows.get_or_insert_with(Vec::new);
+        all.resize(before, NO_BASE_ROW);
+        all.extend(
+            rows.iter()
+                .map(|r| r.filter(|r| *r >= 0).unwrap_or(NO_BASE_ROW)),
+        );
+        Ok(())
     }
 
     /// Adds a batch (table schema); `deletes` flags the rows that delete their record (a
@@ -349,6 +379,7 @@ impl IncomingBuilder {
             base_files: self.base_files,
             ordering,
             deletes: self.deletes,
+            base_rows: self.base_rows,
         })
     }
 }
@@ -363,6 +394,7 @@ pub struct Incoming {
     base_files: Option<Interned>,
     ordering: Option<ArrayRef>,
     deletes: Option<Vec<bool>>,
+    base_rows: Option<Vec<i64>>,
 }
 
 impl Drop for Incoming {
@@ -405,6 +437,17 @@ impl Incoming {
     /// The ordering field's values, when asked for.
     pub fn ordering(&self) -> Option<&ArrayRef> {
         self.ordering.as_ref()
+    }
+
+    /// The row of its base file row `row` was read from, when the change set carried it.
+    pub fn base_row(&self, row: usize) -> Option<u64> {
+        let r = *self.base_rows.as_ref()?.get(row)?;
+        (r != NO_BASE_ROW).then_some(r as u64)
+    }
+
+    /// Whether the rows carry the rows of their base files ([`Incoming::base_row`]).
+    pub fn has_base_rows(&self) -> bool {
+        self.base_rows.is_some()
     }
 
     /// Whether row `row` deletes its record.

@@ -35,7 +35,7 @@ pub use abandoned::{
     has_abandoned_writes, rollback_abandoned_writes, wait_for_no_writes, RolledBack,
 };
 pub use alter_schema::commit_schema;
-pub use change_set::{ChangeSetSchema, DELETE_FLAG};
+pub use change_set::{ChangeRows, ChangeSetSchema, BASE_ROW, DELETE_FLAG};
 pub use delete_partition::{delete_partitions, selected_partitions, PartitionSelection};
 pub use incoming::{
     Budgets, Incoming, IncomingBuilder, KeySource, MemoryBudget, SpillFile, SpillSpace,

@@ -116,6 +116,8 @@ pub struct Transaction {
     concurrency: ConcurrencySpec,
     /// What the statement read (conflicts are writes it did not see).
     read: ReadSnapshot,
+    /// Whether `read` is the statement's own read (else the timeline the write started from).
+    read_by_statement: bool,
     heartbeat: Option<Heartbeat>,
     /// The timeline the write started from with its own pending instant (None when the start
     /// rolled back failed writes): the write reads it instead of listing again. Commits of
@@ -190,6 +192,7 @@ impl Transaction {
             rolled_back,
             guard,
         } = started?;
+        let read_by_statement = read.is_some();
         let read = read.unwrap_or_else(|| ReadSnapshot::of(&timeline));
         let known = (!rolled_back).then(|| {
             timeline.with_files(
@@ -213,10 +216,16 @@ impl Transaction {
             operation,
             concurrency: *concurrency,
             read,
+            read_by_statement,
             heartbeat,
             known,
             guard,
         })
+    }
+
+    /// What the statement's scans of the table saw, when it scanned it before the write began.
+    pub fn statement_read(&self) -> Option<&ReadSnapshot> {
+        self.read_by_statement.then_some(&self.read)
     }
 
     /// The table's timeline for this write: the one it started from, with its own pending

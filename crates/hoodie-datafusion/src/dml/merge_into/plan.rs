@@ -30,7 +30,7 @@ use crate::dml::merge_into::passes::PassPlan;
 use crate::dml::merge_into::source_keys::{may_match_source, SourceKeys, SourceKeysNode};
 use crate::error::{HoodieError, MergeError};
 use crate::provider::HudiTableProvider;
-use hoodie_format::write::WriteSpec;
+use hoodie_format::write::{WriteSpec, BASE_ROW};
 
 fn unwrap_cast(e: &Expr) -> &Expr {
     match e {
@@ -336,8 +336,13 @@ fn plan(
         }),
         None => source,
     };
-    let target_plan =
-        LogicalPlanBuilder::scan(target.clone(), provider_as_source(provider.clone()), None)?;
+    // the target rows' base rows, for record positions on the log block (merge-on-read, 8+)
+    let base_rows = crate::dml::base_rows::wanted(hudi);
+    let scanned: Arc<dyn TableProvider> = match base_rows {
+        true => Arc::new(hudi.with_base_rows()),
+        false => provider.clone(),
+    };
+    let target_plan = LogicalPlanBuilder::scan(target.clone(), provider_as_source(scanned), None)?;
     let not_by_source = merge
         .clauses
         .iter()
@@ -406,7 +411,11 @@ fn plan(
         picked: picked.schema(),
         stored_key,
     };
-    let out = columns.exprs(&schema)?;
+    let mut out = columns.exprs(&schema)?;
+    if base_rows {
+        let at = Column::new(Some(target.clone()), BASE_ROW);
+        out.push(Expr::Column(at).alias(BASE_ROW));
+    }
     Ok(picked.project(out)?.build()?)
 }
 

@@ -297,3 +297,29 @@ fn prepped_rows_take_stored_keys_and_compute_new_ones() {
         Err(FormatError::NullRecordKey { .. })
     ));
 }
+
+#[test]
+fn change_sets_keep_their_rows_base_rows_in_order() {
+    use crate::write::ChangeRows;
+    let change = |from: i64, to: i64, base: Option<Vec<Option<i64>>>| ChangeRows {
+        rows: rows(from, to),
+        deletes: vec![false; (to - from) as usize],
+        base_rows: base.map(Int64Array::from),
+    };
+    let budget = TestBudget::new(usize::MAX);
+    let mut b = builder(KeySource::Prepped, None, Some(budget.clone()), None);
+    // a batch without base rows, then one with (a negative one is none), then one without
+    b.push_change_set(change(0, 2, None)).unwrap();
+    b.push_change_set(change(2, 5, Some(vec![Some(7), None, Some(-1)])))
+        .unwrap();
+    b.push_change_set(change(5, 6, None)).unwrap();
+    let inc = b.finish().unwrap();
+    assert!(inc.has_base_rows());
+    let got: Vec<Option<u64>> = (0..6).map(|i| inc.base_row(i)).collect();
+    assert_eq!(got, [None, None, Some(7), None, None, None]);
+    assert!(budget.peak.load(Ordering::SeqCst) >= 3 * 8);
+
+    let mut b = builder(KeySource::Prepped, None, None, None);
+    b.push_change_set(change(0, 2, None)).unwrap();
+    assert!(!b.finish().unwrap().has_base_rows());
+}

@@ -228,6 +228,7 @@ pub async fn route_upserts(
         slices: &slices,
         options,
         mor: mor.as_ref(),
+        read: txn.statement_read(),
     };
     let (row_slice, states, positions) =
         lookup.locate(&incoming, &keys, &keep, &mut result).await?;

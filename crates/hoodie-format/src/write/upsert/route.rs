@@ -6,15 +6,16 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow::array::StringArray;
+use arrow::array::{Array, StringArray};
 
 use super::append::AppendContext;
 use super::stored_state::{self, StoredState};
 use super::{Bucket, UpsertResult};
+use crate::concurrency::conflict::ReadSnapshot;
 use crate::error::{FormatError, Result};
 use crate::footer::read_footer_sized;
 use crate::fs_view::FileSlice;
-use crate::index::{tag_locations, KeyPositions};
+use crate::index::{note_position, tag_locations, KeyPositions};
 use crate::table::HudiTable;
 use crate::table_config::MergeMode;
 use crate::timeline::Timeline;
@@ -85,6 +86,9 @@ pub(super) struct Lookup<'a> {
     pub slices: &'a [FileSlice],
     pub options: &'a WriteSpec,
     pub mor: Option<&'a Arc<AppendContext>>,
+    /// What the statement's scans saw, when it read the table first: a change set's base rows
+    /// count rows of a base file only if that file's commit was complete then.
+    pub read: Option<&'a ReadSnapshot>,
 }
 
 /// The rows of each new partition's inserts, by partition path.
@@ -131,11 +135,25 @@ impl Lookup<'_> {
                 .base_files()
                 .expect("a change set keeps its base file names");
             let rows = locate_prepped(keep, paths, files, slices)?;
+            let mut positions = KeyPositions::new();
             if let Some(ctx) = self.mor {
                 states = stored_state::prepped_states(ctx, slices, incoming, keep, &rows).await?;
+                if let Some(read) = self.read.filter(|_| incoming.has_base_rows()) {
+                    // rows pre-combining dropped may be other copies of a kept row's key
+                    let all: Vec<u32>;
+                    let located: Vec<Option<usize>>;
+                    let (checked, at) = match keep.len() == keys.len() {
+                        true => (keep, &rows),
+                        false => {
+                            all = (0..keys.len() as u32).collect();
+                            located = locate_prepped(&all, paths, files, slices)?;
+                            (all.as_slice(), &located)
+                        }
+                    };
+                    positions = prepped_positions(slices, incoming, keys, (checked, at), read);
+                }
             }
-            // rows read from the table carry no base-file row, as Spark's prepped writes
-            return Ok((rows, states, KeyPositions::new()));
+            return Ok((rows, states, positions));
         }
         let mut sorted_keys: Vec<u32> = keep.to_vec();
         let key = |i: &u32| keys.value(*i as usize);
@@ -319,6 +337,39 @@ fn locate_prepped(
                 .copied()
         })
         .collect())
+}
+
+/// The base-file rows a change set's rows (`keep`, located in `rows`) carry, by slice: only
+/// for slices whose base file the statement's read saw complete, so that the rows count rows
+/// of the file the slice has now (a compaction finished since gives its group a new one), and
+/// none for a slice where one key was read from two rows (see [`note_position`]).
+/// Spark's prepped writes carry none; hoodie's scans know them, so its UPDATE, DELETE and
+/// MERGE log blocks carry record positions as its upserts' do.
+fn prepped_positions(
+    slices: &[FileSlice],
+    incoming: &Incoming,
+    keys: &StringArray,
+    (keep, rows): (&[u32], &[Option<usize>]),
+    read: &ReadSnapshot,
+) -> KeyPositions {
+    let usable: Vec<bool> = slices
+        .iter()
+        .map(|s| s.base_file.is_some() && read.saw_completed(&s.base_instant))
+        .collect();
+    let mut positions = KeyPositions::new();
+    let mut duplicated: HashSet<usize> = HashSet::new();
+    for (&i, slice) in keep.iter().zip(rows) {
+        let Some(s) = slice.filter(|&s| usable[s]) else {
+            continue;
+        };
+        if let Some(row) = incoming.base_row(i as usize) {
+            if !note_position(&mut positions, s, keys.value(i as usize), row) {
+                duplicated.insert(s);
+            }
+        }
+    }
+    positions.retain(|s, _| !duplicated.contains(s));
+    positions
 }
 
 fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Option<u64> {
