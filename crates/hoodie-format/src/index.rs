@@ -32,7 +32,10 @@ pub struct LookupStats {
 
 /// Per slice (index into the slices looked in), the row of its base file that holds each key
 /// found there: the record positions a merge-on-read log block of updates carries.
-pub type KeyPositions = HashMap<usize, HashMap<String, u64>>;
+pub type KeyPositions = HashMap<usize, RowsOfKeys>;
+
+/// The row of a base file that holds each key (of the keys looked for).
+pub type RowsOfKeys = crate::tasks::FastMap<String, u64>;
 
 /// Finds the slices (indices into `slices`) holding each of the keys `sorted` names (rows of
 /// `keys`, ordered by [`bloom::java_string_cmp`] and deduplicated); a key is in several slices

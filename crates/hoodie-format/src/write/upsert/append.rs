@@ -40,7 +40,7 @@ pub(super) struct AppendJob {
     /// The merged state of the slice's keys the write touches, when the write must know it.
     pub(super) state: Option<Arc<StoredState>>,
     /// The row of the slice's base file that holds each key the index lookup found there.
-    pub(super) positions: Option<Arc<std::collections::HashMap<String, u64>>>,
+    pub(super) positions: Option<Arc<crate::index::RowsOfKeys>>,
 }
 
 /// The log file version a new log of `slice` takes: one above its latest (its `.cdc` logs

@@ -308,7 +308,7 @@ struct Routed {
 /// slice) the row of its base file that holds each key the index lookup found there.
 struct MorWrite {
     states: HashMap<usize, Arc<stored_state::StoredState>>,
-    positions: HashMap<usize, Arc<HashMap<String, u64>>>,
+    positions: HashMap<usize, Arc<crate::index::RowsOfKeys>>,
 }
 
 /// Each insert to the file group of its bucket in its partition: an existing group takes it as

@@ -46,7 +46,7 @@ pub(super) enum TaskWork {
         keys: StringArray,
         state: Option<Arc<StoredState>>,
         /// The row of the slice's base file that holds each key the index lookup found there.
-        positions: Option<Arc<HashMap<String, u64>>>,
+        positions: Option<Arc<crate::index::RowsOfKeys>>,
     },
     /// A new file group.
     New(NewGroup),
