@@ -98,8 +98,8 @@ impl HudiTableProvider {
     }
 
     /// This table, its rows with their row in their file slice's base file as a last column
-    /// ([`BASE_ROW`], NULL for a row no base file holds, and for every row of a time-travel or
-    /// incremental read), for UPDATE, DELETE and MERGE INTO on a merge-on-read table: a row
+    /// ([`BASE_ROW`], NULL for a row no base file holds; a time-travel or incremental read of
+    /// it is refused), for UPDATE, DELETE and MERGE INTO on a merge-on-read table: a row
     /// they write back then carries its record position, so that the log block can be merged
     /// by position. Its rows go nowhere else: it is never registered.
     pub fn with_base_rows(&self) -> Self {

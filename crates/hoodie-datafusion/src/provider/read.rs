@@ -385,14 +385,14 @@ impl HudiTableProvider {
             }
         }
         let slices = self.prune_partitions(state, slices, filters)?;
-        // base rows count rows of the latest base files, which a statement writes against:
-        // an older snapshot's rows have none
-        let older = history.window().is_some() || history.as_of().is_some();
-        let null_at = wanted.base_row.filter(|_| older);
-        let wanted = Wanted {
-            base_row: wanted.base_row.filter(|_| !older),
-            ..wanted
-        };
+        // base rows count rows of the latest base files, which a statement writes against (the
+        // DML rule refuses the other reads before it plans a scan)
+        if wanted.base_row.is_some() && (history.window().is_some() || history.as_of().is_some()) {
+            return Err(HoodieError::Unsupported {
+                feature: "base-file rows of a time-travel or incremental read".into(),
+            }
+            .into_datafusion());
+        }
         let plan = match history.window() {
             None => {
                 let read_optimized = read == ReadKind::ReadOptimized;
@@ -413,10 +413,7 @@ impl HudiTableProvider {
                 crate::scan::history::filter_window(plan, window, commit_time, keep)?
             }
         };
-        match null_at {
-            Some(at) => with_null_base_rows(plan, at),
-            None => Ok(plan),
-        }
+        Ok(plan)
     }
 
     /// Marks `plan` (a scan of `timeline`) with the timeline it read, for the write it may
@@ -432,32 +429,6 @@ impl HudiTableProvider {
             timeline.clone(),
         ))
     }
-}
-
-/// `plan` with a column of NULL base rows as its column `at`.
-fn with_null_base_rows(
-    plan: Arc<dyn ExecutionPlan>,
-    at: usize,
-) -> DFResult<Arc<dyn ExecutionPlan>> {
-    use datafusion::physical_expr::expressions::{Column, Literal};
-    use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
-    let schema = plan.schema();
-    let mut exprs: Vec<ProjectionExpr> = schema
-        .fields()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| ProjectionExpr::new(Arc::new(Column::new(f.name(), i)), f.name().clone()))
-        .collect();
-    let field = super::base_row_field();
-    let null = Literal::new_with_metadata(
-        ScalarValue::Int64(None),
-        Some(field.metadata().clone().into()),
-    );
-    exprs.insert(
-        at,
-        ProjectionExpr::new(Arc::new(null), field.name().clone()),
-    );
-    Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
 }
 
 /// Whether the session lets merge-on-read slices merge by record position

@@ -165,3 +165,30 @@ fn a_change_set_is_written_as_nullable_as_the_table_declares() {
     let nullable: Vec<bool> = written.fields().iter().map(|f| f.is_nullable()).collect();
     assert_eq!(nullable, vec![false, true, true]);
 }
+
+/// The base-rows view adds `__hoodie_base_row` (the Parquet row number) as its last column and
+/// refuses a time-travel read: its rows would count rows of files the write does not see.
+#[tokio::test]
+async fn base_rows_are_the_last_column_and_only_of_the_latest_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = provider(&dir).await;
+    let with = p.with_base_rows();
+    let schema = with.schema();
+    let last = schema.fields().last().unwrap();
+    assert_eq!(last.name(), hoodie_format::write::BASE_ROW);
+    assert_eq!(last.data_type(), &DataType::Int64);
+    assert_eq!(schema.fields().len(), p.schema().fields().len() + 1);
+    let ctx = datafusion::prelude::SessionContext::new();
+    let state = ctx.state();
+    let all = (0..schema.fields().len()).collect::<Vec<_>>();
+    let plan = with.scan(&state, Some(&all), &[], None).await.unwrap();
+    assert_eq!(plan.schema().fields().last().unwrap().name(), last.name());
+    let old = p
+        .read_view(ReadKind::AsOf("20200101000000000".into()))
+        .with_base_rows();
+    let err = old.scan(&state, Some(&all), &[], None).await.unwrap_err();
+    assert!(
+        err.to_string().contains("time-travel or incremental"),
+        "{err}"
+    );
+}

@@ -15,7 +15,7 @@ use hoodie_format::meta::{FILE_NAME, PARTITION_PATH, RECORD_KEY};
 use hoodie_format::schema::is_meta_column;
 use hoodie_format::table_config::{MergeMode, TableType};
 use hoodie_format::write::WriteSpec;
-use hoodie_format::write::DELETE_FLAG;
+use hoodie_format::write::{BASE_ROW, DELETE_FLAG};
 use hoodie_format::TableConfig;
 use std::ops::Not;
 
@@ -182,14 +182,22 @@ pub(super) struct TargetColumns<'a> {
     pub picked: &'a DFSchema,
     /// The target's column whose text is a stored row's record key, where that is exact.
     pub stored_key: Option<String>,
+    /// Whether the target's rows carry their base rows ([`BASE_ROW`]), which the change set
+    /// passes on.
+    pub base_rows: bool,
 }
 
 impl TargetColumns<'_> {
-    /// One expression per column of the table (`schema`), then the delete flag.
+    /// One expression per column of the table (`schema`), the base rows when the target's
+    /// rows carry them, then the delete flag.
     pub(super) fn exprs(&self, schema: &SchemaRef) -> Result<Vec<Expr>, HoodieError> {
-        let mut out: Vec<Expr> = Vec::with_capacity(schema.fields().len() + 1);
+        let mut out: Vec<Expr> = Vec::with_capacity(schema.fields().len() + 2);
         for f in schema.fields() {
             out.push(self.column(f)?);
+        }
+        if self.base_rows {
+            let rows = Column::new(Some(self.target.clone()), BASE_ROW);
+            out.push(Expr::Column(rows).alias(BASE_ROW));
         }
         let deletes: Vec<Expr> = self
             .merge

@@ -30,7 +30,7 @@ use crate::dml::merge_into::passes::PassPlan;
 use crate::dml::merge_into::source_keys::{may_match_source, SourceKeys, SourceKeysNode};
 use crate::error::{HoodieError, MergeError};
 use crate::provider::HudiTableProvider;
-use hoodie_format::write::{WriteSpec, BASE_ROW};
+use hoodie_format::write::WriteSpec;
 
 fn unwrap_cast(e: &Expr) -> &Expr {
     match e {
@@ -336,13 +336,7 @@ fn plan(
         }),
         None => source,
     };
-    // the target rows' base rows, for record positions on the log block (merge-on-read, 8+)
-    let base_rows = crate::dml::base_rows::wanted(hudi);
-    let scanned: Arc<dyn TableProvider> = match base_rows {
-        true => Arc::new(hudi.with_base_rows()),
-        false => provider.clone(),
-    };
-    let target_plan = LogicalPlanBuilder::scan(target.clone(), provider_as_source(scanned), None)?;
+    let (target_plan, base_rows) = target_scan(&target, &provider, hudi)?;
     let not_by_source = merge
         .clauses
         .iter()
@@ -410,13 +404,27 @@ fn plan(
         data_columns: &data_columns,
         picked: picked.schema(),
         stored_key,
+        base_rows,
     };
-    let mut out = columns.exprs(&schema)?;
-    if base_rows {
-        let at = Column::new(Some(target.clone()), BASE_ROW);
-        out.push(Expr::Column(at).alias(BASE_ROW));
-    }
+    let out = columns.exprs(&schema)?;
     Ok(picked.project(out)?.build()?)
+}
+
+/// The scan of the MERGE's target, and whether its rows carry their base rows: on
+/// merge-on-read tables of version 8 and later, so that the log blocks of the rows it writes
+/// back carry record positions (`dml::base_rows`).
+fn target_scan(
+    target: &TableReference,
+    provider: &Arc<dyn TableProvider>,
+    hudi: &HudiTableProvider,
+) -> DFResult<(LogicalPlanBuilder, bool)> {
+    let base_rows = crate::dml::base_rows::wanted(hudi);
+    let scanned: Arc<dyn TableProvider> = match base_rows {
+        true => Arc::new(hudi.with_base_rows()),
+        false => provider.clone(),
+    };
+    let scan = LogicalPlanBuilder::scan(target.clone(), provider_as_source(scanned), None)?;
+    Ok((scan, base_rows))
 }
 
 /// The order in which Hudi's expression payload tries a MERGE's clauses: for a matched row its
