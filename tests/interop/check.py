@@ -154,8 +154,15 @@ def same_as_hoodie(name):
     return t
 
 
-for name in ["mor_part", "mor_np", "mor_ow", "mor_pq"]:
+for name in ["mor_part", "mor_np", "mor_ow", "mor_pq", "mor_partial"]:
     check(f"{name} table type", same_as_hoodie(name).table_type, "MERGE_ON_READ")
+check("mor_partial rows", sorted((r["id"], r["name"], r["price"], r["ts"]) for r in pq.read_table(os.path.join(DUMP, "mor_partial.parquet")).to_pylist()),
+      [(1, "a2", 1.5, 300), (2, "b2", None, 200), (3, "c", None, 300)])
+# on version 9 its MERGEs logged partial records (IS_PARTIAL, header 7, with the value "true")
+partial_logs = glob.glob(os.path.join(WH, "mor_partial", "dt=*", ".*.log.*"))
+check("mor_partial logs partial records on version 9",
+      any(b"\x00\x00\x00\x07\x00\x00\x00\x04true" in open(f, "rb").read() for f in partial_logs),
+      version("mor_partial") >= 9)
 check("mor_pq rows", sorted((r["id"], r["k"], r["v"]) for r in pq.read_table(os.path.join(DUMP, "mor_pq.parquet")).to_pylist()),
       [(1, "x", "uno"), (2, None, "TWO"), (4, "w", "four")])
 # its data blocks are PARQUET_DATA (type 5: after the magic, the block size and the version)

@@ -18,6 +18,17 @@ checked = 0
 # before the active timeline of a table that archived misses the archived writes; Spark with
 # Hudi 1.2 reads them, and tests/spark/read_hoodie.py checks hoodie's reads of them against it
 not_compared = 0
+# windows not compared: hudi-rs 0.5's incremental read of a partial-update log record (MERGE on a
+# merge-on-read table of version 9) returns the record's own columns alone, NULL in the others,
+# where Hudi merges it with the record it updates (Spark 1.2.0 fails those reads, hoodie merges)
+partial_not_compared = 0
+PARTIAL_HEADER = b"\x00\x00\x00\x07\x00\x00\x00\x04true"
+
+
+def has_partial_logs(base):
+    """Whether a log file of the table holds a partial-update block (header IS_PARTIAL true)."""
+    logs = glob.glob(os.path.join(base, "**", ".*.log.*"), recursive=True)
+    return any(PARTIAL_HEADER in open(f, "rb").read() for f in logs if not f.endswith(".crc"))
 
 
 def commit_times(base):
@@ -57,6 +68,9 @@ for base in TABLES:
     # Hudi has no incremental query without meta columns (hoodie refuses it as Hudi does)
     bounds = [] if "hoodie.populate.meta.fields=false" in props else ["000"] + [c[1] for c in commits]
     archived = os.path.exists(os.path.join(base, ".hoodie", "timeline", "history", "_version_"))
+    if has_partial_logs(base):
+        partial_not_compared += len(bounds) * (len(bounds) - 1) // 2
+        bounds = []
     for i, begin in enumerate(bounds):
         if archived and commits and begin < commits[0][1]:
             not_compared += len(bounds) - i - 1
@@ -92,5 +106,7 @@ for base in TABLES:
 for f in failures:
     print("FAIL", f)
 print(f"{checked} history reads compared, {len(failures)} mismatches ({not_compared} windows over "
-      f"archived writes of versions 8 and 9 left to the Spark check: hudi-rs reads no LSM history)")
+      f"archived writes of versions 8 and 9 left to the Spark check: hudi-rs reads no LSM history; "
+      f"{partial_not_compared} incremental windows of tables with partial-update logs: hudi-rs 0.5 "
+      f"reads a partial record alone)")
 sys.exit(1 if failures else 0)

@@ -26,7 +26,7 @@ write_and_check() {
   "$HOODIE" --warehouse "$wh" -c "CALL create_savepoint(table => 'restored', commit_time => '$first'); UPDATE restored SET v = 'b' WHERE id = 2; DELETE FROM restored WHERE id = 1; CALL rollback_to_savepoint(table => 'restored', instant_time => '$first')" > /dev/null
   # hoodie's own read of the merge-on-read tables, for check.py to compare hudi-rs's with
   mkdir -p "$dump"
-  for t in mor_part mor_np mor_ow mor_pq cdc_cow cdc_mor cleaned_cow cleaned_mor archived_cow archived_mor archived_nc added_cow added_mor dropped truncated_mor restored; do
+  for t in mor_part mor_np mor_ow mor_pq mor_partial cdc_cow cdc_mor cleaned_cow cleaned_mor archived_cow archived_mor archived_nc added_cow added_mor dropped truncated_mor restored; do
     "$HOODIE" --warehouse "$wh" -c "COPY (SELECT * FROM $t) TO '$dump/$t.parquet' STORED AS PARQUET" > /dev/null
   done
   "$VENV/bin/python" "$HERE/check.py" "$wh" "$dump"

@@ -108,6 +108,18 @@ MERGE INTO mor_part USING (SELECT * FROM (VALUES (1, 'a2', 1.5, 200, 'd1', 'u'),
   WHEN MATCHED THEN DELETE
   WHEN NOT MATCHED THEN INSERT *;
 
+-- MERGE INTO that assigns some columns: partial-update log blocks on version 9 (IS_PARTIAL:
+-- the meta columns and the assigned ones), two column sets one over the other
+CREATE TABLE mor_partial (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi
+  PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts');
+INSERT INTO mor_partial VALUES (1, 'a', 10.0, 100, 'd1'), (2, NULL, NULL, 100, 'd1'), (3, 'c', 30.0, 100, 'd2');
+MERGE INTO mor_partial USING (SELECT * FROM (VALUES (1, 'a2', 200, 'd1'), (2, 'b2', 200, 'd1'))
+    AS v(id, name, ts, dt)) s
+  ON mor_partial.id = s.id WHEN MATCHED THEN UPDATE SET id = s.id, name = s.name, ts = s.ts;
+MERGE INTO mor_partial USING (SELECT * FROM (VALUES (1, 1.5, 300, 'd1'), (3, NULL, 300, 'd2'))
+    AS v(id, price, ts, dt)) s
+  ON mor_partial.id = s.id WHEN MATCHED THEN UPDATE SET id = s.id, price = s.price, ts = s.ts;
+
 -- non-partitioned, composite key, commit-time ordering; then an overwrite of the whole table
 CREATE TABLE mor_np (id INT, k STRING, v STRING) USING hudi TBLPROPERTIES (type = 'mor', primaryKey = 'id,k');
 INSERT INTO mor_np VALUES (1, 'x', 'one'), (2, 'y', 'two'), (3, 'z', NULL);

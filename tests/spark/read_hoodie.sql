@@ -52,6 +52,38 @@ MERGE INTO mor_ev USING (SELECT 2 AS Id, 'bob' AS userName, 2.0 AS amount, CAST(
   WHEN NOT MATCHED THEN INSERT (Id, userName, amount, price, d, t, flag, big, info, ts, dt)
     VALUES (s.Id, s.userName, s.amount, s.price, s.d, s.t, s.flag, s.big, s.info, s.ts, s.dt);
 
+-- merge-on-read, MERGE INTO that assigns some columns: on version 9 partial-update blocks
+-- (IS_PARTIAL, the meta columns and the assigned ones), Avro and Parquet, two column sets one
+-- over the other, then a whole UPDATE and a partial MERGE over it; version 6 logs whole records
+CREATE TABLE mor_partial (Id INT, Name STRING, price DOUBLE, info STRUCT<a: STRING, b: INT>, ts BIGINT, dt STRING)
+  USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (type = 'mor', primaryKey = 'Id', preCombineField = 'ts', hoodie.compact.inline = 'false');
+CREATE TABLE mor_partial_pq (Id INT, Name STRING, price DOUBLE, info STRUCT<a: STRING, b: INT>, ts BIGINT, dt STRING)
+  USING hudi PARTITIONED BY (dt)
+  TBLPROPERTIES (type = 'mor', primaryKey = 'Id', preCombineField = 'ts', hoodie.compact.inline = 'false',
+    hoodie.logfile.data.block.format = 'parquet');
+INSERT INTO mor_partial VALUES (1, 'a', 1.5, named_struct('a', 'x', 'b', 1), 1, 'p1'),
+  (2, NULL, NULL, NULL, 1, 'p1'), (3, 'c', 3.0, named_struct('a', NULL, 'b', 3), 1, 'p2');
+INSERT INTO mor_partial_pq SELECT Id, Name, price, info, ts, dt FROM mor_partial;
+MERGE INTO mor_partial USING (SELECT 1 AS Id, 'A' AS Name, CAST(2 AS BIGINT) AS ts, 'p1' AS dt
+  UNION ALL SELECT 2, NULL, 2, 'p1' UNION ALL SELECT 3, 'C', 2, 'p2') s
+  ON mor_partial.Id = s.Id WHEN MATCHED THEN UPDATE SET Id = s.Id, Name = s.Name, ts = s.ts;
+MERGE INTO mor_partial_pq USING (SELECT 1 AS Id, 'A' AS Name, CAST(2 AS BIGINT) AS ts, 'p1' AS dt
+  UNION ALL SELECT 2, NULL, 2, 'p1' UNION ALL SELECT 3, 'C', 2, 'p2') s
+  ON mor_partial_pq.Id = s.Id WHEN MATCHED THEN UPDATE SET Id = s.Id, Name = s.Name, ts = s.ts;
+MERGE INTO mor_partial USING (SELECT 1 AS Id, 9.5 AS price, named_struct('a', 'y', 'b', 9) AS info,
+    CAST(3 AS BIGINT) AS ts, 'p1' AS dt UNION ALL SELECT 3, NULL, NULL, 4, 'p2') s
+  ON mor_partial.Id = s.Id WHEN MATCHED THEN UPDATE SET Id = s.Id, price = s.price, info = s.info, ts = s.ts;
+MERGE INTO mor_partial_pq USING (SELECT 1 AS Id, 9.5 AS price, named_struct('a', 'y', 'b', 9) AS info,
+    CAST(3 AS BIGINT) AS ts, 'p1' AS dt UNION ALL SELECT 3, NULL, NULL, 4, 'p2') s
+  ON mor_partial_pq.Id = s.Id WHEN MATCHED THEN UPDATE SET Id = s.Id, price = s.price, info = s.info, ts = s.ts;
+UPDATE mor_partial SET Name = 'u', price = 0.5, ts = 5 WHERE Id = 2;
+UPDATE mor_partial_pq SET Name = 'u', price = 0.5, ts = 5 WHERE Id = 2;
+MERGE INTO mor_partial USING (SELECT 2 AS Id, 'v' AS Name, CAST(6 AS BIGINT) AS ts, 'p1' AS dt) s
+  ON mor_partial.Id = s.Id WHEN MATCHED THEN UPDATE SET Id = s.Id, Name = s.Name, ts = s.ts;
+MERGE INTO mor_partial_pq USING (SELECT 2 AS Id, 'v' AS Name, CAST(6 AS BIGINT) AS ts, 'p1' AS dt) s
+  ON mor_partial_pq.Id = s.Id WHEN MATCHED THEN UPDATE SET Id = s.Id, Name = s.Name, ts = s.ts;
+
 -- merge-on-read with Parquet data blocks (hoodie.logfile.data.block.format = parquet): every
 -- column type and NULLs through the PARQUET_DATA blocks of the upsert, UPDATE and MERGE
 CREATE TABLE mor_pq (Id INT, userName STRING, amount DOUBLE, price DECIMAL(10, 2), d DATE,

@@ -358,6 +358,7 @@ async fn fail_every_write_of_change_set(
         let statement = WriteStatement::ChangeSet {
             delete: false,
             changed_columns: None,
+            partial_merge: false,
         };
         let mode = provider.write_spec(&Default::default(), statement).unwrap();
         match write_batches(&table, &change_schema, &mode, batches.to_vec()).await {

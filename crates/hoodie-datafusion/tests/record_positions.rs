@@ -8,36 +8,12 @@ mod common;
 
 use std::path::Path;
 
-use common::{cells, files_under, session_with_table, text};
+use common::{cells, files_under, log_blocks as blocks_of, session_with_table, text};
 use datafusion::arrow::array::{Array, AsArray};
 
 /// `RECORD_POSITIONS` and `BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS` (HeaderMetadataType).
 const RECORD_POSITIONS: i32 = 5;
 const BASE_INSTANT: i32 = 8;
-
-/// Per block of a log file: its type and headers (read as Hudi's format spells them).
-fn blocks_of(bytes: &[u8]) -> Vec<(i32, std::collections::HashMap<i32, String>)> {
-    let int = |at: usize| i32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at + 6 <= bytes.len() && &bytes[at..at + 6] == b"#HUDI#" {
-        let size = i64::from_be_bytes(bytes[at + 6..at + 14].try_into().unwrap()) as usize;
-        let (kind, count) = (int(at + 18), int(at + 22));
-        let mut headers = std::collections::HashMap::new();
-        let mut p = at + 26;
-        for _ in 0..count {
-            let (key, len) = (int(p), int(p + 4) as usize);
-            headers.insert(
-                key,
-                String::from_utf8(bytes[p + 8..p + 8 + len].to_vec()).unwrap(),
-            );
-            p += 8 + len;
-        }
-        out.push((kind, headers));
-        at += 6 + size;
-    }
-    out
-}
 
 /// The record keys of a base file, in row order.
 fn base_keys(file: &Path) -> Vec<String> {

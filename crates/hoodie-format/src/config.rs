@@ -207,6 +207,7 @@ keys! {
     BUCKET_NUM_BUCKETS = ("hoodie.bucket.index.num.buckets", [], Some("256"), Count { min: 1 }, "BUCKET index: buckets (file groups) per partition.");
     BUCKET_HASH_FIELD = ("hoodie.bucket.index.hash.field", [], None, Text, "BUCKET index: the record key fields hashed to a bucket (all of them when not set).");
     BUCKET_ENGINE = ("hoodie.index.bucket.engine", [], Some("SIMPLE"), OneOf(&["SIMPLE", "CONSISTENT_HASHING"]), "BUCKET index engine; hoodie writes with SIMPLE.");
+    MERGE_INTO_PARTIAL_UPDATES = ("hoodie.spark.sql.merge.into.partial.updates", [], Some("true"), Bool, "MERGE INTO on a merge-on-read table of version 8 or 9 (no global index): when its UPDATE clauses together assign only some of the data columns, its updates are logged as partial records (an IS_PARTIAL block of the meta columns and the assigned ones), as Hudi 1.x writes them. false: whole records.");
     SQL_OPTIMIZED_WRITES = ("hoodie.spark.sql.optimized.writes.enable", [], Some("false"), Bool, "MERGE INTO on a table with a record key: true: the ON condition must match every record key column. false (as Spark with Hudi 1.2 reads it when unset): a key column the ON condition leaves out is taken from the source's column of that name.");
     COMPACT_INLINE = ("hoodie.compact.inline", [], Some("true"), Bool, "Merge-on-read: compact after a write once hoodie.compact.inline.max.delta.commits deltacommits followed the last compaction (Spark's SQL writes do this by default; Hudi's write client defaults to false). On a copy-on-write table an explicit true fails, as in Hudi.");
     COMPACT_INLINE_MAX_DELTA_COMMITS = ("hoodie.compact.inline.max.delta.commits", [], Some("5"), Count { min: 1 }, "Merge-on-read: the deltacommits after which an inline compaction runs.");
@@ -277,6 +278,7 @@ pub const WRITE_KEYS: &[ConfigKey] = &[
     BLOOM_MAX_ENTRIES,
     MERGE_JOIN_PASSES,
     SQL_OPTIMIZED_WRITES,
+    MERGE_INTO_PARTIAL_UPDATES,
     COMPACT_INLINE,
     COMPACT_INLINE_MAX_DELTA_COMMITS,
     COMPACT_SCHEDULE_INLINE,

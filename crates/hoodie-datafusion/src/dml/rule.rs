@@ -200,10 +200,22 @@ fn change_set_of(
         )),
         _ => None,
     };
+    // a MERGE whose UPDATE clauses assign some data columns but not all may log partial records
+    let data_columns = provider
+        .schema()
+        .fields()
+        .iter()
+        .filter(|f| !hoodie_format::schema::is_meta_column(f.name()))
+        .count();
+    let partial_merge = matches!(&dml.op, WriteOp::MergeInto(_))
+        && changed
+            .as_ref()
+            .is_some_and(|c| !c.is_empty() && c.len() < data_columns);
     // the write, resolved once for the statement: the MERGE's rules and the sink read it
     let statement = WriteStatement::ChangeSet {
         delete: kind == DmlKind::Delete,
         changed_columns: changed.clone(),
+        partial_merge,
     };
     let spec = hudi
         .write_spec(session, statement)

@@ -107,6 +107,7 @@ async fn a_change_set_is_refused_while_the_session_reads_another_query() {
     let change = || WriteStatement::ChangeSet {
         delete: true,
         changed_columns: None,
+        partial_merge: false,
     };
     assert!(p.write_spec(&session(&[]), change()).is_ok());
     let incremental = session(&[

@@ -441,3 +441,28 @@ pub fn properties(loc: &Path) -> String {
 pub fn has(props: &str, line: &str) -> bool {
     props.lines().any(|l| l == line)
 }
+
+/// Per block of a log file: its type and headers (read as Hudi's format spells them).
+pub fn log_blocks(bytes: &[u8]) -> Vec<(i32, std::collections::HashMap<i32, String>)> {
+    let int = |at: usize| i32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 6 <= bytes.len() && &bytes[at..at + 6] == b"#HUDI#" {
+        let size = i64::from_be_bytes(bytes[at + 6..at + 14].try_into().unwrap()) as usize;
+        let (kind, count) = (int(at + 18), int(at + 22));
+        let mut headers = std::collections::HashMap::new();
+        let mut p = at + 26;
+        for _ in 0..count {
+            let (key, len) = (int(p), int(p + 4) as usize);
+            headers.insert(
+                key,
+                String::from_utf8(bytes[p + 8..p + 8 + len].to_vec()).unwrap(),
+            );
+            p += 8 + len;
+        }
+        out.push((kind, headers));
+        // the magic, the size (a long) and the `size` bytes it counts
+        at += 14 + size;
+    }
+    out
+}

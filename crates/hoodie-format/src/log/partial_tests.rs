@@ -7,7 +7,6 @@ use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
 use super::apply::{LogApplier, Precedence};
-use super::block::{header, BlockType};
 use super::delete::{DeleteRecord, OrderingValue};
 use super::keys::{KeySource, RecordKeys};
 use super::partial::{nullable, PartialRows};
@@ -227,7 +226,8 @@ fn partial_rows_are_refused_where_the_merge_is_described_by_positions() {
     assert!(m.positions(&keys, None).is_err());
 }
 
-/// A log file of one partial AVRO_DATA block of `recs`, of the meta columns and `cols`.
+/// A log file of one partial AVRO_DATA block of `recs`, of the meta columns and `cols`, as the
+/// writer makes it (`IS_PARTIAL`, the block's own schema).
 fn partial_log(recs: &[Rec], cols: &[&str], instant: &str) -> Vec<u8> {
     let whole = full(recs, instant);
     let keep: Vec<usize> = (0..whole.num_columns())
@@ -237,31 +237,19 @@ fn partial_log(recs: &[Rec], cols: &[&str], instant: &str) -> Vec<u8> {
         })
         .collect();
     let rows = whole.project(&keep).unwrap();
-    let json = crate::schema::avro_schema_with_meta("t", &rows.schema())
-        .unwrap()
-        .to_string();
-    let encoder = crate::avro::datum::RowEncoder::new(&rows).unwrap();
-    let mut records = Vec::new();
-    for r in 0..rows.num_rows() {
-        let mut datum = Vec::new();
-        encoder.encode(r, &mut datum);
-        records.extend_from_slice(&(datum.len() as i32).to_be_bytes());
-        records.extend_from_slice(&datum);
-    }
-    let head = [
-        (header::INSTANT_TIME, instant),
-        (header::SCHEMA, json.as_str()),
-        (header::IS_PARTIAL, "true"),
-    ];
-    let mut out = Vec::new();
-    super::write::data_block(
-        BlockType::AvroData,
-        &head,
-        recs.len() as i32,
-        &records,
-        &mut out,
-    );
-    out
+    let json = |s: &Schema| {
+        crate::schema::avro_schema_with_meta("t", s)
+            .unwrap()
+            .to_string()
+    };
+    let partial = json(&rows.schema());
+    let block = super::write::DataRows {
+        rows: &rows,
+        partial_schema: Some(&partial),
+        positions: None,
+    };
+    let files = crate::write::FileSpec::default();
+    super::write::log_file_bytes(instant, &json(&schema()), &[block], &[], &files, None).unwrap()
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use super::apply::{LogApplier, Precedence};
 use super::delete::{DeleteRecord, OrderingValue};
 use super::keys::KeySource;
 use super::read::{read_slice_logs, LogContent};
-use super::write::{log_file_bytes, DataBlockFormat};
+use super::write::{log_file_bytes, DataBlockFormat, DataRows};
 use crate::storage::TableStorage;
 use crate::table_config::MergeMode;
 
@@ -121,7 +121,8 @@ fn log_as(
         data_blocks,
         ..Default::default()
     };
-    let bytes = log_file_bytes(instant, &json, data, deletes, &files, None).unwrap();
+    let data: Vec<DataRows> = data.into_iter().map(DataRows::whole).collect();
+    let bytes = log_file_bytes(instant, &json, &data, deletes, &files, None).unwrap();
     (name.to_string(), bytes)
 }
 
@@ -355,12 +356,17 @@ fn positioned_log(
         .to_string();
     let positions = super::write::BlockPositions {
         base_instant: base.into(),
-        data: (!data.1.is_empty()).then(|| encode_positions(data.1)),
         deletes: (!deletes.1.is_empty()).then(|| encode_positions(deletes.1)),
     };
+    let rows = (!data.1.is_empty()).then(|| encode_positions(data.1));
+    let data: Vec<DataRows> = (data.0.into_iter())
+        .map(|r| DataRows {
+            positions: rows.as_deref(),
+            ..DataRows::whole(r)
+        })
+        .collect();
     let files = crate::write::FileSpec::default();
-    let bytes =
-        log_file_bytes(instant, &json, data.0, deletes.0, &files, Some(&positions)).unwrap();
+    let bytes = log_file_bytes(instant, &json, &data, deletes.0, &files, Some(&positions)).unwrap();
     (name.to_string(), bytes)
 }
 

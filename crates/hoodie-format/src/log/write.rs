@@ -1,5 +1,6 @@
-//! New log files: an AVRO_DATA (or PARQUET_DATA) block of full rows, then a DELETE block, as
-//! Hudi 1.x's append handle writes them (headers `INSTANT_TIME` and `SCHEMA` only).
+//! New log files: AVRO_DATA (or PARQUET_DATA) blocks of whole or partial records, then a DELETE
+//! block, as Hudi 1.x's append handle writes them (headers `INSTANT_TIME` and `SCHEMA`; record
+//! positions and `IS_PARTIAL` where they apply).
 
 use arrow::record_batch::RecordBatch;
 
@@ -35,62 +36,95 @@ impl DataBlockFormat {
 /// Bytes of Avro records per data block at most (`hoodie.logfile.data.block.max.size`).
 pub(crate) const MAX_DATA_BLOCK_BYTES: usize = 256 * 1024 * 1024;
 
-/// The record positions of a new log file's blocks (table versions 8 and 9, see
-/// [`super::positions`]): the instant of the slice's base file they count rows of, and the
-/// `RECORD_POSITIONS` header of the data block and of the delete block (each block's records
-/// in the order of their positions).
+/// What the record positions of a new log file's blocks count rows of (table versions 8 and 9, see
+/// [`super::positions`]): the instant of the slice's base file, and the `RECORD_POSITIONS`
+/// header of the delete block (its records in the order of their positions); each data
+/// block's are its own ([`DataRows::positions`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockPositions {
     /// The instant of the slice's base file.
     pub base_instant: String,
-    /// The data block's positions, if every record of it has one.
-    pub data: Option<String>,
     /// The delete block's positions, if every deleted key has one.
     pub deletes: Option<String>,
 }
 
-/// The bytes of a new log file of `instant`: `rows` (table rows, meta columns first, in
-/// storage types) as data blocks of `files.data_blocks`' format, then `deletes` as one DELETE
-/// block, each with its record positions when `positions` has them. `schema_json` is the Avro
-/// schema with the meta fields (`crate::schema::avro_schema_with_meta`).
+/// The records of one data block of a new log file.
+#[derive(Debug, Clone, Copy)]
+pub struct DataRows<'a> {
+    /// Table rows, meta columns first, in storage types; a partial block's hold the meta
+    /// columns and the data columns it sets, in the table's order.
+    pub rows: &'a RecordBatch,
+    /// A partial-update block's own Avro schema (its `SCHEMA` header, with `IS_PARTIAL`), the
+    /// meta fields and the columns of `rows`; `None`: a block of whole records, of the file's
+    /// schema.
+    pub partial_schema: Option<&'a str>,
+    /// The block's `RECORD_POSITIONS` (its records in their order), if every record has its
+    /// row in the base file; written when the file has [`BlockPositions`].
+    pub positions: Option<&'a str>,
+}
+
+#[cfg(test)]
+impl<'a> DataRows<'a> {
+    /// A block of whole records, without record positions.
+    pub(crate) fn whole(rows: &'a RecordBatch) -> Self {
+        Self {
+            rows,
+            partial_schema: None,
+            positions: None,
+        }
+    }
+}
+
+/// The bytes of a new log file of `instant`: the `data` blocks (each in `files.data_blocks`'
+/// format), then `deletes` as one DELETE block, each with its record positions when
+/// `positions` has them. `schema_json` is the Avro schema with the meta fields
+/// (`crate::schema::avro_schema_with_meta`) of whole records and of the delete block.
 pub fn log_file_bytes(
     instant: &str,
     schema_json: &str,
-    rows: Option<&RecordBatch>,
+    data: &[DataRows<'_>],
     deletes: &[DeleteRecord],
     files: &FileSpec,
     positions: Option<&BlockPositions>,
 ) -> Result<Vec<u8>> {
-    let head = |block: fn(&BlockPositions) -> Option<&String>| {
-        let mut head = vec![
-            (header::INSTANT_TIME, instant),
-            (header::SCHEMA, schema_json),
-        ];
-        if let Some((p, rows)) = positions.and_then(|p| block(p).map(|rows| (p, rows))) {
-            head.push((header::RECORD_POSITIONS, rows.as_str()));
-            head.push((
-                header::BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS,
-                p.base_instant.as_str(),
-            ));
-        }
-        head
-    };
     let mut out = Vec::new();
-    if let Some(rows) = rows.filter(|r| r.num_rows() > 0) {
-        let head = head(|p| p.data.as_ref());
+    for block in data.iter().filter(|d| d.rows.num_rows() > 0) {
+        let schema = block.partial_schema.unwrap_or(schema_json);
+        let mut head = block_head(instant, schema, positions.zip(block.positions));
+        if block.partial_schema.is_some() {
+            head.push((header::IS_PARTIAL, "true"));
+        }
         match files.data_blocks {
-            DataBlockFormat::Avro => avro_blocks(rows, &head, &mut out)?,
+            DataBlockFormat::Avro => avro_blocks(block.rows, &head, &mut out)?,
             DataBlockFormat::Parquet => {
-                let content = parquet_content(rows, files)?;
+                let content = parquet_content(block.rows, files)?;
                 encode_block(BlockType::ParquetData, &head, &content, &mut out);
             }
         }
     }
     if !deletes.is_empty() {
-        let head = head(|p| p.deletes.as_ref());
+        let deleted = positions.and_then(|p| p.deletes.as_deref());
+        let head = block_head(instant, schema_json, positions.zip(deleted));
         encode_block(BlockType::Delete, &head, &encode_deletes(deletes), &mut out);
     }
     Ok(out)
+}
+
+/// The headers of a block of `instant` and `schema`, with its record positions if it has them.
+fn block_head<'h>(
+    instant: &'h str,
+    schema: &'h str,
+    positions: Option<(&'h BlockPositions, &'h str)>,
+) -> Vec<(u32, &'h str)> {
+    let mut head = vec![(header::INSTANT_TIME, instant), (header::SCHEMA, schema)];
+    if let Some((p, rows)) = positions {
+        head.push((header::RECORD_POSITIONS, rows));
+        head.push((
+            header::BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS,
+            p.base_instant.as_str(),
+        ));
+    }
+    head
 }
 
 /// `rows` as AVRO_DATA blocks of at most [`MAX_DATA_BLOCK_BYTES`] of records each; rows that

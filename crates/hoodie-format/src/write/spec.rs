@@ -85,6 +85,10 @@ pub enum WriteStatement {
         delete: bool,
         /// The data columns it assigns.
         changed_columns: Option<Vec<String>>,
+        /// A MERGE INTO whose UPDATE clauses together assign `changed_columns`, some of the
+        /// data columns but not all: its updates may be logged as partial records
+        /// ([`WriteSpec::partial_columns`]).
+        partial_merge: bool,
     },
 }
 
@@ -117,6 +121,15 @@ pub struct WriteSpec {
     /// The data columns a change set assigns (None: any): the others are taken from the
     /// stored rows.
     pub changed_columns: Option<Vec<String>>,
+    /// A MERGE INTO on a merge-on-read table logs its updates as partial records of these data
+    /// columns (an `IS_PARTIAL` block of the meta columns and these), as Hudi 1.x does where
+    /// `hoodie.spark.sql.merge.into.partial.updates` allows it (no global index); only on table
+    /// versions 8 and 9, which the append checks when it writes.
+    pub partial_columns: Option<Vec<String>>,
+    /// Whether a MERGE INTO here may log partial records, table version aside: a merge-on-read
+    /// table, no global index, `hoodie.spark.sql.merge.into.partial.updates` not false (Hudi's
+    /// `isPartialUpdateActionForMOR`, which also frees its UPDATE clauses from assigning the key).
+    pub partial_updates: bool,
     /// The partition columns the data files leave out (`drop.partition.columns`).
     pub dropped_columns: Vec<String>,
     /// Every row is new (a bucket table's insert): routed to its bucket, never looked up.
@@ -162,6 +175,7 @@ impl WriteSpec {
             WriteStatement::ChangeSet {
                 delete,
                 changed_columns,
+                partial_merge,
             } => {
                 let operation = if delete {
                     WriteOperation::DeletePrepped
@@ -169,6 +183,8 @@ impl WriteSpec {
                     WriteOperation::UpsertPrepped
                 };
                 let mut spec = base(options, operation, WriteKind::ChangeSet)?;
+                let partial = partial_merge && spec.partial_updates;
+                spec.partial_columns = changed_columns.clone().filter(|c| partial && !c.is_empty());
                 spec.changed_columns = changed_columns;
                 Ok(spec)
             }
@@ -212,6 +228,12 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
         bucket: bucket_spec(options, &index)?,
         files: FileSpec::resolve(options)?,
         changed_columns: None,
+        partial_columns: None,
+        partial_updates: !global_index(&index)?
+            && table.table_type()? == crate::TableType::MergeOnRead
+            && options
+                .get(&config::MERGE_INTO_PARTIAL_UPDATES)
+                .is_none_or(|v| !v.eq_ignore_ascii_case("false")),
         dropped_columns: table.dropped_columns()?,
         inserts_only: false,
         optimized_writes: options
@@ -598,11 +620,47 @@ mod tests {
             WriteStatement::ChangeSet {
                 delete: true,
                 changed_columns: None,
+                partial_merge: false,
             },
         )
         .unwrap();
         assert_eq!(delete.operation, WriteOperation::DeletePrepped);
         assert!(delete.prepped());
+    }
+
+    #[test]
+    fn a_merge_that_assigns_some_columns_logs_partial_records_where_hudi_does() {
+        let mor = String::from_utf8(KEYED.to_vec())
+            .unwrap()
+            .replace("COPY_ON_WRITE", "MERGE_ON_READ");
+        let resolve = |table: &str, session: &[(&str, &str)], partial_merge: bool| {
+            let table = TableConfig::parse(table.as_bytes()).unwrap();
+            let session = (session.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let statement = WriteStatement::ChangeSet {
+                delete: false,
+                changed_columns: Some(vec!["v".into(), "ts".into()]),
+                partial_merge,
+            };
+            WriteSpec::resolve(&WriteOptions::new(session, &table), statement).unwrap()
+        };
+        let cow = std::str::from_utf8(KEYED).unwrap();
+        let partial = resolve(&mor, &[], true);
+        assert!(partial.partial_updates);
+        assert_eq!(partial.partial_columns, Some(vec!["v".into(), "ts".into()]));
+        // an UPDATE, or a MERGE that assigns every column, is not partial
+        assert_eq!(resolve(&mor, &[], false).partial_columns, None);
+        // nor a copy-on-write table, the option off, or a global index
+        let off = [("hoodie.spark.sql.merge.into.partial.updates", "false")];
+        let global = [("hoodie.index.type", "GLOBAL_SIMPLE")];
+        for (table, session) in [(cow, &[][..]), (&mor, &off[..]), (&mor, &global[..])] {
+            let s = resolve(table, session, true);
+            assert!(
+                !s.partial_updates && s.partial_columns.is_none(),
+                "{session:?}"
+            );
+        }
     }
 
     #[test]

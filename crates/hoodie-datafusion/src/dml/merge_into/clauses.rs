@@ -41,7 +41,8 @@ pub(super) struct ClauseRules<'a> {
     /// The ordering field, under event-time ordering.
     ordering: Option<String>,
     mor: bool,
-    /// Whether Hudi 1.2 writes partial updates here (table version 8 and up, no global index).
+    /// Whether Hudi 1.2 writes partial updates here (table version 8 and up, no global index,
+    /// `hoodie.spark.sql.merge.into.partial.updates` not false).
     partial_updates: bool,
 }
 
@@ -61,7 +62,7 @@ impl<'a> ClauseRules<'a> {
                 .ordering_field()
                 .filter(|_| upsert.merge_mode == MergeMode::EventTimeOrdering),
             mor: cfg.table_type()? == TableType::MergeOnRead,
-            partial_updates: cfg.version()? >= 8 && !upsert.global_index,
+            partial_updates: cfg.version()? >= 8 && upsert.partial_updates,
         })
     }
 
@@ -334,6 +335,7 @@ mod tests {
             WriteStatement::ChangeSet {
                 delete: false,
                 changed_columns: None,
+                partial_merge: false,
             },
         )
         .unwrap();

@@ -1,6 +1,8 @@
 //! A keyed write's changes to an existing merge-on-read file group, appended as one new log
 //! file (Hudi's append handle): the updated records, whole, as an AVRO_DATA block, then the
-//! deleted keys as a DELETE block. The base file is not rewritten.
+//! deleted keys as a DELETE block. The base file is not rewritten. A MERGE that assigns some
+//! columns logs its updates as partial records instead, in a block of their own before the
+//! inserts' (table versions 8 and 9, `WriteSpec::partial_columns`).
 //!
 //! When the write must know the stored state of its keys (event-time ordering of an upsert,
 //! or a slice whose logs may have deleted keys), the slice's key and ordering columns are read
@@ -12,7 +14,8 @@ use super::stored_state::StoredState;
 use super::*;
 use crate::log::delete::{DeleteRecord, OrderingValue};
 use crate::log::read::Admission;
-use crate::log::write::{log_file_bytes, log_file_name, BlockPositions};
+use crate::log::write::{log_file_bytes, log_file_name, BlockPositions, DataRows};
+use crate::meta::take_with_meta;
 use crate::precedence::incoming_wins;
 
 /// What every append of one write shares.
@@ -27,6 +30,65 @@ pub(super) struct AppendContext {
     /// Table versions 8 and 9: a log file is named by the write's instant (one file per file
     /// group and deltacommit); version 6 names it by its slice's base instant.
     pub(super) logs_by_write: bool,
+    /// Table versions 8 and 9, a MERGE that assigns some columns (`WriteSpec::partial_columns`):
+    /// its updates are logged as partial records.
+    pub(super) partial: Option<PartialRecords>,
+}
+
+impl AppendContext {
+    /// The context of the appends `table`'s writer of `instant` makes for the write `spec`
+    /// (of rows of `schema`, meta columns first), admitting logged records as `admission` does.
+    pub(super) fn new(
+        table: &crate::HudiTable,
+        schema: &SchemaRef,
+        spec: &WriteSpec,
+        instant: &str,
+        admission: Admission,
+    ) -> Result<Self> {
+        let name = table.config().name();
+        let logs_by_write = table.config().version()? >= 8;
+        Ok(Self {
+            storage: table.storage().clone(),
+            schema: schema.clone(),
+            schema_json: crate::schema::avro_schema_with_meta(name, schema)?.to_string(),
+            admission,
+            options: spec.clone(),
+            instant: instant.to_string(),
+            logs_by_write,
+            partial: match &spec.partial_columns {
+                Some(c) if logs_by_write => Some(PartialRecords::new(name, schema, c)?),
+                _ => None,
+            },
+        })
+    }
+}
+
+/// What a partial record of a whole row keeps.
+pub(super) struct PartialRecords {
+    /// The columns of a whole row (meta columns first) it keeps: the meta columns and the
+    /// assigned ones, in the table's order.
+    columns: Vec<usize>,
+    /// Its Avro schema (the block's `SCHEMA` header).
+    schema_json: String,
+}
+
+impl PartialRecords {
+    /// The partial records of rows of `schema` (the table's, meta columns first) that keep
+    /// the meta columns and `assigned` (data columns, named in any case).
+    fn new(table: &str, schema: &SchemaRef, assigned: &[String]) -> Result<Self> {
+        let columns: Vec<usize> = (schema.fields().iter().enumerate())
+            .filter(|(_, f)| {
+                crate::schema::is_meta_column(f.name())
+                    || assigned.iter().any(|a| a.eq_ignore_ascii_case(f.name()))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let projected = schema.project(&columns)?;
+        Ok(Self {
+            schema_json: crate::schema::avro_schema_with_meta(table, &projected)?.to_string(),
+            columns,
+        })
+    }
 }
 
 /// One file group to append to.
@@ -73,19 +135,17 @@ pub(super) async fn append_file_group(
     } = job;
     let options = &ctx.options;
     let Admitted {
-        mut writes,
+        updates,
+        inserts,
         deletes,
         counts,
     } = admitted(&ctx, &bucket, &incoming, &keys, state.as_deref())?;
-    writes.sort_unstable();
     // table versions 8 and 9: the rows of the base file the records replace, the records in
     // their order (Hudi's `addRecordPositionsIfRequired`)
     let rows_of = positions
         .as_deref()
         .filter(|_| ctx.logs_by_write && options.files.record_positions)
         .filter(|_| slice.base_file.is_some());
-    let data_positions = rows_of
-        .and_then(|p| order_by_position(&mut writes, |i| p.get(keys.value(*i as usize)).copied()));
     let meta = MetaValues {
         instant: &ctx.instant,
         task_partition_id: task,
@@ -94,31 +154,44 @@ pub(super) async fn append_file_group(
         file_name: &slice.file_id,
         partition_path: &slice.partition_path,
     };
-    let rows = if writes.is_empty() {
-        None
-    } else {
-        Some(crate::meta::take_with_meta(
-            &incoming,
-            &keys,
-            &writes,
-            &meta,
-            &ctx.schema,
-        )?)
+    // partial records of the updates, then the inserts whole; else one block of both
+    let groups = match &ctx.partial {
+        Some(partial) => vec![(updates, Some(partial)), (inserts, None)],
+        None => vec![([updates, inserts].concat(), None)],
     };
+    let mut blocks: Vec<(RecordBatch, Option<&PartialRecords>, Option<String>)> = Vec::new();
+    for (mut writes, partial) in groups.into_iter().filter(|(w, _)| !w.is_empty()) {
+        writes.sort_unstable();
+        let at = rows_of.and_then(|p| {
+            order_by_position(&mut writes, |i| p.get(keys.value(*i as usize)).copied())
+        });
+        let whole = take_with_meta(&incoming, &keys, &writes, &meta, &ctx.schema)?;
+        let rows = match partial {
+            Some(p) => whole.project(&p.columns)?,
+            None => whole,
+        };
+        blocks.push((rows, partial, at));
+    }
     let mut delete_records =
         delete_records(&incoming, &keys, &deletes, &bucket.moves, &slice, options)?;
-    if rows.is_none() && delete_records.is_empty() {
+    if blocks.is_empty() && delete_records.is_empty() {
         return Ok((WriteStat::default(), counts));
     }
     let block_positions = rows_of.map(|p| BlockPositions {
         base_instant: slice.base_instant.clone(),
-        data: data_positions,
         deletes: order_by_position(&mut delete_records, |d| p.get(&d.record_key).copied()),
     });
+    let data: Vec<DataRows> = (blocks.iter())
+        .map(|(rows, partial, at)| DataRows {
+            rows,
+            partial_schema: partial.map(|p| p.schema_json.as_str()),
+            positions: at.as_deref(),
+        })
+        .collect();
     let bytes = log_file_bytes(
         &ctx.instant,
         &ctx.schema_json,
-        rows.as_ref(),
+        &data,
         &delete_records,
         &options.files,
         block_positions.as_ref(),
@@ -129,7 +202,7 @@ pub(super) async fn append_file_group(
         name: &name,
         version,
         size,
-        rows: rows.as_ref().map_or(0, |r| r.num_rows()),
+        rows: blocks.iter().map(|(r, _, _)| r.num_rows()).sum(),
         logs_by_write: ctx.logs_by_write,
     };
     let stat = append_stat(&slice, &written, &counts);
@@ -139,8 +212,10 @@ pub(super) async fn append_file_group(
 /// The rows of an append's bucket it writes and deletes, and what it does to them.
 #[derive(Default)]
 struct Admitted {
-    /// Rows of the incoming batch written to the log (updates and inserts).
-    writes: Vec<u32>,
+    /// Rows of the incoming batch written to the log as updates of stored records.
+    updates: Vec<u32>,
+    /// Rows of the incoming batch written to the log as new records.
+    inserts: Vec<u32>,
     /// Rows whose keys are deleted.
     deletes: Vec<u32>,
     counts: ApplyCounts,
@@ -162,8 +237,8 @@ fn admitted(
         out.counts.updated = bucket.updates.len() as u64;
         out.counts.inserted = bucket.inserts.len() as u64;
         out.counts.deleted = bucket.deletes.len() as u64;
-        out.writes
-            .extend(bucket.updates.iter().chain(&bucket.inserts));
+        out.updates.extend(&bucket.updates);
+        out.inserts.extend(&bucket.inserts);
         out.deletes.extend(&bucket.deletes);
         return Ok(out);
     };
@@ -177,11 +252,11 @@ fn admitted(
         match state.row_of(keys.value(i as usize)) {
             None => {
                 out.counts.inserted += 1;
-                out.writes.push(i);
+                out.inserts.push(i);
             }
             Some(s) if incoming_wins(ordering.as_ref(), i as usize, s) => {
                 out.counts.updated += 1;
-                out.writes.push(i);
+                out.updates.push(i);
             }
             Some(_) => out.counts.dropped += 1,
         }

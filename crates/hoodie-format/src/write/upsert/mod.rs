@@ -273,16 +273,13 @@ fn mor_context(
     instant: &str,
 ) -> Result<Option<Arc<append::AppendContext>>> {
     Ok(match table.config().table_type()? {
-        crate::TableType::MergeOnRead => Some(Arc::new(append::AppendContext {
-            storage: table.storage().clone(),
-            schema: schema.clone(),
-            schema_json: crate::schema::avro_schema_with_meta(table.config().name(), schema)?
-                .to_string(),
-            admission: crate::log::read::Admission::of(timeline, None),
-            options: options.clone(),
-            instant: instant.to_string(),
-            logs_by_write: table.config().version()? >= 8,
-        })),
+        crate::TableType::MergeOnRead => Some(Arc::new(append::AppendContext::new(
+            table,
+            schema,
+            options,
+            instant,
+            crate::log::read::Admission::of(timeline, None),
+        )?)),
         crate::TableType::CopyOnWrite => None,
     })
 }

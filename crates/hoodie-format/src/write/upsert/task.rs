@@ -252,17 +252,9 @@ pub(super) fn append_context(
     spec: &WriteSpec,
     instant: &str,
 ) -> Result<AppendContext> {
-    Ok(AppendContext {
-        storage: table.storage().clone(),
-        // a task's writer reads no stored state: the routing did, and the task carries it
-        admission: crate::log::read::Admission::default(),
-        schema: schema.clone(),
-        schema_json: crate::schema::avro_schema_with_meta(table.config().name(), schema)?
-            .to_string(),
-        options: spec.clone(),
-        instant: instant.to_string(),
-        logs_by_write: table.config().version()? >= 8,
-    })
+    // a task's writer reads no stored state: the routing did, and the task carries it
+    let admission = crate::log::read::Admission::default();
+    AppendContext::new(table, schema, spec, instant, admission)
 }
 
 fn corrupt(reason: String) -> FormatError {
