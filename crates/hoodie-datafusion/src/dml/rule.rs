@@ -217,9 +217,15 @@ fn change_set_of(
         changed_columns: changed.clone(),
         partial_merge,
     };
-    let spec = hudi
+    let mut spec = hudi
         .write_spec(session, statement)
         .map_err(HoodieError::into_datafusion)?;
+    if let WriteOp::MergeInto(_) = &dml.op {
+        let cfg = hudi.table().config();
+        spec.losing_updates_dropped =
+            crate::dml::merge_into::clauses::drops_losing_updates(cfg, &spec, &provider.schema())
+                .is_some();
+    }
     // a MERGE into a table with a record key may run its join in passes
     let keyed = !hudi.table().config().record_key_fields().is_empty();
     let passes = match &dml.op {

@@ -149,8 +149,9 @@ pub(super) async fn live_locations(
 /// logged: a log record that loses is read by other readers (hudi-rs) as the winner. So must
 /// no partial record that loses: Hudi's readers lay it under a newer logged partial record, whose
 /// record then takes the columns the loser sets and it does not (so every slice a MERGE logs
-/// partial records in). Other updates of a change set need no state: readers agree on how they
-/// merge.
+/// partial records in), unless the change set already left the losers out
+/// (`WriteSpec::losing_updates_dropped`). Other updates of a change set need no state: readers
+/// agree on how they merge.
 pub(super) async fn prepped_states(
     ctx: &Arc<append::AppendContext>,
     slices: &[FileSlice],
@@ -164,7 +165,7 @@ pub(super) async fn prepped_states(
     else {
         return Ok(HashMap::new());
     };
-    let partial = ctx.partial.is_some();
+    let partial = ctx.partial.is_some() && !ctx.options.losing_updates_dropped;
     let located_rows = || {
         keep.iter()
             .zip(rows)
