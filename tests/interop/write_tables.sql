@@ -108,10 +108,11 @@ MERGE INTO mor_part USING (SELECT * FROM (VALUES (1, 'a2', 1.5, 200, 'd1', 'u'),
   WHEN MATCHED THEN DELETE
   WHEN NOT MATCHED THEN INSERT *;
 
--- MERGE INTO that assigns some columns: partial-update log blocks on version 9 (IS_PARTIAL:
+-- MERGE INTO that assigns some columns under commit-time ordering: partial-update log blocks on version 9 (IS_PARTIAL:
 -- the meta columns and the assigned ones), two column sets one over the other
 CREATE TABLE mor_partial (id INT, name STRING, price DOUBLE, ts BIGINT, dt STRING) USING hudi
-  PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts');
+  PARTITIONED BY (dt) TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',
+    hoodie.record.merge.mode = 'COMMIT_TIME_ORDERING');
 INSERT INTO mor_partial VALUES (1, 'a', 10.0, 100, 'd1'), (2, NULL, NULL, 100, 'd1'), (3, 'c', 30.0, 100, 'd2');
 MERGE INTO mor_partial USING (SELECT * FROM (VALUES (1, 'a2', 200, 'd1'), (2, 'b2', 200, 'd1'))
     AS v(id, name, ts, dt)) s

@@ -52,16 +52,17 @@ MERGE INTO mor_ev USING (SELECT 2 AS Id, 'bob' AS userName, 2.0 AS amount, CAST(
   WHEN NOT MATCHED THEN INSERT (Id, userName, amount, price, d, t, flag, big, info, ts, dt)
     VALUES (s.Id, s.userName, s.amount, s.price, s.d, s.t, s.flag, s.big, s.info, s.ts, s.dt);
 
--- merge-on-read, MERGE INTO that assigns some columns: on version 9 partial-update blocks
+-- merge-on-read under commit-time ordering, MERGE INTO that assigns some columns: on version 9 partial-update blocks
 -- (IS_PARTIAL, the meta columns and the assigned ones), Avro and Parquet, two column sets one
 -- over the other, then a whole UPDATE and a partial MERGE over it; version 6 logs whole records
 CREATE TABLE mor_partial (Id INT, Name STRING, price DOUBLE, info STRUCT<a: STRING, b: INT>, ts BIGINT, dt STRING)
   USING hudi PARTITIONED BY (dt)
-  TBLPROPERTIES (type = 'mor', primaryKey = 'Id', preCombineField = 'ts', hoodie.compact.inline = 'false');
+  TBLPROPERTIES (type = 'mor', primaryKey = 'Id', preCombineField = 'ts', hoodie.compact.inline = 'false',
+    hoodie.record.merge.mode = 'COMMIT_TIME_ORDERING');
 CREATE TABLE mor_partial_pq (Id INT, Name STRING, price DOUBLE, info STRUCT<a: STRING, b: INT>, ts BIGINT, dt STRING)
   USING hudi PARTITIONED BY (dt)
   TBLPROPERTIES (type = 'mor', primaryKey = 'Id', preCombineField = 'ts', hoodie.compact.inline = 'false',
-    hoodie.logfile.data.block.format = 'parquet');
+    hoodie.logfile.data.block.format = 'parquet', hoodie.record.merge.mode = 'COMMIT_TIME_ORDERING');
 INSERT INTO mor_partial VALUES (1, 'a', 1.5, named_struct('a', 'x', 'b', 1), 1, 'p1'),
   (2, NULL, NULL, NULL, 1, 'p1'), (3, 'c', 3.0, named_struct('a', NULL, 'b', 3), 1, 'p2');
 INSERT INTO mor_partial_pq SELECT Id, Name, price, info, ts, dt FROM mor_partial;

@@ -187,7 +187,12 @@ impl WriteSpec {
                     WriteOperation::UpsertPrepped
                 };
                 let mut spec = base(options, operation, WriteKind::ChangeSet)?;
-                let partial = partial_merge && spec.partial_updates;
+                // under event-time ordering Hudi's readers merge partial records pairwise: a
+                // partial winner laid over a record that lost in the log takes the loser's
+                // other columns, so hoodie logs partial records under commit-time ordering only
+                let partial = partial_merge
+                    && spec.partial_updates
+                    && spec.merge_mode == MergeMode::CommitTimeOrdering;
                 spec.partial_columns = changed_columns.clone().filter(|c| partial && !c.is_empty());
                 spec.changed_columns = changed_columns;
                 Ok(spec)
@@ -651,15 +656,21 @@ mod tests {
             WriteSpec::resolve(&WriteOptions::new(session, &table), statement).unwrap()
         };
         let cow = std::str::from_utf8(KEYED).unwrap();
-        let partial = resolve(&mor, &[], true);
+        let ct = [("hoodie.record.merge.mode", "COMMIT_TIME_ORDERING")];
+        let partial = resolve(&mor, &ct, true);
         assert!(partial.partial_updates);
         assert_eq!(partial.partial_columns, Some(vec!["v".into(), "ts".into()]));
-        // an UPDATE, or a MERGE that assigns every column, is not partial
-        assert_eq!(resolve(&mor, &[], false).partial_columns, None);
+        // an UPDATE, or a MERGE that assigns every column, is not partial; nor one under
+        // event-time ordering (its partial records could take a losing record's columns)
+        assert_eq!(resolve(&mor, &ct, false).partial_columns, None);
+        assert_eq!(resolve(&mor, &[], true).partial_columns, None);
         // nor a copy-on-write table, the option off, or a global index
-        let off = [("hoodie.spark.sql.merge.into.partial.updates", "false")];
-        let global = [("hoodie.index.type", "GLOBAL_SIMPLE")];
-        for (table, session) in [(cow, &[][..]), (&mor, &off[..]), (&mor, &global[..])] {
+        let off = [
+            ct[0],
+            ("hoodie.spark.sql.merge.into.partial.updates", "false"),
+        ];
+        let global = [ct[0], ("hoodie.index.type", "GLOBAL_SIMPLE")];
+        for (table, session) in [(cow, &ct[..]), (&mor, &off[..]), (&mor, &global[..])] {
             let s = resolve(table, session, true);
             assert!(
                 !s.partial_updates && s.partial_columns.is_none(),
