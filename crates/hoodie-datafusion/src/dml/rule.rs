@@ -200,32 +200,17 @@ fn change_set_of(
         )),
         _ => None,
     };
-    // a MERGE whose UPDATE clauses assign some data columns but not all may log partial records
-    let data_columns = provider
-        .schema()
-        .fields()
-        .iter()
-        .filter(|f| !hoodie_format::schema::is_meta_column(f.name()))
-        .count();
     let partial_merge = matches!(&dml.op, WriteOp::MergeInto(_))
-        && changed
-            .as_ref()
-            .is_some_and(|c| !c.is_empty() && c.len() < data_columns);
+        && assigns_some_columns(changed.as_deref(), &provider.schema());
     // the write, resolved once for the statement: the MERGE's rules and the sink read it
     let statement = WriteStatement::ChangeSet {
         delete: kind == DmlKind::Delete,
         changed_columns: changed.clone(),
         partial_merge,
     };
-    let mut spec = hudi
+    let spec = hudi
         .write_spec(session, statement)
         .map_err(HoodieError::into_datafusion)?;
-    if let WriteOp::MergeInto(_) = &dml.op {
-        let cfg = hudi.table().config();
-        spec.losing_updates_dropped =
-            crate::dml::merge_into::clauses::drops_losing_updates(cfg, &spec, &provider.schema())
-                .is_some();
-    }
     // a MERGE into a table with a record key may run its join in passes
     let keyed = !hudi.table().config().record_key_fields().is_empty();
     let passes = match &dml.op {
@@ -385,6 +370,18 @@ fn carries_column(
         || named(&cfg.record_key_fields())
         || named(&cfg.partition_fields())
         || (ordering && cfg.ordering_field().is_some_and(|o| top(&o)))
+}
+
+/// Whether `changed` names some of the data columns of `schema` but not all: a MERGE whose
+/// UPDATE clauses assign such a set may log partial records.
+fn assigns_some_columns(
+    changed: Option<&[String]>,
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+) -> bool {
+    let data_columns = (schema.fields().iter())
+        .filter(|f| !hoodie_format::schema::is_meta_column(f.name()))
+        .count();
+    changed.is_some_and(|c| !c.is_empty() && c.len() < data_columns)
 }
 
 /// Hudi's rule: an UPDATE may not assign the record key or a partition column.

@@ -130,10 +130,6 @@ pub struct WriteSpec {
     /// table, no global index, `hoodie.spark.sql.merge.into.partial.updates` not false (Hudi's
     /// `isPartialUpdateActionForMOR`, which also frees its UPDATE clauses from assigning the key).
     pub partial_updates: bool,
-    /// The change set already left out the updates that lose to the stored ordering value (a
-    /// MERGE's plan compares them with the target rows it read): the write need not read the
-    /// stored state to keep losing partial records out of the log.
-    pub losing_updates_dropped: bool,
     /// The partition columns the data files leave out (`drop.partition.columns`).
     pub dropped_columns: Vec<String>,
     /// Every row is new (a bucket table's insert): routed to its bucket, never looked up.
@@ -238,7 +234,6 @@ fn base(options: &WriteOptions, operation: WriteOperation, kind: WriteKind) -> R
         files: FileSpec::resolve(options)?,
         changed_columns: None,
         partial_columns: None,
-        losing_updates_dropped: false,
         partial_updates: !global_index(&index)?
             && table.table_type()? == crate::TableType::MergeOnRead
             && options

@@ -215,44 +215,6 @@ impl TargetColumns<'_> {
             false => clause_col().in_list(deletes, false),
         }
     }
-
-    /// The rows to keep of a MERGE that logs partial records under event-time ordering on
-    /// `ordering` (a top-level column): all but the updates of target rows whose new ordering
-    /// value loses to the one the join read (NULL orders first). Hudi's readers would lay such
-    /// a partial record under a newer one, which would then take the loser's other columns.
-    pub(super) fn winning_updates(&self, ordering: &Field) -> Result<Expr, HoodieError> {
-        let new = cast(
-            self.column(ordering)?.unalias(),
-            ordering.data_type().clone(),
-        );
-        let stored = Expr::Column(Column::new(Some(self.target.clone()), ordering.name()));
-        let matched = Expr::Column(Column::from_name(TARGET_FLAG)).is_not_null();
-        Ok(matched
-            .not()
-            .or(self.delete_flag())
-            .or(stored.clone().is_null())
-            .or(new.clone().is_not_null().and(new.gt_eq(stored))))
-    }
-}
-
-/// The ordering column whose losing updates a MERGE into the table of `cfg` and `schema`,
-/// written as `spec` says, leaves out of its change set ([`TargetColumns::winning_updates`]):
-/// where it logs partial records (table version 8 and up, as the table is when planned) under
-/// event-time ordering on a top-level column.
-pub(crate) fn drops_losing_updates(
-    cfg: &TableConfig,
-    spec: &WriteSpec,
-    schema: &SchemaRef,
-) -> Option<Field> {
-    let partial = spec.partial_columns.is_some() && cfg.version().is_ok_and(|v| v >= 8);
-    let ordering = (spec.ordering_field.as_ref())
-        .filter(|_| partial && spec.merge_mode == MergeMode::EventTimeOrdering)
-        .filter(|o| !o.contains('.'))?;
-    let field = schema
-        .fields()
-        .iter()
-        .find(|f| f.name().eq_ignore_ascii_case(ordering));
-    field.map(|f| f.as_ref().clone())
 }
 
 impl TargetColumns<'_> {

@@ -406,15 +406,7 @@ fn plan(
         stored_key,
         base_rows,
     };
-    let keep = match super::clauses::drops_losing_updates(cfg, upsert, &schema) {
-        Some(ordering) => Some(columns.winning_updates(&ordering)?),
-        None => None,
-    };
     let out = columns.exprs(&schema)?;
-    let picked = match keep {
-        Some(keep) => picked.filter(keep)?,
-        None => picked,
-    };
     Ok(picked.project(out)?.build()?)
 }
 

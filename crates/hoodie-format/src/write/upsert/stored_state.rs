@@ -146,12 +146,8 @@ pub(super) async fn live_locations(
 /// For a merge-on-read change set (UPDATE, MERGE) under event-time ordering: the merged state
 /// of every slice in which an update assigns a NULL ordering value (the rows `keep`, located in
 /// `rows`). Such an update loses to a stored non-NULL value (NULL orders first) and must not be
-/// logged: a log record that loses is read by other readers (hudi-rs) as the winner. So must
-/// no partial record that loses: Hudi's readers lay it under a newer logged partial record, whose
-/// record then takes the columns the loser sets and it does not (so every slice a MERGE logs
-/// partial records in), unless the change set already left the losers out
-/// (`WriteSpec::losing_updates_dropped`). Other updates of a change set need no state: readers
-/// agree on how they merge.
+/// logged: a log record that loses is read by other readers (hudi-rs) as the winner. Other
+/// updates of a change set need no state: readers agree on how they merge.
 pub(super) async fn prepped_states(
     ctx: &Arc<append::AppendContext>,
     slices: &[FileSlice],
@@ -165,14 +161,13 @@ pub(super) async fn prepped_states(
     else {
         return Ok(HashMap::new());
     };
-    let partial = ctx.partial.is_some() && !ctx.options.losing_updates_dropped;
     let located_rows = || {
         keep.iter()
             .zip(rows)
             .filter_map(|(&r, s)| s.map(|s| (r as usize, s)))
     };
     let touched: std::collections::HashSet<usize> = located_rows()
-        .filter(|&(r, _)| !incoming.is_delete(r) && (partial || ordering.is_null(r)))
+        .filter(|&(r, _)| !incoming.is_delete(r) && ordering.is_null(r))
         .map(|(_, s)| s)
         .collect();
     if touched.is_empty() {
