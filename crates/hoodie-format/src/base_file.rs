@@ -8,7 +8,6 @@ use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
 use futures::future::BoxFuture;
-use object_store::ObjectStoreExt;
 
 use crate::error::{FormatError, Result};
 use crate::meta::RECORD_KEY;
@@ -190,11 +189,12 @@ impl AsyncFileReader for StoreFileReader {
     ) -> BoxFuture<'_, parquet::errors::Result<bytes::Bytes>> {
         Box::pin(async move {
             let path = self.storage.path(&self.rel);
-            self.storage
-                .store()
-                .get_range(&path, range)
+            let mut got = self
+                .storage
+                .get_ranges(&path, vec![range])
                 .await
-                .map_err(|e| Self::external(FormatError::storage(&path, e)))
+                .map_err(|e| Self::external(FormatError::storage(&path, e)))?;
+            Ok(got.pop().unwrap_or_default())
         })
     }
 
@@ -205,8 +205,7 @@ impl AsyncFileReader for StoreFileReader {
         Box::pin(async move {
             let path = self.storage.path(&self.rel);
             self.storage
-                .store()
-                .get_ranges(&path, &ranges)
+                .get_ranges(&path, ranges)
                 .await
                 .map_err(|e| Self::external(FormatError::storage(&path, e)))
         })

@@ -47,6 +47,9 @@ pub struct TableStorage {
     /// The table's directory when it is on the local file system (the table lock is an OS
     /// file lock there).
     local_dir: Option<std::path::PathBuf>,
+    /// The local file system the store is, when it is (whole files are then read with `std::fs`,
+    /// into a buffer object_store would first zero).
+    local_fs: Option<Arc<LocalFileSystem>>,
     /// Where base-file footers already read are kept (clones share it), if anywhere.
     footers: Option<Arc<dyn FooterCache>>,
 }
@@ -69,6 +72,7 @@ impl TableStorage {
             location: location.into(),
             store_id: new_store_id(),
             local_dir: None,
+            local_fs: None,
             footers: None,
         }
     }
@@ -81,12 +85,10 @@ impl TableStorage {
             value: abs.display().to_string(),
             reason: e.to_string(),
         })?;
-        let mut storage = Self::new(
-            Arc::new(LocalFileSystem::new()),
-            base,
-            abs.display().to_string(),
-        );
+        let fs = Arc::new(LocalFileSystem::new());
+        let mut storage = Self::new(fs.clone(), base, abs.display().to_string());
         storage.local_dir = Some(abs);
+        storage.local_fs = Some(fs);
         Ok(storage)
     }
 
@@ -114,6 +116,7 @@ impl TableStorage {
         Self {
             store,
             store_id: new_store_id(),
+            local_fs: None,
             ..self.clone()
         }
     }
@@ -196,8 +199,23 @@ impl TableStorage {
     /// Reads a whole object.
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.path(rel);
+        if let Some(fs) = &self.local_fs {
+            return read_local(fs, &p).await.map_err(|e| self.error(&p, e));
+        }
         let r = self.store.get(&p).await.map_err(|e| self.error(&p, e))?;
         r.bytes().await.map_err(|e| self.error(&p, e))
+    }
+
+    /// The byte ranges `ranges` of the object at `p`, as object_store's `get_ranges`.
+    pub(crate) async fn get_ranges(
+        &self,
+        p: &Path,
+        ranges: Vec<std::ops::Range<u64>>,
+    ) -> object_store::Result<Vec<Bytes>> {
+        match &self.local_fs {
+            Some(fs) => read_local_ranges(fs, p, ranges).await,
+            None => self.store.get_ranges(p, &ranges).await,
+        }
     }
 
     /// The size of file `rel`.
@@ -390,6 +408,81 @@ fn absolute(dir: &std::path::Path) -> std::path::PathBuf {
         }
     }
     out
+}
+
+/// The whole file at `p` of the local file system `fs`, read on a blocking thread as
+/// object_store reads it, its errors as object_store's.
+async fn read_local(fs: &LocalFileSystem, p: &Path) -> object_store::Result<Bytes> {
+    use std::io::ErrorKind;
+    let file = fs.path_to_filesystem(p)?;
+    let read = move || match std::fs::read(&file) {
+        Ok(b) => Ok(Bytes::from(b)),
+        // a directory is no object, as object_store has it
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::IsADirectory) => {
+            Err(object_store::Error::NotFound {
+                path: file.display().to_string(),
+                source: Box::new(e),
+            })
+        }
+        Err(e) => Err(generic(e)),
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => rt.spawn_blocking(read).await.map_err(generic)?,
+        Err(_) => read(),
+    }
+}
+
+/// The byte ranges `ranges` of the file at `p` of the local file system `fs` (see
+/// [`read_local`]).
+async fn read_local_ranges(
+    fs: &LocalFileSystem,
+    p: &Path,
+    ranges: Vec<std::ops::Range<u64>>,
+) -> object_store::Result<Vec<Bytes>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let file = fs.path_to_filesystem(p)?;
+    let read = move || -> object_store::Result<Vec<Bytes>> {
+        let mut f = std::fs::File::open(&file).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => object_store::Error::NotFound {
+                path: file.display().to_string(),
+                source: Box::new(e),
+            },
+            _ => generic(e),
+        })?;
+        let mut out = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            let len = r.end.saturating_sub(r.start);
+            let mut buf = Vec::with_capacity(len as usize);
+            f.seek(SeekFrom::Start(r.start)).map_err(generic)?;
+            // `take` reads into the buffer's spare capacity: nothing is zeroed first
+            (&mut f).take(len).read_to_end(&mut buf).map_err(generic)?;
+            if (buf.len() as u64) < len {
+                let short = std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "bytes {}..{} are past the end of {}",
+                        r.start,
+                        r.end,
+                        file.display()
+                    ),
+                );
+                return Err(generic(short));
+            }
+            out.push(Bytes::from(buf));
+        }
+        Ok(out)
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => rt.spawn_blocking(read).await.map_err(generic)?,
+        Err(_) => read(),
+    }
+}
+
+fn generic(e: impl std::error::Error + Send + Sync + 'static) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "LocalFileSystem",
+        source: Box::new(e),
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use arrow::compute::interleave_record_batch;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
-use super::by_position::{Collector, PositionIndex};
+use super::by_position::{place, PositionIndex};
 use super::int_filter::IntFilter;
 use super::keys::{int_of_key, KeySource, RecordKeys};
 use super::logged::{Change, Fate, KeyState, Logged, Merged};
@@ -57,6 +57,9 @@ struct KeyMap {
 enum KeyIndex {
     Text(FastMap<String, u32>),
     Int(FastMap<i64, u32>, Option<IntFilter>),
+    /// The states are numbered by the base rows they change ([`super::by_position`]): no
+    /// key finds them.
+    Positions,
 }
 
 impl KeyMap {
@@ -79,22 +82,15 @@ impl KeyMap {
     }
 
     /// Adds the changes of the whole logged rows `batch`, numbered from `first_row`, their
-    /// keys taken from `source`; `added` learns each row's key state.
-    fn add_rows(
-        &mut self,
-        source: &KeySource,
-        batch: &RecordBatch,
-        first_row: u32,
-        mut added: impl FnMut(usize, Option<u32>),
-    ) -> Result<()> {
+    /// keys taken from `source`.
+    fn add_rows(&mut self, source: &KeySource, batch: &RecordBatch, first_row: u32) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
         let field = source.column().unwrap_or(crate::meta::RECORD_KEY);
         let row_keys = source.keys(batch)?;
         for r in 0..batch.num_rows() {
-            let state = self.add_row(&row_keys, field, r, Change::Row(first_row + r as u32))?;
-            added(r, Some(state));
+            self.add_row(&row_keys, field, r, Change::Row(first_row + r as u32))?;
         }
         Ok(())
     }
@@ -129,6 +125,7 @@ impl KeyMap {
             KeyIndex::Int(m, _) => {
                 int_of_key(&key).map(|k| add_change(m, states, &k, || k, change))
             }
+            KeyIndex::Positions => None,
         }
     }
 
@@ -137,6 +134,7 @@ impl KeyMap {
         let keys = match &self.index {
             KeyIndex::Text(m) => m.keys().map(|k| k.len() + 24 + 4 + 8).sum(),
             KeyIndex::Int(m, f) => m.len() * (8 + 4 + 4) + f.as_ref().map_or(0, IntFilter::size),
+            KeyIndex::Positions => 0,
         };
         keys + self.states.capacity() * state
     }
@@ -203,9 +201,25 @@ impl LogApplier {
             ..
         } = logs;
         positioned.resize(contents.len(), None);
-        let mut collector = base_instant.map(Collector::new);
-        let logged: usize = contents.iter().map(LogContent::records).sum();
-        let mut state = KeyMap::new(keys, logged);
+        let placed = match base_instant {
+            Some(b) => place(&contents, &positioned, b, keys)?,
+            None => None,
+        };
+        let (mut state, by_position) = match placed {
+            Some((states, index)) => {
+                let state = KeyMap {
+                    index: KeyIndex::Positions,
+                    states,
+                };
+                (state, Some(index))
+            }
+            None => {
+                let logged = contents.iter().map(LogContent::records).sum();
+                (KeyMap::new(keys, logged), None)
+            }
+        };
+        // with positions, the changes already stand in their rows' key states
+        let by_key = by_position.is_none();
         // partial rows hold NULLs where they set nothing: the rows are held as nullable
         let rows_schema = match contents.iter().any(LogContent::is_partial) {
             true => nullable(schema),
@@ -214,35 +228,27 @@ impl LogApplier {
         let mut batches: Vec<RecordBatch> = Vec::new();
         let mut masks = RowMasks::default();
         let mut first_row = 0u32;
-        for (c, at) in contents.into_iter().zip(positioned) {
+        for c in contents {
             let n = c.records();
-            let rows_at = match collector.as_mut() {
-                Some(col) if n > 0 => col.block(at.as_ref(), n),
-                _ => &[],
-            };
-            let mut added = |r: usize, st: Option<u32>| {
-                if let (Some(col), Some(&row)) = (collector.as_mut(), rows_at.get(r)) {
-                    col.add(row, st);
-                }
-            };
             let batch = match c {
                 LogContent::Rows(b) => {
-                    state.add_rows(keys, &b, first_row, &mut added)?;
+                    if by_key {
+                        state.add_rows(keys, &b, first_row)?;
+                    }
                     masks.push(None, n, first_row as usize);
                     b
                 }
                 LogContent::Partial(p) => {
-                    for r in 0..n {
+                    for r in (0..n).filter(|_| by_key) {
                         let key = p.keys.value(r).to_string();
-                        added(r, state.add_text(key, Change::Row(first_row + r as u32)));
+                        state.add_text(key, Change::Row(first_row + r as u32));
                     }
                     masks.push(Some(&p.set), n, first_row as usize);
                     p.rows
                 }
                 LogContent::Deletes(d) => {
-                    for (r, del) in d.into_iter().enumerate() {
-                        let change = Change::Deleted(del.ordering);
-                        added(r, state.add_text(del.record_key, change));
+                    for del in d.into_iter().filter(|_| by_key) {
+                        state.add_text(del.record_key, Change::Deleted(del.ordering));
                     }
                     continue;
                 }
@@ -256,7 +262,6 @@ impl LogApplier {
         let rows = arrow::compute::concat_batches(&rows_schema, &batches)?;
         let mut log = Logged::new(rows, rules, masks)?;
         super::replay::settle(&mut log, &mut state.states)?;
-        let by_position = collector.and_then(|c| c.finish(state.states.len()));
         Ok(Self {
             schema: schema.clone(),
             log,
@@ -294,6 +299,10 @@ impl LogApplier {
     pub fn memory_size(&self) -> usize {
         self.log.rows.get_array_memory_size()
             + self.state.memory_size()
+            + self
+                .by_position
+                .as_ref()
+                .map_or(0, PositionIndex::memory_size)
             + self.log.ords.len() * std::mem::size_of::<OrdKey>()
             + self.log.masks.memory_size()
     }
@@ -393,6 +402,11 @@ impl LogApplier {
                     let k = values[r];
                     let held = filter.as_ref().is_none_or(|f| f.may_hold(k));
                     (held && a.is_valid(r)).then(|| &values[r])
+                })
+            }
+            (KeyIndex::Positions, _) => {
+                return Err(FormatError::Unsupported {
+                    feature: "matching base records by key in a merge by record position".into(),
                 })
             }
             _ => return Err(mixed_keys()),

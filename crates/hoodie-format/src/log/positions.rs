@@ -68,16 +68,19 @@ pub fn decode_positions(header: &str) -> Result<Vec<u64>> {
         r.at += 4 * n; // the offsets: the containers follow in order
         for (key, card) in containers {
             let base = high | (u64::from(key) << 16);
+            out.reserve(card);
             if card <= ARRAY_MAX {
                 for _ in 0..card {
                     out.push(base | u64::from(u16::from_le_bytes(r.take::<2>()?)));
                 }
             } else {
                 for word in 0..1024u64 {
-                    let bits = u64::from_le_bytes(r.take::<8>()?);
-                    (0..64)
-                        .filter(|b| bits >> b & 1 == 1)
-                        .for_each(|b| out.push(base | (word * 64 + b)));
+                    let mut bits = u64::from_le_bytes(r.take::<8>()?);
+                    // one step per set bit, lowest first
+                    while bits != 0 {
+                        out.push(base | (word * 64 + u64::from(bits.trailing_zeros())));
+                        bits &= bits - 1;
+                    }
                 }
             }
         }

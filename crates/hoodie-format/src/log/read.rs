@@ -264,6 +264,7 @@ fn decode_parquet_block(
     rel: &str,
 ) -> Result<(RecordBatch, Vec<bool>)> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ProjectionMask;
     let builder = ParquetRecordBatchReaderBuilder::try_new(block.content.clone())
         .map_err(|e| FormatError::damaged(rel, e))?;
     let filled: Vec<bool> = schema
@@ -271,7 +272,16 @@ fn decode_parquet_block(
         .iter()
         .map(|f| builder.schema().index_of(f.name()).is_ok())
         .collect();
-    let reader = builder.build().map_err(|e| FormatError::parquet(rel, e))?;
+    // only the reader's columns are decoded: a scan of a few columns skips the rest of the
+    // block's column chunks, which Avro blocks cannot
+    let roots: Vec<usize> = (0..builder.schema().fields().len())
+        .filter(|&i| schema.index_of(builder.schema().field(i).name()).is_ok())
+        .collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    let reader = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| FormatError::parquet(rel, e))?;
     let mut parts = Vec::new();
     for b in reader {
         let b = b?;
