@@ -233,7 +233,7 @@ impl TableListing {
                 .filter(|(_, l)| {
                     let after_base = base_instant
                         .as_deref()
-                        .is_none_or(|b| l.instant.as_str() >= b);
+                        .is_none_or(|b| in_slice_of(timeline, l, b));
                     let committed = if timeline.layout() >= 2 {
                         visible(&l.instant) && timeline.is_committed(&l.instant)
                     } else {
@@ -329,8 +329,8 @@ impl TableListing {
                 .iter()
                 .filter(|(_, l)| {
                     committed(l)
-                        && from.is_none_or(|f| l.instant.as_str() >= f)
-                        && to.is_none_or(|t| l.instant.as_str() < t)
+                        && from.is_none_or(|f| in_slice_of(timeline, l, f))
+                        && to.is_none_or(|t| !in_slice_of(timeline, l, t))
                 })
                 .collect();
             kept.sort_by(|a, b| (&a.1.instant, a.1.version).cmp(&(&b.1.instant, b.1.version)));
@@ -355,7 +355,7 @@ impl TableListing {
             let first = files
                 .logs
                 .iter()
-                .filter(|(_, l)| committed(l) && next.is_none_or(|t| l.instant.as_str() < t))
+                .filter(|(_, l)| committed(l) && next.is_none_or(|t| !in_slice_of(timeline, l, t)))
                 .map(|(_, l)| l.instant.clone())
                 .min()
                 .unwrap_or_default();
@@ -370,6 +370,20 @@ impl TableListing {
         }
         slices
     }
+}
+
+/// Whether log file `log` belongs to a slice that began at `base` or later, not to an older
+/// one. On timeline layout 2 (Hudi 1.x) a log is sliced by the completion time of the
+/// deltacommit that wrote it, its file named by that deltacommit's requested time: a
+/// deltacommit that started before a compaction was planned and completed after it logged
+/// what that compaction could not hold, so its log belongs to the compaction's slice. On
+/// layout 1 a log's name holds its slice's base instant.
+fn in_slice_of(timeline: &Timeline, log: &LogFileName, base: &str) -> bool {
+    log.instant.as_str() >= base
+        || (timeline.layout() >= 2
+            && timeline
+                .completion_time(&log.instant)
+                .is_some_and(|c| c >= base))
 }
 
 /// Whether partition path `p` is one of `partitions` or in a folder below one (`""` is all).

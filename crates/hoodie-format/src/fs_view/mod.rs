@@ -103,6 +103,53 @@ mod tests {
         storage
     }
 
+    /// A deltacommit that began before a compaction was planned and completed after it logged
+    /// what the compaction could not hold: on layout 2 its log belongs to the compaction's
+    /// slice (sliced by completion time, as Hudi 1.x), so a read after the compaction merges
+    /// it and the cleaner does not take it with the old slice.
+    #[tokio::test]
+    async fn on_layout_2_a_log_belongs_to_the_slice_its_deltacommit_completed_in() {
+        let storage = TableStorage::new(Arc::new(InMemory::new()), "t".into(), "memory://t");
+        let (first, delta, compaction) = (
+            "20240101000000001",
+            "20240101000000003",
+            "20240101000000005",
+        );
+        let log = format!("p/.f1_{delta}.log.1_0-0-0");
+        for f in [base("f1", first), base("f1", compaction), log.clone()] {
+            storage.put(&f, vec![1u8]).await.unwrap();
+        }
+        let listing = TableListing::read(&storage).await.unwrap();
+        let instant = |t: &str, action, done: &str| Instant {
+            completion_time: Some(done.to_string()),
+            ..Instant::new(t, action, State::Completed)
+        };
+        let timeline = |delta_done: &str| {
+            let files = vec![
+                instant(first, Action::Commit, "20240101000000002"),
+                instant(delta, Action::DeltaCommit, delta_done),
+                instant(compaction, Action::Commit, "20240101000000006"),
+            ];
+            Timeline::from_files(files, 2, ".hoodie/timeline".into())
+        };
+        let all = |_: &str| true;
+        // completed after the compaction was planned: the compacted slice's log
+        let late = timeline("20240101000000009");
+        let slice = listing.slice(&late, "p", "f1", &all).unwrap();
+        assert_eq!(slice.base_instant, compaction);
+        assert_eq!(slice.log_files, std::slice::from_ref(&log));
+        let slices = listing.all_slices(&late, "p", "f1");
+        let logs: Vec<_> = slices.iter().map(|s| s.log_files.clone()).collect();
+        assert_eq!(logs, [vec![log.clone()], vec![]]);
+        // completed before: the compaction planned it, the old slice's log
+        let early = timeline("20240101000000004");
+        let slice = listing.slice(&early, "p", "f1", &all).unwrap();
+        assert!(slice.log_files.is_empty(), "{slice:?}");
+        let slices = listing.all_slices(&early, "p", "f1");
+        let logs: Vec<_> = slices.iter().map(|s| s.log_files.clone()).collect();
+        assert_eq!(logs, [vec![], vec![log]]);
+    }
+
     #[tokio::test]
     async fn a_listing_is_reused_until_an_instant_completes() {
         let storage = one_base_file().await;

@@ -206,6 +206,14 @@ impl Timeline {
             .map(|i| i.timestamp.as_str())
     }
 
+    /// The completion time of the completed write `instant`, where the active timeline holds it
+    /// (layout 2 names completed instants with theirs).
+    pub fn completion_time(&self, instant: &str) -> Option<&str> {
+        self.completed_writes()
+            .find(|i| i.timestamp == instant)
+            .and_then(|i| i.completion_time.as_deref())
+    }
+
     /// True if a data file written at `instant` is committed (as of the whole timeline).
     pub fn is_committed(&self, instant: &str) -> bool {
         self.completed_writes().any(|i| i.timestamp == instant)
