@@ -243,6 +243,34 @@ async fn no_positions_on_version_6_or_with_the_option_off() {
     }
 }
 
+/// A DELETE, an UPDATE and a MERGE read their rows' row numbers only where their log blocks
+/// carry positions: with the option off their scans number no rows.
+#[tokio::test]
+async fn the_option_off_spares_the_row_numbers_of_the_statement_scan() {
+    let merge = "MERGE INTO t USING (SELECT 250 AS id, 'x' AS v, 2 AS ts, 'a' AS dt) s \
+        ON t.id = s.id WHEN MATCHED THEN UPDATE SET *";
+    for statement in [
+        "DELETE FROM t WHERE id = 250",
+        "UPDATE t SET v = 'x' WHERE id = 250",
+        merge,
+    ] {
+        for (props, numbered) in [
+            ("", true),
+            (", 'hoodie.write.record.positions' = 'false'", false),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let loc = tmp.path().join("t");
+            let ctx = table(tmp.path(), &loc, props).await;
+            let plan = text(&ctx, &format!("EXPLAIN {statement}")).await;
+            assert_eq!(
+                plan.contains(hoodie_format::write::BASE_ROW),
+                numbered,
+                "{props} {statement}\n{plan}"
+            );
+        }
+    }
+}
+
 /// With string keys (matched by `_hoodie_record_key`), and with a composite key, a scan after
 /// an upsert merges by position too, the key column left unread when not asked for.
 #[tokio::test]

@@ -14,16 +14,18 @@ use datafusion::error::Result as DFResult;
 use datafusion::logical_expr::{
     Expr, Filter, LogicalPlan, Projection, SubqueryAlias, TableScan, TableScanBuilder,
 };
-use hoodie_format::write::BASE_ROW;
+use hoodie_format::write::{WriteSpec, BASE_ROW};
 use hoodie_format::TableType;
 
 use crate::provider::{as_hudi, HudiTableProvider};
 
 /// Whether the statement's rows should carry their base rows: the table is merge-on-read of
-/// version 8 or later (whose log blocks carry record positions).
-pub(crate) fn wanted(hudi: &HudiTableProvider) -> bool {
+/// version 8 or later (whose log blocks carry record positions) and the write `spec` writes
+/// positions (`hoodie.write.record.positions`; without them the scan spares the row numbers).
+pub(crate) fn wanted(hudi: &HudiTableProvider, spec: &WriteSpec) -> bool {
     let cfg = hudi.table().config();
-    cfg.table_type().ok() == Some(TableType::MergeOnRead)
+    spec.files.record_positions
+        && cfg.table_type().ok() == Some(TableType::MergeOnRead)
         && cfg.version().is_ok_and(|v| v >= 8)
         && !hudi.is_read_only()
 }

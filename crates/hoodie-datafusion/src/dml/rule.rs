@@ -237,7 +237,7 @@ fn change_set_of(
             TypeCoercion::new().analyze(plan, config)?
         }
         // the rows to change as the table's columns, plus the delete flag
-        _ => update_or_delete_change_set(dml, hudi, kind, changed.as_deref())?,
+        _ => update_or_delete_change_set(dml, hudi, &spec, kind, changed.as_deref())?,
     };
     let node = HudiDmlNode {
         table,
@@ -261,6 +261,7 @@ fn change_set_of(
 fn update_or_delete_change_set(
     dml: &DmlStatement,
     hudi: &HudiTableProvider,
+    spec: &WriteSpec,
     kind: DmlKind,
     changed: Option<&[String]>,
 ) -> DFResult<LogicalPlan> {
@@ -268,7 +269,7 @@ fn update_or_delete_change_set(
     let input = struct_cast::by_position_in_plan(Arc::unwrap_or_clone(dml.input.clone()))?;
     let input = named_cast::name_columns(input, &table)?;
     // the rows' base rows, for record positions on the log block (merge-on-read, version 8+)
-    let input = match base_rows::wanted(hudi) {
+    let input = match base_rows::wanted(hudi, spec) {
         true => base_rows::add_to_rows(&input, hudi)?.unwrap_or(input),
         false => input,
     };

@@ -336,7 +336,7 @@ fn plan(
         }),
         None => source,
     };
-    let (target_plan, base_rows) = target_scan(&target, &provider, hudi)?;
+    let (target_plan, base_rows) = target_scan(&target, &provider, hudi, upsert)?;
     let not_by_source = merge
         .clauses
         .iter()
@@ -417,8 +417,9 @@ fn target_scan(
     target: &TableReference,
     provider: &Arc<dyn TableProvider>,
     hudi: &HudiTableProvider,
+    spec: &WriteSpec,
 ) -> DFResult<(LogicalPlanBuilder, bool)> {
-    let base_rows = crate::dml::base_rows::wanted(hudi);
+    let base_rows = crate::dml::base_rows::wanted(hudi, spec);
     let scanned: Arc<dyn TableProvider> = match base_rows {
         true => Arc::new(hudi.with_base_rows()),
         false => provider.clone(),

@@ -15,7 +15,7 @@ use crate::concurrency::conflict::ReadSnapshot;
 use crate::error::{FormatError, Result};
 use crate::footer::read_footer_sized;
 use crate::fs_view::FileSlice;
-use crate::index::{note_position, tag_locations, KeyPositions};
+use crate::index::{tag_locations, KeyPositions, RowsOfKeys};
 use crate::table::HudiTable;
 use crate::table_config::MergeMode;
 use crate::timeline::Timeline;
@@ -342,7 +342,7 @@ fn locate_prepped(
 /// The base-file rows a change set's rows (`keep`, located in `rows`) carry, by slice: only
 /// for slices whose base file the statement's read saw complete, so that the rows count rows
 /// of the file the slice has now (a compaction finished since gives its group a new one), and
-/// none for a slice where one key was read from two rows (see [`note_position`]).
+/// none for a slice where one key was read from two rows (see `index::note_position`).
 /// Spark's prepped writes carry none; hoodie's scans know them, so its UPDATE, DELETE and
 /// MERGE log blocks carry record positions as its upserts' do.
 fn prepped_positions(
@@ -356,20 +356,37 @@ fn prepped_positions(
         .iter()
         .map(|s| s.base_file.is_some() && read.saw_completed(&s.base_instant))
         .collect();
-    let mut positions = KeyPositions::new();
-    let mut duplicated: HashSet<usize> = HashSet::new();
-    for (&i, slice) in keep.iter().zip(rows) {
-        let Some(s) = slice.filter(|&s| usable[s]) else {
+    // each row's slice and base row, then one map per slice sized for its rows: no per-row
+    // lookup of the slice's map, no map grown in steps
+    let located: Vec<(usize, u32, u64)> = (keep.iter().zip(rows))
+        .filter_map(|(&i, slice)| {
+            let s = slice.filter(|&s| usable[s])?;
+            Some((s, i, incoming.base_row(i as usize)?))
+        })
+        .collect();
+    let mut per_slice = vec![0usize; slices.len()];
+    located.iter().for_each(|&(s, _, _)| per_slice[s] += 1);
+    let mut by_slice: Vec<Option<RowsOfKeys>> = (per_slice.iter())
+        .map(|&n| (n > 0).then(|| RowsOfKeys::with_capacity_and_hasher(n, Default::default())))
+        .collect();
+    let mut duplicated = vec![false; slices.len()];
+    for (s, i, row) in located {
+        let Some(rows) = by_slice[s].as_mut() else {
             continue;
         };
-        if let Some(row) = incoming.base_row(i as usize) {
-            if !note_position(&mut positions, s, keys.value(i as usize), row) {
-                duplicated.insert(s);
-            }
+        let key = keys.value(i as usize);
+        // a key read from two rows: see `note_position`
+        if rows
+            .insert(key.to_string(), row)
+            .is_some_and(|old| old != row)
+        {
+            duplicated[s] = true;
         }
     }
-    positions.retain(|s, _| !duplicated.contains(s));
-    positions
+    (by_slice.into_iter().enumerate())
+        .filter(|&(s, _)| !duplicated[s])
+        .filter_map(|(s, rows)| Some((s, rows?)))
+        .collect()
 }
 
 fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Option<u64> {
