@@ -489,6 +489,32 @@ fn generic(e: impl std::error::Error + Send + Sync + 'static) -> object_store::E
 mod tests {
     use super::*;
 
+    /// Local reads bypass object_store: the same bytes, a missing file not found, a range past
+    /// the end an error.
+    #[tokio::test]
+    async fn local_reads_give_the_bytes_and_the_errors_object_store_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = TableStorage::local(dir.path()).unwrap();
+        storage.put("p/f", b"0123456789".to_vec()).await.unwrap();
+        assert_eq!(storage.get("p/f").await.unwrap().as_ref(), b"0123456789");
+        let p = storage.path("p/f");
+        let got = storage
+            .get_ranges(&p, vec![2..5, 0..1, 9..10])
+            .await
+            .unwrap();
+        let got: Vec<&[u8]> = got.iter().map(|b| b.as_ref()).collect();
+        assert_eq!(got, [&b"234"[..], b"0", b"9"]);
+        assert!(storage.get_ranges(&p, vec![0..1, 8..12]).await.is_err());
+        assert!(storage.get("p/nope").await.unwrap_err().is_not_found());
+        assert!(storage.get("p").await.unwrap_err().is_not_found());
+        let missing = storage.path("p/nope");
+        let err = storage
+            .get_ranges(&missing, vec![0..1, 1..2])
+            .await
+            .unwrap_err();
+        assert!(matches!(err, object_store::Error::NotFound { .. }), "{err}");
+    }
+
     #[tokio::test]
     async fn a_local_path_in_an_error_keeps_its_leading_slash() {
         let dir = tempfile::tempdir().unwrap();

@@ -165,6 +165,40 @@ async fn parquet_data_blocks_merge_as_avro_blocks_do() {
     assert_eq!(got[1], got[0]);
 }
 
+/// A reader of some columns, in another order, gets those columns of a Parquet block, each
+/// under its own name, though the block's file is read projected to them.
+#[tokio::test]
+async fn a_parquet_block_reads_the_reader_columns_in_the_reader_order() {
+    let (_, update) = base_and_update();
+    let logs = vec![log_as(
+        ".fg-0_200.log.1_0-0-0",
+        "200",
+        Some(&update),
+        &[],
+        DataBlockFormat::Parquet,
+    )];
+    let (_dir, storage, names) = stored(logs).await;
+    let reader = Arc::new(Schema::new(vec![
+        Field::new("ts", DataType::Int64, true),
+        Field::new("v", DataType::Utf8, true),
+        Field::new("id", DataType::Int32, false),
+    ]));
+    let admits = |_: &str| true;
+    let read = read_slice_logs(&storage, &names, &admits, &reader)
+        .await
+        .unwrap();
+    let [LogContent::Rows(b)] = &read.contents[..] else {
+        panic!("one data block: {:?}", read.contents.len());
+    };
+    assert_eq!(b.schema(), reader);
+    let ts = b.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+    let v = b.column(1).as_string::<i32>();
+    let id = b.column(2).as_primitive::<arrow::datatypes::Int32Type>();
+    assert_eq!(ts.iter().collect::<Vec<_>>(), [Some(6), Some(1)]);
+    assert_eq!(v.iter().collect::<Vec<_>>(), [None, Some("new")]);
+    assert_eq!(id.values().to_vec(), [2, 4]);
+}
+
 #[tokio::test]
 async fn updates_deletes_and_inserts_in_logs_merge_with_the_base() {
     let (base, l1) = base_and_update();
