@@ -101,8 +101,8 @@ pub(super) struct AppendJob {
     pub(super) task: usize,
     /// The merged state of the slice's keys the write touches, when the write must know it.
     pub(super) state: Option<Arc<StoredState>>,
-    /// The row of the slice's base file that holds each key the index lookup found there.
-    pub(super) positions: Option<Arc<crate::index::RowsOfKeys>>,
+    /// The row of the slice's base file each row of `incoming` replaces, when known.
+    pub(super) positions: Option<Vec<Option<u64>>>,
 }
 
 /// The log file version a new log of `slice` takes: one above its latest (its `.cdc` logs
@@ -137,7 +137,7 @@ pub(super) async fn append_file_group(
     let Admitted {
         updates,
         inserts,
-        deletes,
+        mut deletes,
         counts,
     } = admitted(&ctx, &bucket, &incoming, &keys, state.as_deref())?;
     // table versions 8 and 9: the rows of the base file the records replace, the records in
@@ -162,9 +162,7 @@ pub(super) async fn append_file_group(
     let mut blocks: Vec<(RecordBatch, Option<&PartialRecords>, Option<String>)> = Vec::new();
     for (mut writes, partial) in groups.into_iter().filter(|(w, _)| !w.is_empty()) {
         writes.sort_unstable();
-        let at = rows_of.and_then(|p| {
-            order_by_position(&mut writes, |i| p.get(keys.value(*i as usize)).copied())
-        });
+        let at = rows_of.and_then(|p| order_by_position(&mut writes, |i| p[*i as usize]));
         let whole = take_with_meta(&incoming, &keys, &writes, &meta, &ctx.schema)?;
         let rows = match partial {
             Some(p) => whole.project(&p.columns)?,
@@ -172,14 +170,15 @@ pub(super) async fn append_file_group(
         };
         blocks.push((rows, partial, at));
     }
-    let mut delete_records =
+    let deleted_at = rows_of.and_then(|p| order_by_position(&mut deletes, |i| p[*i as usize]));
+    let delete_records =
         delete_records(&incoming, &keys, &deletes, &bucket.moves, &slice, options)?;
     if blocks.is_empty() && delete_records.is_empty() {
         return Ok((WriteStat::default(), counts));
     }
-    let block_positions = rows_of.map(|p| BlockPositions {
+    let block_positions = rows_of.map(|_| BlockPositions {
         base_instant: slice.base_instant.clone(),
-        deletes: order_by_position(&mut delete_records, |d| p.get(&d.record_key).copied()),
+        deletes: deleted_at,
     });
     let data: Vec<DataRows> = (blocks.iter())
         .map(|(rows, partial, at)| DataRows {

@@ -153,14 +153,17 @@ pub fn check_change_set(incoming: &Incoming, options: &WriteSpec) -> Result<()> 
     if inserted.is_empty() {
         return Ok(());
     }
-    let stored: HashSet<(u32, &str)> = (0..incoming.num_rows())
-        .filter(|&i| files.id(i) != u32::MAX)
-        .map(|i| (paths.id(i), keys.value(i)))
+    // the inserted rows are usually the fewer: hash them, probe with the stored ones
+    let record = |i: usize| (paths.id(i), keys.value(i));
+    let mut inserts =
+        crate::tasks::FastSet::with_capacity_and_hasher(inserted.len(), Default::default());
+    inserts.extend(inserted.iter().map(|&i| record(i)));
+    let stored_too: HashSet<_> = (0..incoming.num_rows())
+        .filter(|&i| files.id(i) != u32::MAX && inserts.contains(&record(i)))
+        .map(record)
         .collect();
-    match inserted
-        .into_iter()
-        .find(|&i| stored.contains(&(paths.id(i), keys.value(i))))
-    {
+    // the first inserted row whose record is also stored
+    match (inserted.iter().copied()).find(|&i| stored_too.contains(&record(i))) {
         Some(i) => Err(FormatError::Unsupported {
             feature: format!(
                 "a MERGE that deletes or updates the record with key {} in partition {:?} and inserts it again (a NOT MATCHED BY SOURCE clause changes it, an INSERT clause adds a row with the same key and partition); write one of the two",
@@ -252,13 +255,7 @@ pub async fn route_upserts(
         new_groups,
         keys,
         moved,
-        mor: mor.map(|_| MorWrite {
-            states,
-            positions: positions
-                .into_iter()
-                .map(|(slice, rows)| (slice, Arc::new(rows)))
-                .collect(),
-        }),
+        mor: mor.map(|_| MorWrite { states, positions }),
     };
     Ok(UpsertTasks::new(incoming, schema, routed, result, options))
 }
@@ -300,12 +297,11 @@ struct Routed {
     mor: Option<MorWrite>,
 }
 
-/// A merge-on-read write's shared context and the merged state of the slices it read.
-/// What a merge-on-read write's appends share: the merged state of the slices it read, and (by
-/// slice) the row of its base file that holds each key the index lookup found there.
+/// What a merge-on-read write's appends share: the merged state of the slices it read, and
+/// where they find the base-file rows of the records they write.
 struct MorWrite {
     states: HashMap<usize, Arc<stored_state::StoredState>>,
-    positions: HashMap<usize, Arc<crate::index::RowsOfKeys>>,
+    positions: route::BasePositions,
 }
 
 /// Each insert to the file group of its bucket in its partition: an existing group takes it as

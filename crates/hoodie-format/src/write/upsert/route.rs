@@ -15,7 +15,7 @@ use crate::concurrency::conflict::ReadSnapshot;
 use crate::error::{FormatError, Result};
 use crate::footer::read_footer_sized;
 use crate::fs_view::FileSlice;
-use crate::index::{tag_locations, KeyPositions, RowsOfKeys};
+use crate::index::{tag_locations, KeyPositions};
 use crate::table::HudiTable;
 use crate::table_config::MergeMode;
 use crate::timeline::Timeline;
@@ -109,7 +109,7 @@ pub(super) struct RoutedRows {
 pub(super) type Located = (
     Vec<Option<usize>>,
     HashMap<usize, Arc<StoredState>>,
-    KeyPositions,
+    BasePositions,
 );
 
 impl Lookup<'_> {
@@ -128,29 +128,34 @@ impl Lookup<'_> {
         let (slices, options, paths) = (self.slices, self.options, incoming.paths());
         let mut states = HashMap::new();
         if options.inserts_only {
-            return Ok((vec![None; keep.len()], states, KeyPositions::new()));
+            return Ok((vec![None; keep.len()], states, BasePositions::default()));
         }
         if options.prepped() {
             let files = incoming
                 .base_files()
                 .expect("a change set keeps its base file names");
             let rows = locate_prepped(keep, paths, files, slices)?;
-            let mut positions = KeyPositions::new();
+            let mut positions = BasePositions::default();
             if let Some(ctx) = self.mor {
                 states = stored_state::prepped_states(ctx, slices, incoming, keep, &rows).await?;
                 if let Some(read) = self.read.filter(|_| incoming.has_base_rows()) {
-                    // rows pre-combining dropped may be other copies of a kept row's key
-                    let all: Vec<u32>;
-                    let located: Vec<Option<usize>>;
-                    let (checked, at) = match keep.len() == keys.len() {
-                        true => (keep, &rows),
+                    // rows pre-combining dropped may be other copies of a kept row's key, and
+                    // without pre-combining the kept rows may repeat a key
+                    let repeats = match options.precombine && keep.len() == keys.len() {
+                        true => None,
                         false => {
-                            all = (0..keys.len() as u32).collect();
-                            located = locate_prepped(&all, paths, files, slices)?;
-                            (all.as_slice(), &located)
+                            let all: Vec<u32> = (0..keys.len() as u32).collect();
+                            let located = locate_prepped(&all, paths, files, slices)?;
+                            Some(keys_at_two_rows(
+                                slices.len(),
+                                |i| incoming.base_row(i),
+                                keys,
+                                &all,
+                                &located,
+                            ))
                         }
                     };
-                    positions = prepped_positions(slices, incoming, keys, (checked, at), read);
+                    positions = prepped_positions(slices, read, repeats);
                 }
             }
             return Ok((rows, states, positions));
@@ -159,7 +164,7 @@ impl Lookup<'_> {
         let key = |i: &u32| keys.value(*i as usize);
         sorted_keys.sort_by(|a, b| crate::bloom::java_string_cmp(key(a), key(b)));
         sorted_keys.dedup_by(|a, b| key(a) == key(b));
-        let (mut located, positions, lookup) =
+        let (mut located, by_key, lookup) =
             tag_locations(self.table.storage(), slices, keys, Arc::new(sorted_keys)).await?;
         result.lookup = lookup;
         if let Some(ctx) = self.mor {
@@ -181,7 +186,7 @@ impl Lookup<'_> {
                 })
             })
             .collect();
-        Ok((rows, states, positions))
+        Ok((rows, states, BasePositions::Keys(by_key)))
     }
 
     /// Routes every kept row: to the bucket of the slice holding its record (an update, a
@@ -339,54 +344,90 @@ fn locate_prepped(
         .collect())
 }
 
-/// The base-file rows a change set's rows (`keep`, located in `rows`) carry, by slice: only
-/// for slices whose base file the statement's read saw complete, so that the rows count rows
-/// of the file the slice has now (a compaction finished since gives its group a new one), and
-/// none for a slice where one key was read from two rows (see `index::note_position`).
-/// Spark's prepped writes carry none; hoodie's scans know them, so its UPDATE, DELETE and
-/// MERGE log blocks carry record positions as its upserts' do.
+/// The slices whose appends write the base-file rows a change set's rows carry
+/// ([`BasePositions::Rows`]): those whose base file the statement's read saw complete, so that
+/// the rows count rows of the file the slice has now (a compaction finished since gives its
+/// group a new one), and not those where one key was read from two rows (`repeats`, see
+/// `index::note_position`). Spark's prepped writes carry none; hoodie's scans know them, so its
+/// UPDATE, DELETE and MERGE log blocks carry record positions as its upserts' do.
 fn prepped_positions(
     slices: &[FileSlice],
-    incoming: &Incoming,
-    keys: &StringArray,
-    (keep, rows): (&[u32], &[Option<usize>]),
     read: &ReadSnapshot,
-) -> KeyPositions {
-    let usable: Vec<bool> = slices
-        .iter()
-        .map(|s| s.base_file.is_some() && read.saw_completed(&s.base_instant))
-        .collect();
-    // each row's slice and base row, then one map per slice sized for its rows: no per-row
-    // lookup of the slice's map, no map grown in steps
-    let located: Vec<(usize, u32, u64)> = (keep.iter().zip(rows))
-        .filter_map(|(&i, slice)| {
-            let s = slice.filter(|&s| usable[s])?;
-            Some((s, i, incoming.base_row(i as usize)?))
-        })
-        .collect();
-    let mut per_slice = vec![0usize; slices.len()];
-    located.iter().for_each(|&(s, _, _)| per_slice[s] += 1);
-    let mut by_slice: Vec<Option<RowsOfKeys>> = (per_slice.iter())
-        .map(|&n| (n > 0).then(|| RowsOfKeys::with_capacity_and_hasher(n, Default::default())))
-        .collect();
-    let mut duplicated = vec![false; slices.len()];
-    for (s, i, row) in located {
-        let Some(rows) = by_slice[s].as_mut() else {
+    repeats: Option<Vec<bool>>,
+) -> BasePositions {
+    BasePositions::Rows(
+        (slices.iter().enumerate())
+            .filter(|(s, _)| !repeats.as_ref().is_some_and(|r| r[*s]))
+            .filter(|(_, slice)| {
+                slice.base_file.is_some() && read.saw_completed(&slice.base_instant)
+            })
+            .map(|(s, _)| s)
+            .collect(),
+    )
+}
+
+/// By slice, whether one of its keys comes with two different base-file rows (`base_row` of
+/// a row) among the rows `rows` (located in `at`).
+fn keys_at_two_rows(
+    slices: usize,
+    base_row: impl Fn(usize) -> Option<u64>,
+    keys: &StringArray,
+    rows: &[u32],
+    at: &[Option<usize>],
+) -> Vec<bool> {
+    let mut seen: Vec<crate::tasks::FastMap<&str, u64>> = vec![Default::default(); slices];
+    let mut repeated = vec![false; slices];
+    for (&i, slice) in rows.iter().zip(at) {
+        let (Some(s), Some(row)) = (*slice, base_row(i as usize)) else {
             continue;
         };
-        let key = keys.value(i as usize);
-        // a key read from two rows: see `note_position`
-        if rows
-            .insert(key.to_string(), row)
-            .is_some_and(|old| old != row)
-        {
-            duplicated[s] = true;
+        if (seen[s].insert(keys.value(i as usize), row)).is_some_and(|old| old != row) {
+            repeated[s] = true;
         }
     }
-    (by_slice.into_iter().enumerate())
-        .filter(|&(s, _)| !duplicated[s])
-        .filter_map(|(s, rows)| Some((s, rows?)))
-        .collect()
+    repeated
+}
+
+/// Where an append finds the base-file row of each record it writes (table versions 8 and 9,
+/// Hudi's record positions).
+pub(super) enum BasePositions {
+    /// By slice: the row of its base file holding each key the index lookup found there.
+    Keys(KeyPositions),
+    /// The rows carry their base-file rows (a change set read from the table); the slices
+    /// (by index) whose appends write them.
+    Rows(HashSet<usize>),
+}
+
+impl Default for BasePositions {
+    fn default() -> Self {
+        BasePositions::Keys(KeyPositions::new())
+    }
+}
+
+impl BasePositions {
+    /// The base-file row of each of `rows` routed to slice `slice` (`base_row` and `keys` of
+    /// the write's rows), when its append writes positions.
+    pub(super) fn of_rows(
+        &self,
+        slice: usize,
+        rows: &[u32],
+        base_row: impl Fn(usize) -> Option<u64>,
+        keys: &StringArray,
+    ) -> Option<Vec<Option<u64>>> {
+        match self {
+            BasePositions::Keys(by_slice) => {
+                let by_key = by_slice.get(&slice)?;
+                Some(
+                    rows.iter()
+                        .map(|&i| by_key.get(keys.value(i as usize)).copied())
+                        .collect(),
+                )
+            }
+            BasePositions::Rows(slices) => slices
+                .contains(&slice)
+                .then(|| rows.iter().map(|&i| base_row(i as usize)).collect()),
+        }
+    }
 }
 
 fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Option<u64> {
@@ -394,4 +435,50 @@ fn partition_record_size(candidates: &[(usize, u64, u64)], threshold: u64) -> Op
         .iter()
         .fold((0u64, 0u64), |(b, r), c| (b + c.1, r + c.2));
     (rows > 0 && bytes >= threshold).then(|| bytes / rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_at_two_rows_is_found_per_slice() {
+        // rows 0..5: keys a b a c c, slices 0 0 0 1 1, base rows 1 2 1 3 4
+        let keys = StringArray::from(vec!["a", "b", "a", "c", "c"]);
+        let base = [Some(1), Some(2), Some(1), Some(3), Some(4)];
+        let at = [Some(0), Some(0), Some(0), Some(1), Some(1)];
+        let rows: Vec<u32> = (0..5).collect();
+        let got = keys_at_two_rows(3, |i| base[i], &keys, &rows, &at);
+        // `a` twice at one row is one record; `c` at rows 3 and 4 is two
+        assert_eq!(got, vec![false, true, false]);
+        // a row without a base row, or in no slice, is not compared
+        let base = [Some(1), None, Some(1), Some(3), None];
+        let got = keys_at_two_rows(3, |i| base[i], &keys, &rows, &at);
+        assert_eq!(got, vec![false, false, false]);
+        let at = [Some(0), Some(0), Some(0), None, Some(1)];
+        let base = [Some(1), Some(2), Some(1), Some(3), Some(4)];
+        let got = keys_at_two_rows(3, |i| base[i], &keys, &rows, &at);
+        assert_eq!(got, vec![false, false, false]);
+    }
+
+    #[test]
+    fn positions_come_by_key_or_by_the_rows_own_base_row() {
+        let keys = StringArray::from(vec!["a", "b", "c"]);
+        let base = [Some(9), None, Some(4)];
+        let mut found = crate::index::RowsOfKeys::default();
+        found.insert("c".to_string(), 5);
+        let by_key = BasePositions::Keys(HashMap::from([(1, found)]));
+        assert_eq!(
+            by_key.of_rows(1, &[2, 0], |i| base[i], &keys),
+            Some(vec![Some(5), None]),
+            "by key: the index's row, not the row's own"
+        );
+        assert_eq!(by_key.of_rows(0, &[2], |i| base[i], &keys), None);
+        let by_row = BasePositions::Rows(HashSet::from([1]));
+        assert_eq!(
+            by_row.of_rows(1, &[2, 1, 0], |i| base[i], &keys),
+            Some(vec![Some(4), None, Some(9)])
+        );
+        assert_eq!(by_row.of_rows(0, &[2], |i| base[i], &keys), None);
+    }
 }

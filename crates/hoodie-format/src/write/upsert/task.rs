@@ -45,8 +45,8 @@ pub(super) enum TaskWork {
         incoming: RecordBatch,
         keys: StringArray,
         state: Option<Arc<StoredState>>,
-        /// The row of the slice's base file that holds each key the index lookup found there.
-        positions: Option<Arc<crate::index::RowsOfKeys>>,
+        /// The row of the slice's base file each row of `incoming` replaces, when known.
+        positions: Option<Vec<Option<u64>>>,
     },
     /// A new file group.
     New(NewGroup),
@@ -134,12 +134,7 @@ impl FileGroupTask {
                 batches.extend(state.as_ref().map(|s| s.stored().clone()));
                 let kind = Kind::Append {
                     state: state.is_some(),
-                    positions: positions.as_ref().map(|p| {
-                        let mut rows: Vec<(String, u64)> =
-                            p.iter().map(|(k, r)| (k.clone(), *r)).collect();
-                        rows.sort();
-                        rows
-                    }),
+                    positions: positions.clone(),
                 };
                 (Header::of(self.task, kind, Some(slice), bucket), batches)
             }
@@ -296,9 +291,9 @@ enum Kind {
     Rewrite(String),
     Append {
         state: bool,
-        /// The base-file row of each key found in the slice's base file.
+        /// The base-file row each incoming row replaces, when known.
         #[serde(default)]
-        positions: Option<Vec<(String, u64)>>,
+        positions: Option<Vec<Option<u64>>>,
     },
     New {
         partition: String,
@@ -391,7 +386,7 @@ impl Header {
                     incoming,
                     keys,
                     state,
-                    positions: positions.map(|p| Arc::new(p.into_iter().collect())),
+                    positions,
                 }
             }
             (Kind::New { partition, file_id }, None) => {
@@ -464,6 +459,19 @@ fn check_rows(work: &TaskWork) -> Result<()> {
             return Err(corrupt(format!("a row beyond the task's {rows} rows")));
         }
     }
+    if let TaskWork::Append {
+        positions: Some(p),
+        incoming,
+        ..
+    } = work
+    {
+        if p.len() != incoming.num_rows() {
+            let (n, rows) = (p.len(), incoming.num_rows());
+            return Err(corrupt(format!(
+                "{n} record positions for the task's {rows} rows"
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -521,6 +529,58 @@ mod tests {
         assert_eq!((bucket.updates, bucket.inserts), (vec![1], vec![0]));
         assert_eq!(incoming.num_rows(), 2);
         assert_eq!((keys.value(0), keys.value(1)), ("1", "2"));
+    }
+
+    /// An append to `task()`'s slice, its rows carrying the base-file rows `positions`.
+    fn append(positions: Option<Vec<Option<u64>>>) -> FileGroupTask {
+        let TaskWork::Rewrite {
+            slice,
+            bucket,
+            incoming,
+            keys,
+            ..
+        } = task().work
+        else {
+            unreachable!("task() is a rewrite")
+        };
+        FileGroupTask {
+            task: 4,
+            work: TaskWork::Append {
+                slice,
+                bucket,
+                incoming,
+                keys,
+                state: None,
+                positions,
+            },
+        }
+    }
+
+    #[test]
+    fn an_append_keeps_its_rows_base_file_rows() {
+        let back =
+            FileGroupTask::from_bytes(&append(Some(vec![None, Some(7)])).to_bytes().unwrap());
+        let TaskWork::Append { positions, .. } = back.unwrap().work else {
+            panic!("not an append")
+        };
+        assert_eq!(positions, Some(vec![None, Some(7)]));
+        let back = FileGroupTask::from_bytes(&append(None).to_bytes().unwrap()).unwrap();
+        assert!(matches!(
+            back.work,
+            TaskWork::Append {
+                positions: None,
+                ..
+            }
+        ));
+        // positions for more rows than the task has are refused, not indexed out of bounds
+        let e = FileGroupTask::from_bytes(&append(Some(vec![Some(1); 3])).to_bytes().unwrap())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("3 record positions for the task's 2 rows"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -112,7 +112,12 @@ impl UpsertTasks {
             let work = match &self.mor {
                 Some(mor) if appends_to_logs(&slice, &bucket, &self.spec) => TaskWork::Append {
                     state: mor.states.get(&s).cloned(),
-                    positions: mor.positions.get(&s).cloned(),
+                    positions: (mor.positions).of_rows(
+                        s,
+                        rows,
+                        |i| self.incoming.base_row(i),
+                        &self.keys,
+                    ),
                     slice,
                     bucket: local,
                     incoming,
