@@ -42,6 +42,7 @@ pub use options::session::{HoodieSessionConfig, SparkSessionConfig};
 pub use options::write::SessionOptions;
 pub use provider::HudiTableProvider;
 pub use scan::read_kind::ReadKind;
+pub use scan::snapshot::SnapshotExec;
 pub use session::install::{HoodieOptions, SessionStateBuilderExt};
 pub use session::planner::{hoodie_extension_planner, HoodieQueryPlanner};
 pub use sink::{to_table_batch, write_batches, HudiSink, WriteCounts};

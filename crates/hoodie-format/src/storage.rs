@@ -63,6 +63,19 @@ pub enum ConditionalPut {
     Lost,
 }
 
+/// The table location a [`TableStorage::store_url`] names (`None`: not such a URL).
+pub fn location_of_store_url(url: &url::Url) -> Option<String> {
+    if url.scheme() != "hoodie-store" {
+        return None;
+    }
+    let (_, hex) = url.host_str()?.split_once('-')?;
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
 impl TableStorage {
     /// A table at `base` in `store`; `location` is how users name it (for messages).
     pub fn new(store: Arc<dyn ObjectStore>, base: Path, location: impl Into<String>) -> Self {
@@ -132,11 +145,15 @@ impl TableStorage {
         self.footers.as_ref()
     }
 
-    /// A URL naming this table's object store (`hoodie-store://<id>`), under which a query
-    /// engine registers [`TableStorage::store`] so that its reads go through the store the
-    /// writes use; [`TableStorage::path`] gives the paths in it.
+    /// A URL naming this table's object store (`hoodie-store://<id>-<location in hex>`),
+    /// under which a query engine registers [`TableStorage::store`] so that its reads go
+    /// through the store the writes use; [`TableStorage::path`] gives the paths in it. The
+    /// location in it lets another process open the same store ([`location_of_store_url`]).
     pub fn store_url(&self) -> String {
-        format!("hoodie-store://{}", self.store_id)
+        let hex: String = (self.location.bytes())
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("hoodie-store://{}-{hex}", self.store_id)
     }
 
     /// The object store.

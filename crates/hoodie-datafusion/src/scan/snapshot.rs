@@ -41,6 +41,11 @@ impl SnapshotExec {
             timeline,
         }
     }
+
+    /// The location of the table the scan reads.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
 }
 
 /// What the plan feeding a write read of its table.
