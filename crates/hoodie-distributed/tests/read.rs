@@ -52,11 +52,11 @@ async fn text(ctx: &SessionContext, sql: &str) -> String {
     pretty_format_batches(&batches).unwrap().to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_copy_on_write_table_reads_the_same_on_two_workers() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let local = session(&tmp.path().join("wh"), None);
+/// A copy-on-write table of five rows over two commits at `<dir>/t`, and the local session
+/// that wrote it.
+async fn cow_table(dir: &std::path::Path) -> (SessionContext, std::path::PathBuf) {
+    let loc = dir.join("t");
+    let local = session(&dir.join("wh"), None);
     text(
         &local,
         &format!(
@@ -67,12 +67,23 @@ async fn a_copy_on_write_table_reads_the_same_on_two_workers() {
         ),
     )
     .await;
-    text(&local, "INSERT INTO t (id, name, ts, dt) VALUES (1, 'a', 10, 'x'), (2, NULL, 11, 'y'), (3, 'c', 12, 'x')").await;
+    text(
+        &local,
+        "INSERT INTO t (id, name, ts, dt) VALUES (1, 'a', 10, 'x'), (2, NULL, 11, 'y'), (3, 'c', 12, 'x')",
+    )
+    .await;
     text(
         &local,
         "INSERT INTO t (id, name, ts, dt) VALUES (4, 'd', 13, 'y'), (5, 'e', 14, 'z')",
     )
     .await;
+    (local, loc)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_on_write_table_reads_the_same_on_two_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (local, loc) = cow_table(tmp.path()).await;
     let query = "SELECT dt, count(*) AS n, sum(id) AS ids, count(name) AS names FROM t GROUP BY dt ORDER BY dt";
     let expected = text(&local, query).await;
 
@@ -109,18 +120,7 @@ async fn a_copy_on_write_table_reads_the_same_on_two_workers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_refuses_a_session_of_another_version() {
     let tmp = tempfile::tempdir().unwrap();
-    let loc = tmp.path().join("t");
-    let local = session(&tmp.path().join("wh"), None);
-    text(
-        &local,
-        &format!(
-            "CREATE EXTERNAL TABLE t (id INT, dt VARCHAR) STORED AS HUDI PARTITIONED BY (dt) \
-             LOCATION '{}' OPTIONS ('primaryKey' 'id', 'type' 'cow')",
-            loc.display()
-        ),
-    )
-    .await;
-    text(&local, "INSERT INTO t (id, dt) VALUES (1, 'x'), (2, 'y')").await;
+    let (_, loc) = cow_table(tmp.path()).await;
     let workers = [start_worker().await, start_worker().await];
     let urls = (workers.iter())
         .map(|a| url::Url::parse(&format!("http://{a}")).unwrap())

@@ -504,6 +504,32 @@ fn generic(e: impl std::error::Error + Send + Sync + 'static) -> object_store::E
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_store_url_names_its_tables_location() {
+        for location in ["/tmp/wh/t", "s3://bucket/a b/ü"] {
+            let storage = TableStorage::new(
+                Arc::new(object_store::memory::InMemory::new()),
+                Path::from("t"),
+                location,
+            );
+            let url = url::Url::parse(&storage.store_url()).unwrap();
+            assert_eq!(location_of_store_url(&url).as_deref(), Some(location));
+        }
+        // not such a URL, or a damaged one: no location, no panic
+        for other in [
+            "file:///tmp/t",
+            "hoodie-store://abc",
+            "hoodie-store://abc-6",
+            "hoodie-store://abc-zz",
+        ] {
+            assert_eq!(
+                location_of_store_url(&url::Url::parse(other).unwrap()),
+                None,
+                "{other}"
+            );
+        }
+    }
     use super::*;
 
     /// Local reads bypass object_store: the same bytes, a missing file not found, a range past
