@@ -3,7 +3,8 @@
 # hoodie-slt, the Spark fixtures and failure injection), DataFusion's own .slt files through
 # hoodie-slt --datafusion, then the interoperability check that
 # reads hoodie-written tables with the Python `hudi` reader (hudi-rs), the object stores, the
-# concurrency stress test, the differential fuzzer (tests/fuzz/README.md) and last Spark with
+# concurrency stress test, the differential fuzzer (tests/fuzz/README.md), a cluster of
+# hoodie-worker processes (tests/cluster/run.sh) and last Spark with
 # Hudi beside hoodie (tests/spark/README.md). Downloads (pip, npm, Maven) are cached under
 # ~/.cache and ~/.m2 ($HOODIE_CACHE moves the project's own), where the next run finds them.
 set -euo pipefail
@@ -13,7 +14,7 @@ if ! command -v unzip >/dev/null; then
   apt-get update -qq && apt-get install -y -qq unzip
 fi
 cargo test --workspace
-cargo build --bin hoodie --bin hoodie-slt
+cargo build --bin hoodie --bin hoodie-slt --bin hoodie-worker
 # DataFusion 55.2.0's own .slt files, unchanged, as DataFusion's runner runs them
 # (tests/datafusion-slt/README.md); the closing line must count every record
 "${CARGO_TARGET_DIR:-target}/debug/hoodie-slt" --datafusion --jobs 2 tests/datafusion-slt | tee /dev/stderr | tail -n 1 | grep -qx '12384 passed, 0 failed'
@@ -37,6 +38,9 @@ python3 tests/fuzz/statements.py --hoodie "${CARGO_TARGET_DIR:-target}/debug/hoo
 python3 tests/shell/ctrl_c.py --hoodie "${CARGO_TARGET_DIR:-target}/debug/hoodie"
 # differential fuzzer against DuckDB: self-test, then seeds 0..299 (prints "fuzz: N passed, M failed")
 bash tests/fuzz/run.sh "${CARGO_TARGET_DIR:-target}/debug/hoodie"
+# a localhost cluster of three hoodie-worker processes: the sql-tests and fuzzer seeds with
+# every statement's scans on the workers (prints "cluster: ... passed on three workers")
+bash tests/cluster/run.sh "${CARGO_TARGET_DIR:-target}/debug"
 # Spark with Hudi (pyspark from PyPI, the Hudi bundle from Maven Central, one Spark session for
 # the stage): the sql-tests with Spark as the oracle, each engine reading the other's tables,
 # the two taking turns on one table, and fuzzer seeds through Spark

@@ -42,10 +42,26 @@ pub struct Cli {
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_option)]
     pub options: Vec<(String, String)>,
 
+    /// Run statements on these hoodie-worker processes (HOST:PORT, separated by commas): the
+    /// stages of reads and of the writes' inputs run on them, each statement's commit here
+    #[arg(long, value_name = "HOST:PORT,...", value_parser = parse_workers)]
+    pub workers: Option<WorkerList>,
+
     /// Print each statement's time on stderr (`Time: 0.042s`), as psql's \timing does, for
     /// -f, -c and scripts on stdin (the interactive shell always shows it)
     #[arg(long)]
     pub timing: bool,
+}
+
+/// The workers of `--workers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerList(pub Vec<url::Url>);
+
+/// Parses the list of `--workers`.
+fn parse_workers(s: &str) -> Result<WorkerList, String> {
+    hoodie_distributed::parse_workers(s)
+        .map(WorkerList)
+        .map_err(|e| e.to_string())
 }
 
 /// Parses `KEY=VALUE` of `--option`.

@@ -83,6 +83,8 @@ async fn app(invocation: Invocation) -> Result<(), CliError> {
     let mut config = HoodieConfig::new(warehouse.clone());
     config.memory_limit = invocation.cli.memory_limit;
     config.options = invocation.cli.options.clone();
+    config.extension = (invocation.cli.workers.clone())
+        .map(|workers| hoodie_distributed::workers_extension(workers.0, None));
     let ctx = HoodieContext::new(config)
         .await
         .map_err(|source| CliError::Session {

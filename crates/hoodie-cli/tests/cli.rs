@@ -272,3 +272,45 @@ fn deep_statements_answer_or_fail_through_the_shell() {
     assert!(answer(3).contains("1048576"));
     assert!(answer(6).contains("900"));
 }
+
+/// `--workers` takes HOST:PORT,...; a worker that does not answer fails the first statement
+/// that runs on the workers, naming it, and changes nothing.
+#[test]
+fn workers_that_are_down_are_named_and_a_bad_list_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let out = hoodie(&wh, &["--workers", "a b", "-c", "select 1"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a worker is HOST:PORT"));
+
+    let made = hoodie(
+        &wh,
+        &[
+            "-c",
+            "create table t (id int, v string) using hudi tblproperties (primaryKey = 'id')",
+            "-c",
+            "insert into t values (1, 'a'), (2, 'b')",
+        ],
+    );
+    assert!(made.status.success(), "{made:?}");
+    // two ports nothing listens on, and every scan spread over them
+    let out = hoodie(
+        &wh,
+        &[
+            "--workers",
+            "127.0.0.1:1,127.0.0.1:2",
+            "--option",
+            "distributed.file_scan_config_bytes_per_partition=1",
+            "-c",
+            "select count(*) from t",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stderr.contains("worker on 'http://127.0.0.1:"), "{stderr}");
+    let read = hoodie(&wh, &["-c", "select count(*) as n from t"]);
+    assert!(
+        String::from_utf8_lossy(&read.stdout).contains("| 2 |"),
+        "{read:?}"
+    );
+}

@@ -9,6 +9,7 @@ use datafusion::arrow::array::{Array, UInt64Array};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider, MemorySchemaProvider};
+use datafusion::error::Result as DFResult;
 use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::session_state::SessionStateBuilder;
@@ -36,6 +37,22 @@ pub struct HoodieConfig {
     /// Options every session starts with (as `SET key = value`): `hoodie.*` keys and
     /// object-store options for the tables it opens by location (`aws_endpoint`, ...).
     pub options: Vec<(String, String)>,
+    /// A change to the session made after hoodie is installed (None: none), such as
+    /// hoodie-distributed's workers.
+    pub extension: Option<SessionExtension>,
+}
+
+/// A change a [`HoodieContext`] makes to its session state as it builds it, after installing
+/// hoodie.
+#[derive(Clone)]
+pub struct SessionExtension(
+    pub Arc<dyn Fn(SessionStateBuilder) -> DFResult<SessionStateBuilder> + Send + Sync>,
+);
+
+impl std::fmt::Debug for SessionExtension {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionExtension")
+    }
 }
 
 impl HoodieConfig {
@@ -45,6 +62,7 @@ impl HoodieConfig {
             warehouse: warehouse.into(),
             memory_limit: None,
             options: Vec::new(),
+            extension: None,
         }
     }
 }
@@ -143,12 +161,23 @@ impl HoodieContext {
         let parquet = &mut session_config.options_mut().execution.parquet;
         parquet.pushdown_filters = true;
         parquet.reorder_filters = true;
-        let state = SessionStateBuilder::new()
+        let builder = SessionStateBuilder::new()
             .with_config(session_config)
             .with_runtime_env(runtime.build_arc()?)
             .with_default_features()
-            .with_hoodie(options)
-            .build();
+            .with_hoodie(options);
+        let mut state = match &config.extension {
+            Some(extension) => (extension.0)(builder)?,
+            None => builder,
+        }
+        .build();
+        // DataFusion's own options, and those of an extension (a cluster's `distributed.*`),
+        // as `SET` takes them; hoodie's and the stores' went to `with_hoodie`
+        for (key, value) in &config.options {
+            if key.starts_with("datafusion.") || key.starts_with("distributed.") {
+                state.config_mut().options_mut().set(key, value)?;
+            }
+        }
         let ctx = SessionContext::new_with_state(state);
         let public = MemoryCatalogProvider::new();
         public.register_schema("public", Arc::new(MemorySchemaProvider::new()))?;

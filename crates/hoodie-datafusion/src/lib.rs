@@ -17,6 +17,7 @@ mod dml;
 mod error;
 mod frontend;
 mod names;
+mod nodes;
 mod options;
 mod provider;
 mod scan;
@@ -28,7 +29,7 @@ mod table_functions;
 
 pub mod prelude;
 
-pub use context::{HoodieConfig, HoodieContext, StatementOutput};
+pub use context::{HoodieConfig, HoodieContext, SessionExtension, StatementOutput};
 pub use ddl::catalog::WarehouseSchema;
 pub use ddl::factory::HudiTableFactory;
 pub use dml::write_node::HudiWriteNode;
@@ -38,9 +39,11 @@ pub use error::{
     ProcedureError, ProtectedAssignment, ProtectedColumn, ValueDoesNotFit,
 };
 pub use hoodie_format::write::{WriteKind, WriteSpec, WriteStatement};
+pub use nodes::{is_hoodie_node, is_process_bound_function, shipped_functions};
 pub use options::session::{HoodieSessionConfig, SparkSessionConfig};
 pub use options::write::SessionOptions;
 pub use provider::HudiTableProvider;
+pub use scan::merge_on_read::MergeOnReadExec;
 pub use scan::read_kind::ReadKind;
 pub use scan::snapshot::SnapshotExec;
 pub use session::install::{HoodieOptions, SessionStateBuilderExt};

@@ -8,9 +8,14 @@
 //! the tables' stores itself ([`HoodieStores`]).
 
 mod codec;
+mod planner;
+mod split;
 mod stores;
 mod workers;
 
 pub use codec::HoodieCodec;
 pub use stores::HoodieStores;
-pub use workers::{with_workers, worker, WorkerUrls, PLAN_VERSION, VERSION_HEADER};
+pub use workers::{
+    parse_workers, with_workers, worker, workers_extension, WorkerListError, WorkerUrls,
+    PLAN_VERSION, VERSION_HEADER,
+};

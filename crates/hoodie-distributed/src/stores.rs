@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::object_store::{DefaultObjectStoreRegistry, ObjectStoreRegistry};
-use hoodie_format::storage::location_of_store_url;
+use hoodie_format::storage::{location_of_store_url, TableStorage};
 use object_store::ObjectStore;
 use url::Url;
 
@@ -15,7 +15,7 @@ use url::Url;
 #[derive(Debug)]
 pub struct HoodieStores {
     options: Vec<(String, String)>,
-    opened: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
+    opened: Mutex<HashMap<String, TableStorage>>,
     others: DefaultObjectStoreRegistry,
 }
 
@@ -28,6 +28,17 @@ impl HoodieStores {
             opened: Mutex::default(),
             others: DefaultObjectStoreRegistry::new(),
         }
+    }
+
+    /// The storage of the table at `location`, opened once per worker.
+    pub fn storage(&self, location: &str) -> hoodie_format::Result<TableStorage> {
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(storage) = opened.get(location) {
+            return Ok(storage.clone());
+        }
+        let storage = hoodie_format::location::open_location(location, &self.options)?;
+        opened.insert(location.to_string(), storage.clone());
+        Ok(storage)
     }
 }
 
@@ -48,14 +59,9 @@ impl ObjectStoreRegistry for HoodieStores {
         let Some(location) = location_of_store_url(url) else {
             return self.others.get_store(url);
         };
-        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(store) = opened.get(&location) {
-            return Ok(store.clone());
-        }
-        let storage = hoodie_format::location::open_location(&location, &self.options)
+        let storage = self
+            .storage(&location)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        let store = storage.store().clone();
-        opened.insert(location, store.clone());
-        Ok(store)
+        Ok(storage.store().clone())
     }
 }

@@ -52,9 +52,53 @@ async fn text(ctx: &SessionContext, sql: &str) -> String {
     pretty_format_batches(&batches).unwrap().to_string()
 }
 
+/// A session on two new workers over the warehouse `<dir>/wh`, with the table at `loc` as `t`.
+async fn on_two_workers(dir: &std::path::Path, loc: &std::path::Path) -> SessionContext {
+    let workers = [start_worker().await, start_worker().await];
+    let cluster = session(&dir.join("wh"), Some(&workers));
+    register(&cluster, loc).await;
+    cluster
+}
+
+/// Names the table at `loc` `t` in `ctx`.
+async fn register(ctx: &SessionContext, loc: &std::path::Path) {
+    let sql = format!(
+        "CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '{}'",
+        loc.display()
+    );
+    text(ctx, &sql).await;
+}
+
+/// The physical plan of `sql` in `ctx`, as text.
+async fn plan_of(ctx: &SessionContext, sql: &str) -> String {
+    let physical = (ctx.sql(sql).await.unwrap())
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let text = datafusion::physical_plan::displayable(physical.as_ref())
+        .indent(true)
+        .to_string();
+    text
+}
+
 /// A copy-on-write table of five rows over two commits at `<dir>/t`, and the local session
 /// that wrote it.
 async fn cow_table(dir: &std::path::Path) -> (SessionContext, std::path::PathBuf) {
+    table(dir, "cow").await
+}
+
+/// A table of `kind` (`cow`, `mor`) of five rows over two commits at `<dir>/t`, and the local
+/// session that wrote it.
+async fn table(dir: &std::path::Path, kind: &str) -> (SessionContext, std::path::PathBuf) {
+    table_with(dir, kind, "").await
+}
+
+/// [`table`], created with the table options `more` (`, 'key' 'value'` each).
+async fn table_with(
+    dir: &std::path::Path,
+    kind: &str,
+    more: &str,
+) -> (SessionContext, std::path::PathBuf) {
     let loc = dir.join("t");
     let local = session(&dir.join("wh"), None);
     text(
@@ -62,7 +106,7 @@ async fn cow_table(dir: &std::path::Path) -> (SessionContext, std::path::PathBuf
         &format!(
             "CREATE EXTERNAL TABLE t (id INT, name VARCHAR, ts INT, dt VARCHAR) STORED AS HUDI \
              PARTITIONED BY (dt) LOCATION '{}' \
-             OPTIONS ('primaryKey' 'id', 'preCombineField' 'ts', 'type' 'cow')",
+             OPTIONS ('primaryKey' 'id', 'preCombineField' 'ts', 'type' '{kind}'{more})",
             loc.display()
         ),
     )
@@ -87,23 +131,8 @@ async fn a_copy_on_write_table_reads_the_same_on_two_workers() {
     let query = "SELECT dt, count(*) AS n, sum(id) AS ids, count(name) AS names FROM t GROUP BY dt ORDER BY dt";
     let expected = text(&local, query).await;
 
-    let workers = [start_worker().await, start_worker().await];
-    let cluster = session(&tmp.path().join("wh"), Some(&workers));
-    text(
-        &cluster,
-        &format!(
-            "CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '{}'",
-            loc.display()
-        ),
-    )
-    .await;
-    let physical = (cluster.sql(query).await.unwrap())
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let plan = datafusion::physical_plan::displayable(physical.as_ref())
-        .indent(true)
-        .to_string();
+    let cluster = on_two_workers(tmp.path(), &loc).await;
+    let plan = plan_of(&cluster, query).await;
     assert!(
         plan.contains("Network"),
         "the plan has no network boundary:\n{plan}"
@@ -115,6 +144,74 @@ async fn a_copy_on_write_table_reads_the_same_on_two_workers() {
         text(&local, "SELECT id, name FROM t WHERE id > 1 ORDER BY id").await
     );
     assert!(rows.contains("| 5  | e    |"), "{rows}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_on_read_table_merges_its_logs_on_two_workers() {
+    merge_on_read_on_workers("").await;
+}
+
+/// The files leave the partition column out: each slice's value travels with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_on_read_table_without_its_partition_column_in_its_files_merges_on_workers() {
+    merge_on_read_on_workers(", 'hoodie.datasource.write.drop.partition.columns' 'true'").await;
+}
+
+/// A merge-on-read table with logs, created with `more`, reads the same on two workers as in
+/// one process, its merge running on the workers.
+async fn merge_on_read_on_workers(more: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (local, loc) = table_with(tmp.path(), "mor", more).await;
+    // log files (two delta commits: a fifth would compact the table inline): updates, one to
+    // NULL, and a delete
+    text(
+        &local,
+        "UPDATE t SET name = CASE WHEN id = 5 THEN NULL ELSE upper(name) END, ts = ts + 100 \
+         WHERE id IN (1, 4, 5)",
+    )
+    .await;
+    text(&local, "DELETE FROM t WHERE id = 3").await;
+    let query = "SELECT id, name, ts, dt FROM t ORDER BY id";
+    let expected = text(&local, query).await;
+    assert!(expected.contains("| 1  | A    | 110 | x  |"), "{expected}");
+    assert!(expected.contains("| 5  |      | 114 | z  |"), "{expected}");
+    assert!(!expected.contains("| 3 "), "{expected}");
+
+    let cluster = on_two_workers(tmp.path(), &loc).await;
+    let plan = plan_of(&cluster, query).await;
+    assert!(
+        plan.contains("Network") && plan.contains("HudiMergeOnReadExec"),
+        "the merge does not run on workers:\n{plan}"
+    );
+    assert_eq!(text(&cluster, query).await, expected);
+    let counted = "SELECT dt, count(*) AS n, count(name) AS names FROM t GROUP BY dt ORDER BY dt";
+    assert_eq!(text(&cluster, counted).await, text(&local, counted).await);
+}
+
+/// An incremental read of base files runs on the workers; a MERGE (its passes share the
+/// statement's state) runs in the session's process, as without workers. Both give the same
+/// answers as in one process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incremental_read_runs_on_workers_and_a_merge_in_the_sessions_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (local, loc) = table(tmp.path(), "mor").await;
+    let changes =
+        "SELECT id, name FROM hudi_table_changes('t', 'latest_state', '2000-01-01') ORDER BY id";
+    let expected = text(&local, changes).await;
+    assert!(expected.contains("| 5  | e    |"), "{expected}");
+
+    let cluster = on_two_workers(tmp.path(), &loc).await;
+    let plan = plan_of(&cluster, changes).await;
+    assert!(plan.contains("Network"), "{plan}");
+    assert_eq!(text(&cluster, changes).await, expected);
+
+    let merge = "MERGE INTO t USING (SELECT 2 AS id, 'b2' AS name, 20 AS ts, 'y' AS dt) s \
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name, ts = s.ts";
+    let plan = plan_of(&cluster, merge).await;
+    assert!(!plan.contains("Network"), "{plan}");
+    text(&cluster, merge).await;
+    let rows = text(&local, "SELECT id, name, ts FROM t WHERE id = 2").await;
+    assert!(rows.contains("| 2  | b2   | 20 |"), "{rows}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -143,14 +240,7 @@ async fn a_worker_refuses_a_session_of_another_version() {
     .unwrap()
     .build();
     let cluster = SessionContext::new_with_state(state);
-    text(
-        &cluster,
-        &format!(
-            "CREATE EXTERNAL TABLE t STORED AS HUDI LOCATION '{}'",
-            loc.display()
-        ),
-    )
-    .await;
+    register(&cluster, &loc).await;
     let e = (cluster
         .sql("SELECT dt, count(*) FROM t GROUP BY dt")
         .await

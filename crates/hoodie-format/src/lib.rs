@@ -42,6 +42,7 @@ pub mod table_config;
 mod tasks;
 pub mod timeline;
 pub mod upgrade;
+pub mod wire;
 pub mod write;
 
 pub use error::{FormatError, Result};

@@ -81,6 +81,12 @@ pub fn storage_option(key: &str, value: &str) -> Option<(String, String)> {
     }
 }
 
+/// Whether the store of `location` lives in this process only (`memory://`): no other
+/// process, a worker of a cluster, can read it.
+pub fn is_process_local(location: &str) -> bool {
+    scheme(location).is_some_and(|s| s.eq_ignore_ascii_case("memory"))
+}
+
 /// The scheme of `location` (`None` for a plain path).
 pub fn scheme(location: &str) -> Option<&str> {
     let (scheme, _) = location.split_once("://")?;

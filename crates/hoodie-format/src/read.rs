@@ -23,12 +23,12 @@ use crate::storage::TableStorage;
 use crate::timeline::Timeline;
 use crate::HudiTable;
 
+mod wire;
+
 /// What every slice of one merge-on-read scan shares.
 #[derive(Debug)]
 pub struct SliceReader {
     storage: TableStorage,
-    /// Which log blocks are read.
-    admission: Admission,
     /// The columns the merge reads: the query's plus the key, ordering and delete columns.
     working: SchemaRef,
     /// The query's columns, as positions in `working`.
@@ -43,6 +43,8 @@ pub struct SliceReader {
     use_positions: bool,
     /// Where in the output each row's row in its slice's base file goes, if it is wanted.
     base_row: Option<usize>,
+    /// What the reader was built from, for [`SliceReader::to_bytes`].
+    recipe: wire::Recipe,
 }
 
 /// A slice opened by [`SliceReader::open`].
@@ -67,10 +69,24 @@ impl SliceReader {
         projection: Option<&[usize]>,
         dropped: &[String],
     ) -> Result<Self> {
-        let cfg = table.config();
+        let recipe = wire::Recipe {
+            config: table.config().clone(),
+            schema: schema.clone(),
+            admission: Admission::of(timeline, as_of),
+            projection: projection.map(<[usize]>::to_vec),
+            dropped: dropped.to_vec(),
+            base_row: None,
+        };
+        Self::of_recipe(table.storage().clone(), recipe)
+    }
+
+    /// The reader `recipe` describes, reading from `storage`.
+    fn of_recipe(storage: TableStorage, recipe: wire::Recipe) -> Result<Self> {
+        let cfg = &recipe.config;
+        let schema = &recipe.schema;
         let keys = KeySource::for_table(cfg, schema)?;
-        let wanted: Vec<usize> = match projection {
-            Some(p) => p.to_vec(),
+        let wanted: Vec<usize> = match &recipe.projection {
+            Some(p) => p.clone(),
             None => (0..schema.fields().len()).collect(),
         };
         // the merge's own columns: the record key, the ordering field, the delete marker
@@ -98,14 +114,14 @@ impl SliceReader {
             .collect();
         let out_schema = Arc::new(schema.project(&wanted)?);
         let rules = Precedence::new(&working, cfg.merge_mode()?, cfg.ordering_field().as_deref());
-        let dropped = dropped
+        let dropped = recipe
+            .dropped
             .iter()
             .enumerate()
             .filter_map(|(j, d)| working.index_of(d).ok().map(|i| (i, j)))
             .collect();
-        Ok(Self {
-            storage: table.storage().clone(),
-            admission: Admission::of(timeline, as_of),
+        let reader = Self {
+            storage,
             working,
             output,
             out_schema,
@@ -114,7 +130,15 @@ impl SliceReader {
             dropped,
             use_positions: true,
             base_row: None,
-        })
+            recipe: wire::Recipe {
+                base_row: None,
+                ..recipe.clone()
+            },
+        };
+        match recipe.base_row {
+            Some((at, field)) => reader.with_base_rows(at, field),
+            None => Ok(reader),
+        }
     }
 
     /// This reader with each merged row's row in its slice's base file (`field`, a nullable
@@ -127,10 +151,11 @@ impl SliceReader {
                 feature: format!("base rows as column {at} named {}", field.name()),
             });
         }
-        fields.insert(at, field);
+        fields.insert(at, field.clone());
         let metadata = self.out_schema.metadata().clone();
         self.out_schema = Arc::new(Schema::new_with_metadata(fields, metadata));
         self.base_row = Some(at);
+        self.recipe.base_row = Some((at, field));
         Ok(self)
     }
 
@@ -139,6 +164,11 @@ impl SliceReader {
     pub fn with_record_positions(mut self, use_positions: bool) -> Self {
         self.use_positions = use_positions;
         self
+    }
+
+    /// The location of the table the reader reads.
+    pub fn location(&self) -> &str {
+        self.storage.location()
     }
 
     /// The schema of the rows the reader gives.
@@ -161,7 +191,7 @@ impl SliceReader {
         partition_values: Vec<ArrayRef>,
     ) -> Result<OpenedSlice> {
         let gate = self.clone();
-        let admits = move |i: &str| gate.admission.admits(i);
+        let admits = move |i: &str| gate.recipe.admission.admits(i);
         let logs = read_slice_logs(&self.storage, &slice.log_files, &admits, &self.working).await?;
         let base_instant = match (&slice.base_file, self.use_positions) {
             (Some(_), true) => Some(slice.base_instant.as_str()),

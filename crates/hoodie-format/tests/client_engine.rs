@@ -257,9 +257,28 @@ async fn a_split_keyed_write_of_a_merge_on_read_table_logs_each_group_from_its_t
     let timeline = table.timeline().await.unwrap();
     let slices = table.file_slices(&timeline, None).await.unwrap();
     assert!(slices.iter().all(|s| s.log_files.len() == 1), "{slices:?}");
-    let reader = Arc::new(SliceReader::new(&table, &schema, (&timeline, None), None, &[]).unwrap());
+    let reader = SliceReader::new(&table, &schema, (&timeline, None), None, &[]).unwrap();
+    // as a worker in another process gets it: bytes, and the storage opened from its location
+    let bytes = reader.to_bytes().unwrap();
+    let shipped = SliceReader::from_bytes(&bytes, |location| {
+        hoodie_format::location::open_location(location, &[])
+    })
+    .unwrap();
+    assert!(SliceReader::from_bytes(&bytes[..bytes.len() - 1], |_| unreachable!()).is_err());
+    for reader in [reader, shipped] {
+        let got = merged_ids_and_names(Arc::new(reader), &slices).await;
+        let want = [(1, "a2"), (2, "b"), (3, "c2")].map(|(i, n)| (i, n.to_string()));
+        assert_eq!(got, want);
+    }
+}
+
+/// The `(id, name)` of every merged row of `slices`, sorted.
+async fn merged_ids_and_names(
+    reader: std::sync::Arc<hoodie_format::read::SliceReader>,
+    slices: &[hoodie_format::fs_view::FileSlice],
+) -> Vec<(i32, String)> {
     let mut got = Vec::new();
-    for slice in &slices {
+    for slice in slices {
         let mut opened = reader.open(slice, vec![]).await.unwrap();
         while let Some(batch) = futures::StreamExt::next(&mut opened.rows).await {
             let b = batch.unwrap();
@@ -274,6 +293,5 @@ async fn a_split_keyed_write_of_a_merge_on_read_table_logs_each_group_from_its_t
         }
     }
     got.sort();
-    let want = [(1, "a2"), (2, "b"), (3, "c2")].map(|(i, n)| (i, n.to_string()));
-    assert_eq!(got, want);
+    got
 }

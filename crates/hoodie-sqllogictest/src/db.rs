@@ -13,6 +13,9 @@ use crate::spark::SparkDb;
 
 /// The label of hoodie in `skipif` / `onlyif` conditions.
 pub const HOODIE_LABEL: &str = "hoodie";
+/// The label a hoodie run on workers (`--workers`) also answers to: `skipif workers` for
+/// what only holds in one process (a plan's text).
+pub const WORKERS_LABEL: &str = "workers";
 
 /// A sqllogictest connection: runs each record's SQL through a shared [`HoodieContext`].
 #[derive(Clone)]

@@ -50,7 +50,9 @@ column types checked as DataFusion's sqllogictest runner does.
                     which sets nothing: a session that sets it also upgrades the tables a
                     file creates at an older version on purpose);
                     records answer to the label vN too (`skipif v6` for what only holds on
-                    another version)";
+                    another version)
+  --workers LIST    hoodie: run the statements on these hoodie-worker processes
+                    (HOST:PORT,...); records answer to the label `workers` too";
 
 /// What the command line asks for.
 struct Args {
@@ -68,6 +70,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let mut paths = Vec::new();
     let mut jobs = 1;
     let mut table_version = None;
+    let mut workers = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -90,6 +93,10 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                         .ok_or("--table-version needs 6, 8 or 9")?,
                 )
             }
+            "--workers" => {
+                let list = args.next().ok_or("--workers needs HOST:PORT,...")?;
+                workers = hoodie_distributed::parse_workers(&list).map_err(|e| e.to_string())?;
+            }
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             _ => paths.push(PathBuf::from(arg)),
         }
@@ -97,10 +104,15 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let engine = match engine.as_deref() {
         None if datafusion => Engine::DataFusion,
         Some(_) if datafusion => return Err("--datafusion does not take --engine".into()),
-        _ if table_version.is_some() && (datafusion || engine.as_deref() == Some("spark")) => {
-            return Err("--table-version is for the hoodie engine".into())
+        _ if (table_version.is_some() || !workers.is_empty())
+            && (datafusion || engine.as_deref() == Some("spark")) =>
+        {
+            return Err("--table-version and --workers are for the hoodie engine".into())
         }
-        None | Some("hoodie") => Engine::Hoodie { table_version },
+        None | Some("hoodie") => Engine::Hoodie {
+            table_version,
+            workers,
+        },
         Some("spark") => Engine::Spark {
             address: spark.ok_or(format!(
                 "--engine spark needs the server's address: --spark HOST:PORT or ${SPARK_ENV}"

@@ -11,7 +11,7 @@ use sqllogictest::{
     strict_column_validator, Condition, Record, RecordOutput, Runner, StatementExpect,
 };
 
-use crate::db::{EngineDb, HoodieDb, HOODIE_LABEL};
+use crate::db::{EngineDb, HoodieDb, HOODIE_LABEL, WORKERS_LABEL};
 use crate::df_db::{DataFusionDb, DATAFUSION_LABEL};
 use crate::df_normalize;
 use crate::error::{DbError, FileError};
@@ -28,6 +28,9 @@ pub enum Engine {
     Hoodie {
         /// The table version the files' tables are created with (None: hoodie's default).
         table_version: Option<u32>,
+        /// The hoodie-worker processes the sessions run their statements on (none: in this
+        /// process); records can tell such a run by the label `workers`.
+        workers: Vec<url::Url>,
     },
     /// hoodie, in a fresh [`HoodieContext`] per file set up and answering as DataFusion
     /// 55.2.0's own sqllogictest runner, so that DataFusion's `.slt` files run unchanged (see
@@ -47,6 +50,7 @@ impl Default for Engine {
     fn default() -> Self {
         Self::Hoodie {
             table_version: None,
+            workers: Vec::new(),
         }
     }
 }
@@ -65,9 +69,16 @@ impl Engine {
     /// its tables are created with (hoodie's default when the run sets none).
     pub fn labels(&self) -> Vec<String> {
         let mut labels = vec![self.label().to_string()];
-        if let Self::Hoodie { table_version } = self {
+        if let Self::Hoodie {
+            table_version,
+            workers,
+        } = self
+        {
             let v = table_version.unwrap_or(hoodie_format::new_table::DEFAULT_VERSION);
             labels.push(format!("v{v}"));
+            if !workers.is_empty() {
+                labels.push(WORKERS_LABEL.to_string());
+            }
         }
         labels
     }
@@ -80,6 +91,7 @@ impl Engine {
         match self {
             Self::Hoodie {
                 table_version: Some(v),
+                ..
             } if *v != hoodie_format::new_table::DEFAULT_VERSION => vec![(
                 hoodie_format::config::WRITE_TABLE_VERSION.key.to_string(),
                 v.to_string(),
@@ -461,6 +473,13 @@ async fn hoodie_context(
 ) -> Result<Arc<HoodieContext>, FileError> {
     let mut config = HoodieConfig::new(warehouse);
     config.options = engine.session_options();
+    if let Engine::Hoodie { workers, .. } = engine {
+        if !workers.is_empty() {
+            // every scan spreads over the workers, however small its table
+            let extension = hoodie_distributed::workers_extension(workers.clone(), Some(1));
+            config.extension = Some(extension);
+        }
+    }
     let ctx = HoodieContext::new(config)
         .await
         .map_err(|source| FileError::Session {
@@ -548,6 +567,7 @@ mod tests {
         for version in [None, Some(9)] {
             let engine = Engine::Hoodie {
                 table_version: version,
+                workers: Vec::new(),
             };
             assert!(engine.session_options().is_empty());
             let summary = run_paths_with(std::slice::from_ref(&file), &engine, |_| {}).await;
@@ -555,6 +575,7 @@ mod tests {
         }
         let six = Engine::Hoodie {
             table_version: Some(6),
+            workers: Vec::new(),
         };
         assert_eq!(
             six.session_options(),

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::format::DEFAULT_CAST_OPTIONS;
-use datafusion::common::{internal_err, Result};
+use datafusion::common::{internal_err, Result, ScalarValue};
 use datafusion::logical_expr::expr::Alias;
 use datafusion::logical_expr::{
-    Cast, ColumnarValue, Expr, LogicalPlan, Projection, ScalarFunctionArgs, ScalarUDF,
+    lit, Cast, ColumnarValue, Expr, LogicalPlan, Projection, ScalarFunctionArgs, ScalarUDF,
     ScalarUDFImpl, Signature, Volatility,
 };
 
@@ -59,13 +59,13 @@ pub(crate) fn named(expr: Expr, column: &str, table: &str) -> Result<Expr> {
                 }
                 value = inner.expr.clone();
             }
-            let udf = StoreCast {
-                to: field.data_type().clone(),
-                column: column.to_string(),
-                table: table.to_string(),
-                signature: Signature::any(1, Volatility::Immutable),
-            };
-            ScalarUDF::from(udf).call(vec![*value])
+            let target = Expr::Literal(ScalarValue::try_from(field.data_type())?, None);
+            ScalarUDF::from(StoreCast::default()).call(vec![
+                *value,
+                target,
+                lit(column),
+                lit(table),
+            ])
         }
         Expr::ScalarSubquery(mut query) => {
             let plan = Arc::unwrap_or_clone(query.subquery);
@@ -105,14 +105,21 @@ fn name_value(plan: LogicalPlan, column: &str, table: &str) -> Result<LogicalPla
     )?))
 }
 
-/// `hoodie_store_cast(v)`: `v` cast to `to` as DataFusion's `CAST` does, failing with the
-/// column the value was written into.
+/// `hoodie_store_cast(v, target, column, table)`: `v` cast to the type of `target` (a NULL of
+/// that type) as DataFusion's `CAST` does, failing with the column (`column` of `table`) the
+/// value was written into. Its settings are its arguments, so that a worker of a cluster runs
+/// it by its name.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct StoreCast {
-    to: DataType,
-    column: String,
-    table: String,
+pub(crate) struct StoreCast {
     signature: Signature,
+}
+
+impl Default for StoreCast {
+    fn default() -> Self {
+        Self {
+            signature: Signature::any(4, Volatility::Immutable),
+        }
+    }
 }
 
 impl ScalarUDFImpl for StoreCast {
@@ -122,21 +129,29 @@ impl ScalarUDFImpl for StoreCast {
     fn signature(&self) -> &Signature {
         &self.signature
     }
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(self.to.clone())
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match arg_types {
+            [_, to, _, _] => Ok(to.clone()),
+            _ => internal_err!("hoodie_store_cast takes four arguments"),
+        }
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let [value] = args.args.as_slice() else {
-            return internal_err!("hoodie_store_cast takes one argument");
+        let [value, target, column, table] = args.args.as_slice() else {
+            return internal_err!("hoodie_store_cast takes four arguments");
+        };
+        let to = target.data_type();
+        let text = |v: &ColumnarValue| match v {
+            ColumnarValue::Scalar(ScalarValue::Utf8(Some(s))) => s.clone(),
+            _ => "?".to_string(),
         };
         value
-            .cast_to(&self.to, Some(&DEFAULT_CAST_OPTIONS))
+            .cast_to(&to, Some(&DEFAULT_CAST_OPTIONS))
             .map_err(|e| {
                 HoodieError::ValueDoesNotFit(Box::new(ValueDoesNotFit {
                     value: "a value".into(),
-                    column: self.column.clone(),
-                    table: self.table.clone(),
-                    to: self.to.to_string(),
+                    column: text(column),
+                    table: text(table),
+                    to: to.to_string(),
                     detail: crate::error::df_message(&e),
                 }))
                 .into_datafusion()

@@ -11,7 +11,7 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
 use datafusion::arrow::compute as arrow_cast;
 use datafusion::arrow::datatypes::{DataType, Fields};
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{internal_err, DFSchema, Result};
+use datafusion::common::{internal_err, DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::{
     cast, Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs, ScalarUDF,
     ScalarUDFImpl, Signature, Volatility,
@@ -61,11 +61,8 @@ fn positional(value: Expr, from: &DataType, to: &DataType) -> Option<Expr> {
     if f.len() != t.len() || same_names(f, t) {
         return None;
     }
-    let udf = ByPosition {
-        to: to.clone(),
-        signature: Signature::any(1, Volatility::Immutable),
-    };
-    Some(ScalarUDF::from(udf).call(vec![value]))
+    let target = Expr::Literal(ScalarValue::try_from(to).ok()?, None);
+    Some(ScalarUDF::from(ByPosition::default()).call(vec![value, target]))
 }
 
 fn same_names(a: &Fields, b: &Fields) -> bool {
@@ -74,14 +71,22 @@ fn same_names(a: &Fields, b: &Fields) -> bool {
         .all(|(x, y)| x.name().eq_ignore_ascii_case(y.name()))
 }
 
-/// `hoodie_struct_by_position(v)`: the struct `v` as `to`, field by field in order. Built on
-/// the arrays rather than as `CASE WHEN v IS NULL ... ELSE named_struct(...)` because the
-/// struct's own validity has to carry over as it is: a NULL struct stays NULL, a struct of
-/// NULL fields stays a struct.
+/// `hoodie_struct_by_position(v, target)`: the struct `v` as the type of `target` (a NULL of
+/// it), field by field in order. Built on the arrays rather than as `CASE WHEN v IS NULL ...
+/// ELSE named_struct(...)` because the struct's own validity has to carry over as it is: a
+/// NULL struct stays NULL, a struct of NULL fields stays a struct. Its type is an argument,
+/// so that a worker of a cluster runs it by its name.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct ByPosition {
-    to: DataType,
+pub(crate) struct ByPosition {
     signature: Signature,
+}
+
+impl Default for ByPosition {
+    fn default() -> Self {
+        Self {
+            signature: Signature::any(2, Volatility::Immutable),
+        }
+    }
 }
 
 impl ScalarUDFImpl for ByPosition {
@@ -91,16 +96,22 @@ impl ScalarUDFImpl for ByPosition {
     fn signature(&self) -> &Signature {
         &self.signature
     }
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(self.to.clone())
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match arg_types {
+            [_, to] => Ok(to.clone()),
+            _ => internal_err!("hoodie_struct_by_position takes two arguments"),
+        }
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let [value] = args.args.as_slice() else {
-            return internal_err!("hoodie_struct_by_position takes one argument");
+        let [value, target] = args.args.as_slice() else {
+            return internal_err!("hoodie_struct_by_position takes two arguments");
         };
         let rows = args.number_rows;
         let array = value.to_array(rows)?;
-        Ok(ColumnarValue::Array(array_by_position(&array, &self.to)?))
+        Ok(ColumnarValue::Array(array_by_position(
+            &array,
+            &target.data_type(),
+        )?))
     }
 }
 

@@ -5,7 +5,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
+use datafusion::arrow::compute::concat;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result as DFResult};
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
@@ -20,6 +21,8 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use hoodie_format::fs_view::FileSlice;
 use hoodie_format::read::SliceReader;
+use hoodie_format::storage::TableStorage;
+use hoodie_format::wire::{Chunks, Frames};
 
 use crate::error::df_err;
 
@@ -48,24 +51,132 @@ impl MergeOnReadExec {
         for (i, j) in jobs.into_iter().enumerate() {
             groups[i % n].push(j);
         }
+        Self::of_groups(Arc::new(reader), groups)
+    }
+
+    /// The node reading `groups[p]` in partition `p`.
+    fn of_groups(reader: Arc<SliceReader>, groups: Vec<Vec<SliceJob>>) -> Self {
         let cache = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(reader.output_schema().clone()),
-            Partitioning::UnknownPartitioning(n),
+            Partitioning::UnknownPartitioning(groups.len().max(1)),
             EmissionType::Incremental,
             Boundedness::Bounded,
         ));
         Self {
-            reader: Arc::new(reader),
+            reader,
             groups,
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
         }
     }
+
+    /// The location of the table the node reads.
+    pub fn location(&self) -> &str {
+        self.reader.location()
+    }
+
+    /// The number of slices the node reads.
+    pub fn slice_count(&self) -> usize {
+        self.groups.iter().map(Vec::len).sum()
+    }
+
+    /// The bytes of the base files the node reads, a log-only slice counting one: how much a
+    /// scan has to share among workers.
+    pub fn base_bytes(&self) -> u64 {
+        let size = |j: &SliceJob| j.slice.base_file.as_ref().map_or(1, |b| b.size.max(1));
+        self.groups.iter().flatten().map(size).sum()
+    }
+
+    /// The node split into `tasks` nodes of as many partitions as it has, which together read
+    /// each of its slices once (for workers that each run one of them).
+    pub fn split(&self, tasks: usize) -> Vec<MergeOnReadExec> {
+        let (tasks, partitions) = (tasks.max(1), self.groups.len().max(1));
+        let mut split = vec![vec![Vec::new(); partitions]; tasks];
+        let jobs = self.groups.iter().flatten().cloned();
+        for (i, job) in jobs.enumerate() {
+            let slot = i % (tasks * partitions);
+            split[slot % tasks][slot / tasks].push(job);
+        }
+        let reader = &self.reader;
+        (split.into_iter())
+            .map(|groups| Self::of_groups(reader.clone(), groups))
+            .collect()
+    }
+
+    /// The node as bytes, for a worker in another process ([`MergeOnReadExec::from_bytes`]):
+    /// its reader, the slices of each partition and, when the files leave partition columns
+    /// out, their values.
+    pub fn to_bytes(&self) -> DFResult<Vec<u8>> {
+        let mut frames = Frames::new(WHAT);
+        frames.bytes(&self.reader.to_bytes().map_err(df_err)?);
+        let slices: Vec<Vec<&FileSlice>> = self
+            .groups
+            .iter()
+            .map(|g| g.iter().map(|j| &j.slice).collect())
+            .collect();
+        frames.json(&slices).map_err(df_err)?;
+        if self.reader.needs_partition_values() {
+            for group in self.groups.iter().filter(|g| !g.is_empty()) {
+                frames.batch(&values_batch(group)?).map_err(df_err)?;
+            }
+        }
+        Ok(frames.into_bytes())
+    }
+
+    /// The node of [`MergeOnReadExec::to_bytes`], reading the table's files from the storage
+    /// `open` gives for its location.
+    pub fn from_bytes(
+        bytes: &[u8],
+        open: impl FnOnce(&str) -> hoodie_format::Result<TableStorage>,
+    ) -> DFResult<Self> {
+        let mut chunks = Chunks::new(WHAT, bytes);
+        let reader =
+            SliceReader::from_bytes(chunks.bytes().map_err(df_err)?, open).map_err(df_err)?;
+        let slices: Vec<Vec<FileSlice>> = chunks.json().map_err(df_err)?;
+        let mut groups = Vec::with_capacity(slices.len());
+        for group in slices {
+            let values = match reader.needs_partition_values() && !group.is_empty() {
+                true => Some(chunks.batch().map_err(df_err)?),
+                false => None,
+            };
+            if values.as_ref().is_some_and(|v| v.num_rows() != group.len()) {
+                return Err(df_err(chunks.corrupt("partition values of other slices")));
+            }
+            let jobs = group.into_iter().enumerate().map(|(i, slice)| SliceJob {
+                slice,
+                partition_values: values
+                    .iter()
+                    .flat_map(|v| v.columns().iter().map(move |c| c.slice(i, 1)))
+                    .collect(),
+            });
+            groups.push(jobs.collect());
+        }
+        Ok(Self::of_groups(Arc::new(reader), groups))
+    }
+}
+
+/// What the errors call the node's bytes.
+const WHAT: &str = "merge-on-read scan";
+
+/// The partition values of `jobs`, a row each, a column per value.
+fn values_batch(jobs: &[SliceJob]) -> DFResult<RecordBatch> {
+    let width = jobs.first().map_or(0, |j| j.partition_values.len());
+    let mut columns = Vec::with_capacity(width);
+    for c in 0..width {
+        let values: Vec<&dyn Array> = jobs
+            .iter()
+            .map(|j| j.partition_values.get(c).map(|v| v.as_ref()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                DataFusionError::Internal("slices with unequal partition values".into())
+            })?;
+        columns.push((c.to_string(), concat(&values)?));
+    }
+    Ok(RecordBatch::try_from_iter(columns)?)
 }
 impl DisplayAs for MergeOnReadExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let slices: usize = self.groups.iter().map(Vec::len).sum();
-        write!(f, "HudiMergeOnReadExec: file_slices={slices}")
+        write!(f, "HudiMergeOnReadExec: file_slices={}", self.slice_count())
     }
 }
 

@@ -29,7 +29,8 @@ use super::opened::Opened;
 pub struct SnapshotExec {
     input: Arc<dyn ExecutionPlan>,
     location: String,
-    timeline: Timeline,
+    /// `None` in a plan a worker decoded: the write that reads it runs where it was planned.
+    timeline: Option<Timeline>,
 }
 
 impl SnapshotExec {
@@ -38,7 +39,18 @@ impl SnapshotExec {
         Self {
             input,
             location,
-            timeline,
+            timeline: Some(timeline),
+        }
+    }
+
+    /// The mark of a scan of the table at `location` as a worker of a cluster decodes it: the
+    /// same node (a plan's metrics are matched node by node), without the timeline, which
+    /// only the statement's own process reads.
+    pub fn shipped(input: Arc<dyn ExecutionPlan>, location: String) -> Self {
+        Self {
+            input,
+            location,
+            timeline: None,
         }
     }
 
@@ -84,7 +96,7 @@ impl PlanRead {
 /// The timeline the first scan of the table at `location` in `plan` listed.
 fn listed_of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Option<Timeline> {
     match plan.downcast_ref::<SnapshotExec>() {
-        Some(s) if s.location == location => Some(s.timeline.clone()),
+        Some(s) if s.location == location && s.timeline.is_some() => s.timeline.clone(),
         _ => plan
             .children()
             .into_iter()
@@ -98,7 +110,8 @@ fn read_of(plan: &Arc<dyn ExecutionPlan>, location: &str) -> Option<ReadSnapshot
     let mine = plan
         .downcast_ref::<SnapshotExec>()
         .filter(|s| s.location == location)
-        .map(|s| ReadSnapshot::of(&s.timeline));
+        .and_then(|s| s.timeline.as_ref())
+        .map(ReadSnapshot::of);
     plan.children()
         .into_iter()
         .filter_map(|c| read_of(c, location))

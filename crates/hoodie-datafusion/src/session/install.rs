@@ -56,6 +56,8 @@ impl HoodieOptions {
 
     /// Starts every session with `key = value` set (as a `SET` would): a `hoodie.*` key, or an
     /// object-store option (`aws_region`, `fs.s3a.endpoint`, ...) for the tables it opens.
+    /// `datafusion.*` and `distributed.*` keys are left to the session's own config (set on
+    /// its `SessionConfig`; [`crate::HoodieContext`] sets those of its options).
     pub fn with_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.push((key.into(), value.into()));
         self
@@ -114,6 +116,10 @@ impl SessionStateBuilderExt for SessionStateBuilder {
     fn with_hoodie(mut self, options: HoodieOptions) -> SessionStateBuilder {
         let mut hoodie = HoodieSessionConfig::default();
         for (k, v) in &options.options {
+            // DataFusion's own keys are the session config's (HoodieContext sets them)
+            if k.starts_with("datafusion.") || k.starts_with("distributed.") {
+                continue;
+            }
             if !hoodie.set_storage(k, v) {
                 hoodie.insert(k, v);
             }

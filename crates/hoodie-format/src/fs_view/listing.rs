@@ -20,8 +20,10 @@ pub struct BaseFile {
     pub size: u64,
 }
 
-/// The files of one file group as of one base instant.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The files of one file group as of one base instant. As JSON (a task or a scan sent to
+/// another process), its base file is its path and size, the name parsed again when read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "SliceJson", try_from = "SliceJson")]
 pub struct FileSlice {
     /// Partition path (`""` for non-partitioned tables).
     pub partition_path: String,
@@ -36,6 +38,56 @@ pub struct FileSlice {
     /// The slice's `.cdc` logs (relative paths), which no snapshot reads: a new log file's
     /// version counts them, as Java's slices do.
     pub cdc_logs: Vec<String>,
+}
+
+/// A file slice as JSON.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SliceJson {
+    partition_path: String,
+    file_id: String,
+    base_instant: String,
+    base_file: Option<(String, u64)>,
+    log_files: Vec<String>,
+    cdc_logs: Vec<String>,
+}
+
+impl From<FileSlice> for SliceJson {
+    fn from(s: FileSlice) -> Self {
+        Self {
+            partition_path: s.partition_path,
+            file_id: s.file_id,
+            base_instant: s.base_instant,
+            base_file: s.base_file.map(|b| (b.rel_path, b.size)),
+            log_files: s.log_files,
+            cdc_logs: s.cdc_logs,
+        }
+    }
+}
+
+impl TryFrom<SliceJson> for FileSlice {
+    type Error = FormatError;
+
+    fn try_from(s: SliceJson) -> std::result::Result<Self, FormatError> {
+        let base_file = match s.base_file {
+            Some((rel_path, size)) => {
+                let name = rel_path.rsplit('/').next().unwrap_or(&rel_path);
+                Some(BaseFile {
+                    name: BaseFileName::parse(name)?,
+                    rel_path,
+                    size,
+                })
+            }
+            None => None,
+        };
+        Ok(FileSlice {
+            base_file,
+            partition_path: s.partition_path,
+            file_id: s.file_id,
+            base_instant: s.base_instant,
+            log_files: s.log_files,
+            cdc_logs: s.cdc_logs,
+        })
+    }
 }
 
 /// (partition path, file id)

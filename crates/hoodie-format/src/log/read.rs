@@ -16,7 +16,7 @@ use crate::storage::TableStorage;
 /// Which instants' log blocks a reader admits: completed instants (any action: a rollback's
 /// command blocks count too), and those older than the active timeline (archived, so
 /// completed), up to an as-of instant.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Admission {
     completed: HashSet<String>,
     archived_before: Option<String>,

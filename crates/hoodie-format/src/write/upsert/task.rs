@@ -7,17 +7,13 @@
 //! [`FileGroupTask::to_bytes`] / [`FileGroupTask::from_bytes`] carry one to a writer in another
 //! process: a JSON header, then the rows as Arrow IPC.
 
-use std::io::Cursor;
-
-use arrow::ipc::reader::StreamReader;
-use arrow::ipc::writer::StreamWriter;
 use serde::{Deserialize, Serialize};
 
 use super::append::{append_file_group, AppendContext, AppendJob};
 use super::rewrite::rewrite_file_group;
 use super::stored_state::StoredState;
 use super::*;
-use crate::fs_view::BaseFile;
+use crate::wire::{Chunks, Frames};
 use crate::write::insert::{write_new_file_groups, NewGroup};
 use crate::write::status::{FileGroupWriter, RowCounts};
 
@@ -66,34 +62,21 @@ impl FileGroupTask {
     /// The task as bytes, for a writer in another process.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let (header, batches) = self.parts()?;
-        let header = serde_json::to_vec(&header).map_err(|e| corrupt(e.to_string()))?;
-        let mut out = Vec::new();
-        out.extend_from_slice(&(header.len() as u64).to_le_bytes());
-        out.extend_from_slice(&header);
-        for batch in batches {
-            let mut ipc = Vec::new();
-            let mut writer = StreamWriter::try_new(&mut ipc, &batch.schema())?;
-            writer.write(&batch)?;
-            writer.finish()?;
-            drop(writer);
-            out.extend_from_slice(&(ipc.len() as u64).to_le_bytes());
-            out.extend_from_slice(&ipc);
+        let mut frames = Frames::new(WHAT);
+        frames.json(&header)?;
+        for batch in &batches {
+            frames.batch(batch)?;
         }
-        Ok(out)
+        Ok(frames.into_bytes())
     }
 
     /// A task from [`FileGroupTask::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut chunks = Chunks { bytes, at: 0 };
-        let header: Header =
-            serde_json::from_slice(chunks.next()?).map_err(|e| corrupt(e.to_string()))?;
+        let mut chunks = Chunks::new(WHAT, bytes);
+        let header: Header = chunks.json()?;
         let mut batches = Vec::new();
-        while chunks.at < bytes.len() {
-            let mut reader = StreamReader::try_new(Cursor::new(chunks.next()?), None)?;
-            match reader.next() {
-                Some(batch) => batches.push(batch?),
-                None => return Err(corrupt("an empty batch".into())),
-            }
+        while !chunks.is_done() {
+            batches.push(chunks.batch()?);
         }
         header.into_task(batches)
     }
@@ -252,37 +235,11 @@ pub(super) fn append_context(
     AppendContext::new(table, schema, spec, instant, admission)
 }
 
+/// What a task's frames are called in the errors.
+const WHAT: &str = "file group task";
+
 fn corrupt(reason: String) -> FormatError {
-    FormatError::Corrupt {
-        path: "file group task".into(),
-        reason,
-    }
-}
-
-/// Length-prefixed chunks of a task's bytes.
-struct Chunks<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Chunks<'a> {
-    fn next(&mut self) -> Result<&'a [u8]> {
-        let truncated = || corrupt("truncated".into());
-        let len_end = self.at.checked_add(8).ok_or_else(truncated)?;
-        let len: [u8; 8] = self
-            .bytes
-            .get(self.at..len_end)
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(truncated)?;
-        // a length past the end (or past usize) is a truncated or damaged task, not a panic
-        let end = usize::try_from(u64::from_le_bytes(len))
-            .ok()
-            .and_then(|len| len_end.checked_add(len))
-            .ok_or_else(truncated)?;
-        let chunk = self.bytes.get(len_end..end).ok_or_else(truncated)?;
-        self.at = end;
-        Ok(chunk)
-    }
+    crate::wire::corrupt(WHAT, reason)
 }
 
 /// What a task writes, without its rows.
@@ -301,23 +258,12 @@ enum Kind {
     },
 }
 
-/// A file slice as a task carries it.
-#[derive(Serialize, Deserialize)]
-struct SliceHeader {
-    partition_path: String,
-    file_id: String,
-    base_instant: String,
-    base_file: Option<(String, u64)>,
-    log_files: Vec<String>,
-    cdc_logs: Vec<String>,
-}
-
 /// A task's header: everything but its rows.
 #[derive(Serialize, Deserialize)]
 struct Header {
     task: usize,
     kind: Kind,
-    slice: Option<SliceHeader>,
+    slice: Option<FileSlice>,
     bucket: [Vec<u32>; 4],
 }
 
@@ -326,14 +272,7 @@ impl Header {
         Self {
             task,
             kind,
-            slice: slice.map(|s| SliceHeader {
-                partition_path: s.partition_path.clone(),
-                file_id: s.file_id.clone(),
-                base_instant: s.base_instant.clone(),
-                base_file: s.base_file.as_ref().map(|b| (b.rel_path.clone(), b.size)),
-                log_files: s.log_files.clone(),
-                cdc_logs: s.cdc_logs.clone(),
-            }),
+            slice: slice.cloned(),
             bucket: [
                 bucket.updates.clone(),
                 bucket.inserts.clone(),
@@ -352,7 +291,7 @@ impl Header {
             deletes,
             moves,
         };
-        let slice = self.slice.map(SliceHeader::into_slice).transpose()?;
+        let slice = self.slice;
         let keys_of = |b: &RecordBatch| -> Result<StringArray> {
             Ok(b.column(0)
                 .as_string_opt::<i32>()
@@ -404,31 +343,6 @@ impl Header {
         Ok(FileGroupTask {
             task: self.task,
             work,
-        })
-    }
-}
-
-impl SliceHeader {
-    /// The file slice this header describes (its base file's name parsed again).
-    fn into_slice(self) -> Result<FileSlice> {
-        let base_file = match self.base_file {
-            Some((rel_path, size)) => {
-                let name = rel_path.rsplit('/').next().unwrap_or(&rel_path);
-                Some(BaseFile {
-                    name: crate::file_name::BaseFileName::parse(name)?,
-                    rel_path,
-                    size,
-                })
-            }
-            None => None,
-        };
-        Ok(FileSlice {
-            base_file,
-            partition_path: self.partition_path,
-            file_id: self.file_id,
-            base_instant: self.base_instant,
-            log_files: self.log_files,
-            cdc_logs: self.cdc_logs,
         })
     }
 }

@@ -1,0 +1,106 @@
+//! The planner of a session with workers: datafusion-distributed's, unless the plan holds what
+//! no worker can run: a hoodie node without a codec yet (a CDC or incremental read, a MERGE's
+//! passes), a scan of base-file row numbers (DataFusion's plan encoding drops a scan's
+//! virtual columns), or a table in this process's memory (`memory://`). The distributed
+//! planner asks every node how many tasks it wants ([`crate::split::desired_tasks`]); such a
+//! node answers [`StaysLocal`], which ends that planning, and the statement is planned again
+//! to run in the session's process, as without workers.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::physical_plan::FileScanConfig;
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::context::QueryPlanner;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
+use hoodie_datafusion::{is_hoodie_node, is_process_bound_function, MergeOnReadExec};
+use hoodie_format::location::is_process_local;
+use hoodie_format::storage::location_of_store_url;
+
+use crate::HoodieCodec;
+
+/// Plans with `distributed`, or with `local` where a worker could not run the plan.
+#[derive(Debug)]
+pub(crate) struct WorkersWherePossible {
+    pub distributed: Arc<dyn QueryPlanner + Send + Sync>,
+    /// The session's planner before it was distributed (`None`: DataFusion's default).
+    pub local: Option<Arc<dyn QueryPlanner + Send + Sync>>,
+}
+
+/// The answer of a node no worker can run, which ends the distributed planning.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} runs in the session's process")]
+pub(crate) struct StaysLocal(pub String);
+
+#[async_trait]
+impl QueryPlanner for WorkersWherePossible {
+    async fn create_physical_plan(
+        &self,
+        logical: &LogicalPlan,
+        state: &dyn Session,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match self.distributed.create_physical_plan(logical, state).await {
+            Err(e) if stays_local(&e) => match &self.local {
+                Some(local) => local.create_physical_plan(logical, state).await,
+                None => {
+                    DefaultPhysicalPlanner::default()
+                        .create_physical_plan(logical, state)
+                        .await
+                }
+            },
+            planned => planned,
+        }
+    }
+}
+
+/// Whether `e` is a node's [`StaysLocal`].
+fn stays_local(e: &DataFusionError) -> bool {
+    match e {
+        DataFusionError::External(e) => e.downcast_ref::<StaysLocal>().is_some(),
+        DataFusionError::Context(_, e) => stays_local(e),
+        DataFusionError::Shared(e) => stays_local(e),
+        _ => false,
+    }
+}
+
+/// Whether a worker can run `node` (its children aside).
+pub(crate) fn node_ships(node: &dyn ExecutionPlan) -> bool {
+    if calls_process_bound_function(node) {
+        return false;
+    }
+    if let Some(merge) = node.downcast_ref::<MergeOnReadExec>() {
+        return !is_process_local(merge.location());
+    }
+    if let Some(scan) = node.downcast_ref::<DataSourceExec>() {
+        let Some(files) = scan.data_source().downcast_ref::<FileScanConfig>() else {
+            return true;
+        };
+        let local = location_of_store_url(files.object_store_url.as_ref())
+            .is_some_and(|l| is_process_local(&l));
+        let virtual_columns = files.file_source().table_schema().virtual_columns();
+        return !local && virtual_columns.is_empty();
+    }
+    !is_hoodie_node(node) || HoodieCodec::ships(node)
+}
+
+/// Whether an expression of `node` calls a hoodie function bound to this process.
+fn calls_process_bound_function(node: &dyn ExecutionPlan) -> bool {
+    let mut bound = false;
+    let _ = node.apply_expressions(&mut |expr| {
+        expr.apply(|e| {
+            let function = e.downcast_ref::<ScalarFunctionExpr>();
+            bound |= function.is_some_and(|f| is_process_bound_function(f.name()));
+            Ok(match bound {
+                true => TreeNodeRecursion::Stop,
+                false => TreeNodeRecursion::Continue,
+            })
+        })
+    });
+    bound
+}
