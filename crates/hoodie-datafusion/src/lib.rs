@@ -43,6 +43,7 @@ pub use nodes::{is_hoodie_node, is_process_bound_function, shipped_functions};
 pub use options::session::{HoodieSessionConfig, SparkSessionConfig};
 pub use options::write::SessionOptions;
 pub use provider::HudiTableProvider;
+pub use scan::cdc::CdcExec;
 pub use scan::merge_on_read::MergeOnReadExec;
 pub use scan::read_kind::ReadKind;
 pub use scan::snapshot::SnapshotExec;

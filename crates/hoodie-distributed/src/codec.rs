@@ -6,7 +6,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
-use hoodie_datafusion::{MergeOnReadExec, SnapshotExec};
+use hoodie_datafusion::{CdcExec, MergeOnReadExec, SnapshotExec};
 
 use crate::HoodieStores;
 
@@ -16,6 +16,8 @@ const FORMAT: u8 = 2;
 const SNAPSHOT: u8 = b'S';
 /// [`MergeOnReadExec`]: merge-on-read slices with log files.
 const MERGE_ON_READ: u8 = b'M';
+/// [`CdcExec`]: the change rows of a CDC read.
+const CDC: u8 = b'C';
 
 /// Encodes and decodes hoodie's plan nodes for datafusion-distributed; a decoded scan reads
 /// its table through the codec's stores.
@@ -35,6 +37,7 @@ impl HoodieCodec {
     pub fn ships(node: &dyn ExecutionPlan) -> bool {
         node.downcast_ref::<SnapshotExec>().is_some()
             || node.downcast_ref::<MergeOnReadExec>().is_some()
+            || node.downcast_ref::<CdcExec>().is_some()
     }
 }
 
@@ -64,6 +67,10 @@ impl PhysicalExtensionCodec for HoodieCodec {
                 let open = |location: &str| self.stores.storage(location);
                 Ok(Arc::new(MergeOnReadExec::from_bytes(node, open)?))
             }
+            ([FORMAT, CDC, node @ ..], []) => {
+                let open = |location: &str| self.stores.storage(location);
+                Ok(Arc::new(CdcExec::from_bytes(node, open)?))
+            }
             ([FORMAT, kind, ..], _) => Err(DataFusionError::Internal(format!(
                 "a hoodie plan node of kind {kind} with {} inputs",
                 inputs.len()
@@ -91,6 +98,11 @@ impl PhysicalExtensionCodec for HoodieCodec {
         if let Some(merge) = node.downcast_ref::<MergeOnReadExec>() {
             buf.extend_from_slice(&[FORMAT, MERGE_ON_READ]);
             buf.extend_from_slice(&merge.to_bytes()?);
+            return Ok(());
+        }
+        if let Some(cdc) = node.downcast_ref::<CdcExec>() {
+            buf.extend_from_slice(&[FORMAT, CDC]);
+            buf.extend_from_slice(&cdc.to_bytes()?);
             return Ok(());
         }
         Err(DataFusionError::NotImplemented(format!(

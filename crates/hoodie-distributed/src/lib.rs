@@ -8,6 +8,7 @@
 //! the tables' stores itself ([`HoodieStores`]).
 
 mod codec;
+mod committed;
 mod planner;
 mod split;
 mod stores;
@@ -16,6 +17,6 @@ mod workers;
 pub use codec::HoodieCodec;
 pub use stores::HoodieStores;
 pub use workers::{
-    parse_workers, with_workers, worker, workers_extension, WorkerListError, WorkerUrls,
-    PLAN_VERSION, VERSION_HEADER,
+    parse_workers, with_workers, worker, worker_with, workers_extension, WorkerListError,
+    WorkerUrls, PLAN_VERSION, VERSION_HEADER,
 };

@@ -10,19 +10,24 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::catalog::Session;
+use datafusion::common::display::{PlanType, StringifiedPlan};
+use datafusion::common::format::ExplainFormat;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::physical_plan::FileScanConfig;
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::context::QueryPlanner;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::logical_expr::{Explain, LogicalPlan};
 use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_plan::explain::ExplainExec;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
-use hoodie_datafusion::{is_hoodie_node, is_process_bound_function, MergeOnReadExec};
+use hoodie_datafusion::{is_hoodie_node, is_process_bound_function, CdcExec, MergeOnReadExec};
 use hoodie_format::location::is_process_local;
 use hoodie_format::storage::location_of_store_url;
 
+use crate::committed::CommittedExec;
 use crate::HoodieCodec;
 
 /// Plans with `distributed`, or with `local` where a worker could not run the plan.
@@ -45,7 +50,34 @@ impl QueryPlanner for WorkersWherePossible {
         logical: &LogicalPlan,
         state: &dyn Session,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        match logical {
+            // an EXPLAIN shows the plan that would run: its stages on the workers, or the
+            // plan of one process (verbose and other formats: DataFusion's own EXPLAIN)
+            LogicalPlan::Explain(explain)
+                if !explain.verbose && explain.explain_format == ExplainFormat::Indent =>
+            {
+                let plan = self.plan(&explain.plan, state).await?;
+                // the stages, below the node that ends a write at its commit
+                let shown = match plan.downcast_ref::<CommittedExec>() {
+                    Some(_) => plan.children()[0].clone(),
+                    None => plan,
+                };
+                Ok(explained(explain, shown.as_ref()))
+            }
+            _ => self.plan(logical, state).await,
+        }
+    }
+}
+
+impl WorkersWherePossible {
+    /// The plan of `logical`: distributed, or in one process where a worker cannot run it.
+    async fn plan(
+        &self,
+        logical: &LogicalPlan,
+        state: &dyn Session,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         match self.distributed.create_physical_plan(logical, state).await {
+            Ok(plan) if writes_on_workers(&plan) => Ok(Arc::new(CommittedExec::new(plan))),
             Err(e) if stays_local(&e) => match &self.local {
                 Some(local) => local.create_physical_plan(logical, state).await,
                 None => {
@@ -57,6 +89,25 @@ impl QueryPlanner for WorkersWherePossible {
             planned => planned,
         }
     }
+}
+
+/// The EXPLAIN of `explain` planned as `plan`: its logical plan, then `plan` with its stages.
+fn explained(explain: &Explain, plan: &dyn ExecutionPlan) -> Arc<dyn ExecutionPlan> {
+    let mut plans: Vec<StringifiedPlan> = (explain.stringified_plans.iter())
+        .filter(|p| p.should_display(false))
+        .cloned()
+        .collect();
+    let physical = datafusion_distributed::display_plan_ascii(plan, false);
+    plans.push(StringifiedPlan::new(PlanType::FinalPhysicalPlan, physical));
+    let schema = Arc::new(explain.schema.as_arrow().clone());
+    Arc::new(ExplainExec::new(schema, plans, false))
+}
+
+/// Whether `plan` is distributed with a write's sink at its head.
+fn writes_on_workers(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    plan.downcast_ref::<datafusion_distributed::DistributedExec>()
+        .and_then(|d| d.children().first().cloned())
+        .is_some_and(|head| head.downcast_ref::<DataSinkExec>().is_some())
 }
 
 /// Whether `e` is a node's [`StaysLocal`].
@@ -76,6 +127,9 @@ pub(crate) fn node_ships(node: &dyn ExecutionPlan) -> bool {
     }
     if let Some(merge) = node.downcast_ref::<MergeOnReadExec>() {
         return !is_process_local(merge.location());
+    }
+    if let Some(cdc) = node.downcast_ref::<CdcExec>() {
+        return !is_process_local(cdc.location());
     }
     if let Some(scan) = node.downcast_ref::<DataSourceExec>() {
         let Some(files) = scan.data_source().downcast_ref::<FileScanConfig>() else {

@@ -54,31 +54,50 @@ pub fn with_workers(
 /// A worker that decodes hoodie's plan nodes and opens tables' stores with `options`; it
 /// refuses tasks from a session of another hoodie version.
 pub fn worker(options: Vec<(String, String)>) -> Result<Worker> {
+    worker_with(options, |builder| builder)
+}
+
+/// [`worker`], each of its task sessions changed by `extend` first (a test's in-memory
+/// channels between workers, for one).
+pub fn worker_with(
+    options: Vec<(String, String)>,
+    extend: impl Fn(SessionStateBuilder) -> SessionStateBuilder + Send + Sync + 'static,
+) -> Result<Worker> {
     let stores = Arc::new(HoodieStores::new(options));
     let runtime = RuntimeEnvBuilder::new()
         .with_object_store_registry(stores.clone())
         .build_arc()?;
     let codec = HoodieCodec::new(stores);
-    Ok(Worker::from_session_builder(move |ctx: WorkerQueryContext| {
-        let codec = codec.clone();
+    let extend = Arc::new(extend);
+    let session = move |ctx: WorkerQueryContext| {
+        let (codec, extend) = (codec.clone(), extend.clone());
         async move {
-        let theirs = ctx.headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
-        if theirs != Some(PLAN_VERSION) {
-            return Err(DataFusionError::Plan(format!(
-                "this worker runs {PLAN_VERSION}, the session {}: run workers of the session's hoodie version",
-                theirs.unwrap_or("an unknown version")
-            )));
+            check_version(&ctx.headers)?;
+            let builder = extend(ctx.builder.with_distributed_user_codec(codec));
+            let mut state = builder.build();
+            // hoodie's functions in a plan are decoded by name from the session's registry
+            for function in hoodie_datafusion::shipped_functions() {
+                state.register_udf(function)?;
+            }
+            Ok(state)
         }
-        let mut state = ctx.builder.with_distributed_user_codec(codec).build();
-        // hoodie's functions in a plan are decoded by name from the session's registry
-        for function in hoodie_datafusion::shipped_functions() {
-            state.register_udf(function)?;
-        }
-        Ok(state)
-        }
-    })
-    .with_runtime_env(runtime)
-    .with_version(PLAN_VERSION))
+    };
+    Ok(Worker::from_session_builder(session)
+        .with_runtime_env(runtime)
+        .with_version(PLAN_VERSION))
+}
+
+/// Refuses a task whose session sent another hoodie version than this worker's.
+fn check_version(headers: &http::HeaderMap) -> Result<()> {
+    let theirs = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+    if theirs == Some(PLAN_VERSION) {
+        return Ok(());
+    }
+    Err(DataFusionError::Plan(format!(
+        "this worker runs {PLAN_VERSION}, the session {}: run workers of the session's hoodie \
+         version",
+        theirs.unwrap_or("an unknown version")
+    )))
 }
 
 /// A worker list that is not `HOST:PORT[,HOST:PORT...]`.

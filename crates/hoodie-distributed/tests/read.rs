@@ -1,11 +1,13 @@
 //! Reads of a hoodie table spread over two workers (real gRPC on localhost) give the rows a
 //! read in one process gives.
 
+mod common;
+
 use std::net::SocketAddr;
 
-use datafusion::arrow::util::pretty::pretty_format_batches;
+use common::{hoodie_builder, on_workers, text};
 use datafusion::execution::SessionStateBuilder;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 use datafusion_distributed::DistributedExt;
 use hoodie_datafusion::{HoodieOptions, SessionStateBuilderExt};
 
@@ -23,33 +25,17 @@ async fn start_worker() -> SocketAddr {
 }
 
 fn session(warehouse: &std::path::Path, workers: Option<&[SocketAddr]>) -> SessionContext {
-    let builder = SessionStateBuilder::new()
-        .with_config(SessionConfig::new().with_target_partitions(2))
-        .with_default_features()
-        .with_hoodie(HoodieOptions::new(warehouse.to_string_lossy()));
+    let builder = hoodie_builder(warehouse);
     let builder = match workers {
         None => builder,
         Some(addrs) => {
             let urls = (addrs.iter())
                 .map(|a| url::Url::parse(&format!("http://{a}")).unwrap())
                 .collect();
-            hoodie_distributed::with_workers(builder, urls)
-                .unwrap()
-                // split the scan even though the table is small
-                .with_distributed_file_scan_config_bytes_per_partition(1)
-                .unwrap()
+            on_workers(builder, urls)
         }
     };
     SessionContext::new_with_state(builder.build())
-}
-
-async fn text(ctx: &SessionContext, sql: &str) -> String {
-    let batches = (ctx.sql(sql).await)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-        .collect()
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    pretty_format_batches(&batches).unwrap().to_string()
 }
 
 /// A session on two new workers over the warehouse `<dir>/wh`, with the table at `loc` as `t`.
@@ -144,6 +130,21 @@ async fn a_copy_on_write_table_reads_the_same_on_two_workers() {
         text(&local, "SELECT id, name FROM t WHERE id > 1 ORDER BY id").await
     );
     assert!(rows.contains("| 5  | e    |"), "{rows}");
+
+    // EXPLAIN shows the stages: an UPDATE's scan on the workers, its sink (the write and the
+    // commit) above them in the session's process
+    let explained = text(&cluster, "EXPLAIN UPDATE t SET name = 'z' WHERE id > 3").await;
+    let sink = explained.find("HudiSink").expect(&explained);
+    let stage = explained.find("Stage 1").expect(&explained);
+    assert!(
+        sink < stage && explained.contains("HudiSnapshotExec"),
+        "{explained}"
+    );
+    assert_eq!(
+        text(&local, "SELECT count(*) AS n FROM t WHERE name = 'z'").await,
+        text(&local, "SELECT 0 AS n").await,
+        "EXPLAIN wrote nothing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -212,6 +213,33 @@ async fn an_incremental_read_runs_on_workers_and_a_merge_in_the_sessions_process
     text(&cluster, merge).await;
     let rows = text(&local, "SELECT id, name, ts FROM t WHERE id = 2").await;
     assert!(rows.contains("| 2  | b2   | 20 |"), "{rows}");
+}
+
+/// A CDC read of a merge-on-read table (changes inferred from its logs) and of a copy-on-write
+/// one (`.cdc` logs) runs its splits on the workers and gives the change rows one process
+/// gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cdc_read_runs_its_splits_on_two_workers() {
+    for kind in ["mor", "cow"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let cdc = ", 'hoodie.table.cdc.enabled' 'true'";
+        let (local, loc) = table_with(tmp.path(), kind, cdc).await;
+        text(&local, "UPDATE t SET name = upper(name) WHERE id IN (1, 4)").await;
+        text(&local, "DELETE FROM t WHERE id = 3").await;
+        let changes = "SELECT op, before, after FROM hudi_table_changes('t', 'cdc', '2000-01-01') \
+                       ORDER BY op, before, after";
+        let expected = text(&local, changes).await;
+        assert!(expected.contains("\"name\":\"A\""), "{kind}: {expected}");
+        assert!(expected.contains("| d "), "{kind}: {expected}");
+
+        let cluster = on_two_workers(tmp.path(), &loc).await;
+        let plan = plan_of(&cluster, changes).await;
+        assert!(
+            plan.contains("Network") && plan.contains("CdcExec"),
+            "{kind}: the CDC read does not run on workers:\n{plan}"
+        );
+        assert_eq!(text(&cluster, changes).await, expected, "{kind}: {plan}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,6 +25,8 @@ use datafusion::physical_plan::{
 use futures::StreamExt;
 use hoodie_format::cdc::ChangeReader;
 use hoodie_format::cdc::{cdc_splits, CdcSplit};
+use hoodie_format::storage::TableStorage;
+use hoodie_format::wire::{Chunks, Frames};
 use hoodie_format::HudiTable;
 
 use crate::error::df_err;
@@ -133,24 +135,13 @@ impl TableProvider for CdcTableProvider {
             .execution
             .target_partitions
             .clamp(1, splits.len().max(1));
-        let schema = match projection {
-            Some(p) => Arc::new(self.schema.project(p)?),
-            None => self.schema.clone(),
-        };
-        Ok(Arc::new(CdcExec {
-            properties: Arc::new(PlanProperties::new(
-                EquivalenceProperties::new(schema.clone()),
-                Partitioning::UnknownPartitioning(partitions),
-                EmissionType::Incremental,
-                Boundedness::Bounded,
-            )),
-            reader: Arc::new(reader),
-            splits: Arc::new(splits),
-            images: self.images,
-            projection: projection.cloned(),
-            schema,
-            metrics: ExecutionPlanMetricsSet::new(),
-        }))
+        let exec = CdcExec::new(
+            Arc::new(reader),
+            splits,
+            (self.images, projection.cloned()),
+            partitions,
+        )?;
+        Ok(Arc::new(exec))
     }
 }
 
@@ -164,6 +155,108 @@ pub struct CdcExec {
     projection: Option<Vec<usize>>,
     schema: SchemaRef,
     metrics: ExecutionPlanMetricsSet,
+}
+
+impl CdcExec {
+    /// Reads `splits` with `reader` on `partitions` partitions, its images in `images`'s
+    /// format and its columns `projection` of them.
+    fn new(
+        reader: Arc<ChangeReader>,
+        splits: Vec<CdcSplit>,
+        (images, projection): (ImageFormat, Option<Vec<usize>>),
+        partitions: usize,
+    ) -> DFResult<Self> {
+        let all = match images {
+            ImageFormat::Json => hoodie_format::cdc::json_change_schema(),
+            ImageFormat::Struct => reader.change_schema().clone(),
+        };
+        let schema = match &projection {
+            Some(p) => Arc::new(all.project(p)?),
+            None => all,
+        };
+        Ok(Self {
+            properties: Arc::new(PlanProperties::new(
+                EquivalenceProperties::new(schema.clone()),
+                Partitioning::UnknownPartitioning(partitions.max(1)),
+                EmissionType::Incremental,
+                Boundedness::Bounded,
+            )),
+            reader,
+            splits: Arc::new(splits),
+            images,
+            projection,
+            schema,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+
+    /// The location of the table whose changes the node reads.
+    pub fn location(&self) -> &str {
+        self.reader.location()
+    }
+
+    /// The number of splits (file groups of commits) the node reads.
+    pub fn split_count(&self) -> usize {
+        self.splits.len()
+    }
+
+    /// The node split into `tasks` nodes of as many partitions as it has, which together read
+    /// each of its splits once (for workers that each run one of them).
+    pub fn split(&self, tasks: usize) -> DFResult<Vec<CdcExec>> {
+        let tasks = tasks.max(1);
+        let partitions = self.properties.partitioning.partition_count();
+        (0..tasks)
+            .map(|t| {
+                let mine = self.splits.iter().skip(t).step_by(tasks).cloned().collect();
+                let format = (self.images, self.projection.clone());
+                CdcExec::new(self.reader.clone(), mine, format, partitions)
+            })
+            .collect()
+    }
+
+    /// The node as bytes, for a worker in another process ([`CdcExec::from_bytes`]).
+    pub fn to_bytes(&self) -> DFResult<Vec<u8>> {
+        let mut frames = Frames::new(WHAT);
+        frames.bytes(&self.reader.to_bytes().map_err(df_err)?);
+        let shape = Shape {
+            splits: self.splits.as_ref().clone(),
+            struct_images: self.images == ImageFormat::Struct,
+            projection: self.projection.clone(),
+            partitions: self.properties.partitioning.partition_count(),
+        };
+        frames.json(&shape).map_err(df_err)?;
+        Ok(frames.into_bytes())
+    }
+
+    /// The node of [`CdcExec::to_bytes`], reading the table's files from the storage `open`
+    /// gives for its location.
+    pub fn from_bytes(
+        bytes: &[u8],
+        open: impl FnOnce(&str) -> hoodie_format::Result<TableStorage>,
+    ) -> DFResult<Self> {
+        let mut chunks = Chunks::new(WHAT, bytes);
+        let reader =
+            ChangeReader::from_bytes(chunks.bytes().map_err(df_err)?, open).map_err(df_err)?;
+        let shape: Shape = chunks.json().map_err(df_err)?;
+        let images = match shape.struct_images {
+            true => ImageFormat::Struct,
+            false => ImageFormat::Json,
+        };
+        let format = (images, shape.projection);
+        CdcExec::new(Arc::new(reader), shape.splits, format, shape.partitions)
+    }
+}
+
+/// What the errors call the node's bytes.
+const WHAT: &str = "CDC scan";
+
+/// A [`CdcExec`] besides its reader, as JSON.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Shape {
+    splits: Vec<CdcSplit>,
+    struct_images: bool,
+    projection: Option<Vec<usize>>,
+    partitions: usize,
 }
 
 impl DisplayAs for CdcExec {

@@ -26,6 +26,8 @@ use crate::log::read::{read_slice_logs, Admission, LogContent};
 use crate::log::slice::{KeySet, SliceFiles, SliceReader};
 use crate::meta::RECORD_KEY;
 use crate::storage::TableStorage;
+use crate::table_config::TableConfig;
+use crate::wire::{Chunks, Frames};
 
 /// Reads the change rows of splits of one table.
 #[derive(Debug)]
@@ -37,7 +39,12 @@ pub struct ChangeReader {
     dropped: Vec<String>,
     admission: Admission,
     mode: CdcMode,
+    /// The table's configuration, for [`ChangeReader::to_bytes`].
+    config: TableConfig,
 }
+
+/// What the errors call a reader's bytes.
+const WHAT: &str = "change reader";
 
 impl ChangeReader {
     /// A reader of `table`'s changes as `timeline` records them, its records in `schema` (the
@@ -47,22 +54,69 @@ impl ChangeReader {
         timeline: &crate::timeline::Timeline,
         schema: SchemaRef,
     ) -> Result<Self> {
-        let config = table.config();
+        let admission = Admission::of(timeline, None);
+        Self::of_parts(table.storage().clone(), table.config(), schema, admission)
+    }
+
+    /// The reader of `config`'s table at `storage`, its records in `schema`, reading the log
+    /// blocks `admission` admits.
+    fn of_parts(
+        storage: TableStorage,
+        config: &TableConfig,
+        schema: SchemaRef,
+        admission: Admission,
+    ) -> Result<Self> {
         let mode = config
             .cdc_mode()?
             .ok_or_else(|| crate::error::FormatError::NotCdcTable {
-                location: table.storage().location().to_string(),
+                location: storage.location().to_string(),
             })?;
         let ordering = config.ordering_field();
         Ok(Self {
-            storage: table.storage().clone(),
+            storage,
             rules: Precedence::new(&schema, config.merge_mode()?, ordering.as_deref()),
             out: change_schema(&schema),
             schema,
             dropped: config.dropped_columns()?,
-            admission: Admission::of(timeline, None),
+            admission,
             mode,
+            config: config.clone(),
         })
+    }
+
+    /// The reader as bytes, for [`ChangeReader::from_bytes`] in another process: the table's
+    /// location and configuration, its schema and which log blocks count.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut frames = Frames::new(WHAT);
+        let header = (
+            self.storage.location(),
+            self.config.to_text(),
+            &self.admission,
+        );
+        frames.json(&header)?;
+        frames.schema(&self.schema)?;
+        Ok(frames.into_bytes())
+    }
+
+    /// The reader of [`ChangeReader::to_bytes`], reading from the storage `open` gives for the
+    /// table's location (its process's own credentials: none travel in the bytes).
+    pub fn from_bytes(
+        bytes: &[u8],
+        open: impl FnOnce(&str) -> Result<TableStorage>,
+    ) -> Result<Self> {
+        let mut chunks = Chunks::new(WHAT, bytes);
+        let (location, properties, admission): (String, String, Admission) = chunks.json()?;
+        let schema = chunks.schema()?;
+        if !chunks.is_done() {
+            return Err(chunks.corrupt("bytes after the reader"));
+        }
+        let config = TableConfig::parse(properties.as_bytes())?;
+        Self::of_parts(open(&location)?, &config, schema, admission)
+    }
+
+    /// The location of the table the reader reads.
+    pub fn location(&self) -> &str {
+        self.storage.location()
     }
 
     /// The schema of the change rows.

@@ -27,7 +27,7 @@ const YIELD_CHANGES: [&str; 10] = [
 ];
 
 /// How one file group's changes by one commit are found (`HoodieCDCInferenceCase`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Inference {
     /// AS_IS: the commit logged them to `.cdc` files. `after` is the new base file (it gives
     /// the after images the DATA_BEFORE and OP_KEY_ONLY modes leave out), `before` the slice it
@@ -63,8 +63,8 @@ pub enum Inference {
     },
 }
 
-/// One file group's changes by one commit.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One file group's changes by one commit; as JSON, for a reader in another process.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CdcSplit {
     /// The commit's requested time (the change rows' `ts_ms`).
     pub instant: String,

@@ -14,7 +14,7 @@ use crate::log::read::read_slice_logs;
 use crate::storage::TableStorage;
 
 /// A file slice to read: a base file and log files (paths relative to the table).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SliceFiles {
     /// The base file, if the slice has one.
     pub base: Option<String>,
