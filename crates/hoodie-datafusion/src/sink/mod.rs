@@ -63,6 +63,11 @@ impl HudiSink {
         self
     }
 
+    /// The write the sink runs.
+    pub fn spec(&self) -> &WriteSpec {
+        &self.mode
+    }
+
     /// A sink writing into `table` (whose full schema is `schema`).
     pub fn new(table: HudiTable, name: String, schema: SchemaRef, mode: WriteSpec) -> Self {
         Self {
