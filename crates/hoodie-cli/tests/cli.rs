@@ -314,3 +314,29 @@ fn workers_that_are_down_are_named_and_a_bad_list_is_a_usage_error() {
         "{read:?}"
     );
 }
+
+/// `--option` takes DataFusion's own keys as `SET` does; an unknown one is an error.
+#[test]
+fn a_datafusion_option_is_set_and_an_unknown_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wh = dir.path().join("wh");
+    let out = hoodie(
+        &wh,
+        &[
+            "--option",
+            "datafusion.execution.batch_size=1234",
+            "-c",
+            "SHOW datafusion.execution.batch_size",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("| 1234 "), "{stdout}");
+    assert!(out.stderr.is_empty(), "no warning: {out:?}");
+    let bad = hoodie(
+        &wh,
+        &["--option", "datafusion.no_such_key=1", "-c", "select 1"],
+    );
+    assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("datafusion.no_such_key"));
+}

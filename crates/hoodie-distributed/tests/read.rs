@@ -187,10 +187,20 @@ async fn merge_on_read_on_workers(more: &str) {
     assert_eq!(text(&cluster, query).await, expected);
     let counted = "SELECT dt, count(*) AS n, count(name) AS names FROM t GROUP BY dt ORDER BY dt";
     assert_eq!(text(&cluster, counted).await, text(&local, counted).await);
+    // an incremental read merges the slices' logs on the workers too
+    let changes = "SELECT id, name, ts FROM hudi_table_changes('t', 'latest_state', '2000-01-01') \
+                   ORDER BY id";
+    let plan = plan_of(&cluster, changes).await;
+    assert!(
+        plan.contains("HudiMergeOnReadExec") && plan.contains("Network"),
+        "{plan}"
+    );
+    assert_eq!(text(&cluster, changes).await, text(&local, changes).await);
 }
 
 /// An incremental read of base files runs on the workers; a MERGE (its passes share the
-/// statement's state) runs in the session's process, as without workers. Both give the same
+/// statement's state) and an INSERT (its writers are not on workers yet) run in the session's
+/// process, as without workers. Both give the same
 /// answers as in one process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_incremental_read_runs_on_workers_and_a_merge_in_the_sessions_process() {
@@ -209,6 +219,10 @@ async fn an_incremental_read_runs_on_workers_and_a_merge_in_the_sessions_process
     let merge = "MERGE INTO t USING (SELECT 2 AS id, 'b2' AS name, 20 AS ts, 'y' AS dt) s \
                  ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name, ts = s.ts";
     let plan = plan_of(&cluster, merge).await;
+    assert!(!plan.contains("Network"), "{plan}");
+    // an insert too: all its rows would cross to the session, where they are written
+    let insert = "INSERT INTO t (id, name, ts, dt) SELECT id + 10, name, ts, dt FROM t";
+    let plan = plan_of(&cluster, insert).await;
     assert!(!plan.contains("Network"), "{plan}");
     text(&cluster, merge).await;
     let rows = text(&local, "SELECT id, name, ts FROM t WHERE id = 2").await;
