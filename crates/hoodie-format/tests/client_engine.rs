@@ -191,7 +191,10 @@ async fn a_split_keyed_write_of_a_merge_on_read_table_logs_each_group_from_its_t
     new.ordering_field = Some("ts".into());
     new.partition_fields = vec!["region".into()];
     new.merge_mode = MergeMode::EventTimeOrdering;
-    let config = TableConfig::from_properties(new.properties().unwrap()).unwrap();
+    let mut properties = new.properties().unwrap();
+    // a CDC table, so that its change reader can travel too (below)
+    properties.set("hoodie.table.cdc.enabled", "true");
+    let config = TableConfig::from_properties(properties).unwrap();
     let storage = hoodie_format::storage::TableStorage::local(tmp.path()).unwrap();
     let table = HudiTable::create(storage, config).await.unwrap();
     let schema = table_schema(&columns).unwrap();
@@ -270,6 +273,27 @@ async fn a_split_keyed_write_of_a_merge_on_read_table_logs_each_group_from_its_t
         let want = [(1, "a2"), (2, "b"), (3, "c2")].map(|(i, n)| (i, n.to_string()));
         assert_eq!(got, want);
     }
+
+    // the change reader as another process gets it reads the same changes of every split
+    use hoodie_format::cdc::{cdc_splits, ChangeReader};
+    let changes = ChangeReader::new(&table, &timeline, schema.clone()).unwrap();
+    let bytes = changes.to_bytes().unwrap();
+    let shipped = ChangeReader::from_bytes(&bytes, |location| {
+        hoodie_format::location::open_location(location, &[])
+    })
+    .unwrap();
+    assert!(ChangeReader::from_bytes(&bytes[..bytes.len() - 1], |_| unreachable!()).is_err());
+    let splits = cdc_splits(table.storage(), &timeline, "00000000000000000", None)
+        .await
+        .unwrap();
+    let mut rows = 0;
+    for split in &splits {
+        let here = changes.changes(split).await.unwrap();
+        assert_eq!(shipped.changes(split).await.unwrap(), here, "{split:?}");
+        rows += here.iter().map(|b| b.num_rows()).sum::<usize>();
+    }
+    // three inserts, then two updates (the stale one changed nothing)
+    assert_eq!(rows, 5, "{splits:?}");
 }
 
 /// The `(id, name)` of every merged row of `slices`, sorted.
